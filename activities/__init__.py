@@ -1,0 +1,1 @@
+"""Every side effect Forge performs: file and network I/O, as plain code and Temporal activities."""

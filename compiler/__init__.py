@@ -1,0 +1,1 @@
+"""Pure, deterministic compiler: no I/O, no clock, no randomness, no network."""

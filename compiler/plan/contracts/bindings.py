@@ -1,0 +1,260 @@
+"""Pass C sub-step 5: bind every input slot to exactly one producer, ranked 1..4."""
+
+from dataclasses import dataclass, field
+
+from compiler.plan.contracts.outputs import ResolvedOutput
+from compiler.typesystem.compat import Consumer, Producer, rank_binding
+from compiler.typesystem.library import TypeLibrary
+from schemas.compiled import RANK_NAMES, BindingSource, SlotBinding
+from schemas.diagnostics import Diagnostic
+from schemas.plan import AbstractInput, ResolvedStep
+from schemas.typesystem import Adapter
+
+
+@dataclass(frozen=True)
+class AdapterRequest:
+    """A rank-3 (or generic) binding that needs a visible adapter step."""
+
+    producer: ResolvedOutput
+    adapter: Adapter
+    consumer_key: str
+
+
+@dataclass
+class ProducerIndex:
+    """Who produces what: by slot, by path, plus the run's declared inputs."""
+
+    by_slot: dict[str, list[ResolvedOutput]] = field(default_factory=dict)
+    by_path: dict[str, list[ResolvedOutput]] = field(default_factory=dict)
+    run_inputs: dict[str, ResolvedOutput] = field(default_factory=dict)
+
+    def add(self, out: ResolvedOutput) -> None:
+        self.by_slot.setdefault(out.slot, []).append(out)
+        self.by_path.setdefault(out.path, []).append(out)
+
+
+@dataclass(frozen=True)
+class BindingResult:
+    binding: SlotBinding
+    adapter: AdapterRequest | None
+
+
+def bind_inputs(
+    step: ResolvedStep,
+    index: ProducerIndex,
+    upstream: frozenset[str],
+    lib: TypeLibrary,
+    problems: list[Diagnostic],
+) -> list[BindingResult]:
+    """Bind each abstract input; every failure is a diagnostic, never a guess."""
+    results: list[BindingResult] = []
+    policy = lib.policies[step.policy_profile_id]
+    for i, inp in enumerate(step.abstract_inputs):
+        where = f"abstract_inputs[{i}]"
+        accepted = _accepted(step, inp, lib, problems, where)
+        if accepted is None:
+            continue
+        producer = _find_producer(step, inp, index, upstream, problems, where)
+        if producer is None:
+            continue
+        compat = rank_binding(
+            Producer(producer.entity_schema_id, producer.kind_key, producer.profile_id),
+            Consumer(inp.entity_schema_id, tuple(accepted)),
+            policy,
+            lib,
+        )
+        if not compat.ok:
+            problems.append(
+                Diagnostic(
+                    code=compat.error or "E_INCOMPATIBLE_BINDING",
+                    step_key=step.step_key,
+                    slot=inp.slot,
+                    field=where,
+                    message=(
+                        f"{producer.step_key or 'run input'}:{producer.path} -> {inp.slot}: "
+                        f"{compat.reason}"
+                    ),
+                    hint=_hint(compat.error),
+                )
+            )
+            continue
+        source = BindingSource(
+            type="step" if producer.step_key else "run_input",
+            step_key=producer.step_key or None,
+            slot=producer.slot,
+            path=producer.path,
+        )
+        kind = compat.adapter.to_kind if compat.adapter else producer.kind_key
+        binding = SlotBinding(
+            slot=inp.slot,
+            path=producer.path,
+            required=inp.required,
+            entity_schema_id=inp.entity_schema_id or producer.entity_schema_id,
+            kind_key=kind,
+            profile_id=producer.profile_id,
+            source=source,
+            rank=compat.rank,
+            rank_name=RANK_NAMES[compat.rank],
+            adapter_id=compat.adapter.adapter_id if compat.adapter else None,
+        )
+        request = (
+            AdapterRequest(producer, compat.adapter, step.step_key) if compat.adapter else None
+        )
+        results.append(BindingResult(binding, request))
+    return results
+
+
+def _hint(error: str | None) -> str:
+    if error == "E_POLICY":
+        return (
+            "pin a policy that allows it (policy_profile_id), or make the producer emit the "
+            "consumer's entity and kind"
+        )
+    return "make the producer emit an accepted kind of the same entity, or accept its kind"
+
+
+def _accepted(
+    step: ResolvedStep, inp: AbstractInput, lib: TypeLibrary, problems: list[Diagnostic], where: str
+) -> list[str] | None:
+    ok = True
+    if inp.slot not in lib.slots:
+        problems.append(
+            Diagnostic(
+                code="E_UNKNOWN_SLOT",
+                step_key=step.step_key,
+                slot=inp.slot,
+                field=where + ".slot",
+                message=f"slot {inp.slot!r} is not a cross-step slot of the library",
+                hint="use one of: " + ", ".join(sorted(lib.slots)),
+            )
+        )
+        ok = False
+    if inp.entity_schema_id is not None and inp.entity_schema_id not in lib.entities:
+        problems.append(
+            Diagnostic(
+                code="E_UNKNOWN_ENTITY",
+                step_key=step.step_key,
+                slot=inp.slot,
+                field=where + ".entity_schema_id",
+                message=f"entity {inp.entity_schema_id!r} is defined by no domain pack",
+                hint="use an entity from `forge packs show <domain>` or a generic.* entity",
+            )
+        )
+        ok = False
+    for k in inp.accepted_kind_keys:
+        if k not in lib.kinds:
+            problems.append(
+                Diagnostic(
+                    code="E_UNKNOWN_KIND",
+                    step_key=step.step_key,
+                    slot=inp.slot,
+                    field=where + ".accepted_kind_keys",
+                    message=f"artifact kind {k!r} does not exist",
+                    hint="use one of: " + ", ".join(sorted(lib.kinds)),
+                )
+            )
+            ok = False
+    if not ok:
+        return None
+    return list(inp.accepted_kind_keys) or list(lib.slots[inp.slot].default_kind_keys)
+
+
+def _find_producer(
+    step: ResolvedStep,
+    inp: AbstractInput,
+    index: ProducerIndex,
+    upstream: frozenset[str],
+    problems: list[Diagnostic],
+    where: str,
+) -> ResolvedOutput | None:
+    direct = set(step.depends_on)
+    if inp.path is not None:
+        cands = index.by_path.get(inp.path, [])
+        run = [r for r in index.run_inputs.values() if r.path == inp.path]
+        if run:
+            return run[0]
+        if not cands:
+            return _unbound(
+                step,
+                inp,
+                problems,
+                where + ".path",
+                f"no step or run input produces {inp.path!r}",
+                "produce the path in an upstream step or declare it in run_inputs",
+            )
+        chosen = next((c for c in cands if c.slot == inp.slot), cands[0])
+        if chosen.step_key not in upstream:
+            return _unbound(
+                step,
+                inp,
+                problems,
+                where + ".path",
+                f"{inp.path!r} is produced by {chosen.step_key!r}, which is not upstream",
+                f"add {chosen.step_key!r} to depends_on",
+            )
+        return chosen
+    cands = index.by_slot.get(inp.slot, [])
+    if inp.from_step is not None:
+        cands = [c for c in cands if c.step_key == inp.from_step]
+        if inp.from_step not in upstream:
+            return _unbound(
+                step,
+                inp,
+                problems,
+                where + ".from_step",
+                f"input comes from {inp.from_step!r}, which is not upstream",
+                f"add {inp.from_step!r} to depends_on",
+            )
+    for pool in (
+        [c for c in cands if c.step_key in direct],
+        [c for c in cands if c.step_key in upstream],
+    ):
+        if len(pool) == 1:
+            return pool[0]
+        if len(pool) > 1:
+            names = ", ".join(f"{c.step_key}:{c.path}" for c in pool)
+            problems.append(
+                Diagnostic(
+                    code="E_AMBIGUOUS_BINDING",
+                    step_key=step.step_key,
+                    slot=inp.slot,
+                    field=where,
+                    message=f"slot {inp.slot!r} is produced by several upstream steps: {names}",
+                    hint="set abstract_inputs[].from_step or .path to choose one",
+                )
+            )
+            return None
+    if inp.slot in index.run_inputs and inp.from_step is None:
+        return index.run_inputs[inp.slot]
+    if not inp.required:
+        return None
+    later = [c.step_key for c in cands if c.step_key != step.step_key]
+    hint = (
+        f"add {later[0]!r} to depends_on"
+        if later
+        else "add an upstream step that outputs this slot, or a run input named after it"
+    )
+    return _unbound(
+        step, inp, problems, where, f"no upstream step produces slot {inp.slot!r}", hint
+    )
+
+
+def _unbound(
+    step: ResolvedStep,
+    inp: AbstractInput,
+    problems: list[Diagnostic],
+    field: str,
+    message: str,
+    hint: str,
+) -> ResolvedOutput | None:
+    problems.append(
+        Diagnostic(
+            code="E_UNBOUND_INPUT",
+            step_key=step.step_key,
+            slot=inp.slot,
+            field=field,
+            message=message,
+            hint=hint,
+        )
+    )
+    return None

@@ -1,0 +1,1 @@
+"""One module per pass, each a pure function named after its file."""

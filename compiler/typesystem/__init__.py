@@ -1,0 +1,1 @@
+"""The type system: library build and checks, naming rules, 5-rank compatibility."""

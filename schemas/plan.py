@@ -1,0 +1,132 @@
+"""The planner's output (Pass A, seed 000 §2.5/§5.2) and Pass B's annotations (§5.3)."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from schemas.base import FrozenModel
+from schemas.typesystem import ArtifactFormat, ParseValidator, TopLevelType
+
+StepKind = Literal["code", "evaluate", "gate", "adapter", "recipe"]
+ResolutionStatus = Literal["resolved", "ambiguous", "unresolved", "pinned"]
+
+
+class ExpectedOutput(FrozenModel):
+    path: str
+    role: str = "primary"
+    location: Literal["sandbox"] = "sandbox"
+
+
+class AbstractInput(FrozenModel):
+    """A slot the step consumes. `path`/`from_step` pin the producer; otherwise found by slot."""
+
+    slot: str
+    required: bool = True
+    entity_schema_id: str | None = None
+    accepted_kind_keys: list[str] = Field(default_factory=list)
+    provenance_policy: Literal["none", "preferred", "required"] = "none"
+    path: str | None = None
+    from_step: str | None = None
+
+
+class AbstractOutput(FrozenModel):
+    """A slot the step produces; `path` names which expected output carries it."""
+
+    slot: str
+    entity_schema_id: str | None = None
+    preferred_kind_keys: list[str] = Field(default_factory=list)
+    path: str | None = None
+    profile_id: str | None = None
+
+
+class ArtifactContract(FrozenModel):
+    """A schema requirement on one artifact; the planner sets format, Pass C fills the rest."""
+
+    format: ArtifactFormat | None = None
+    required_top_level_type: TopLevelType | None = None
+    kind_key: str | None = None
+    media_type: str | None = None
+    parse_validator: ParseValidator | None = None
+    entity_schema_id: str | None = None
+    profile_id: str | None = None
+    role: str | None = None
+    required_columns: list[str] = Field(default_factory=list)
+
+
+class SemanticHints(FrozenModel):
+    domain_terms: list[str] = Field(default_factory=list)
+    workflow_terms: list[str] = Field(default_factory=list)
+    policy_terms: list[str] = Field(default_factory=list)
+
+
+class RunInputDecl(FrozenModel):
+    """A file the run is started with, materialized under `input/`."""
+
+    name: str
+    path: str
+    entity_schema_id: str | None = None
+    kind_key: str | None = None
+    required: bool = True
+    description: str = ""
+
+
+class PlannerStep(FrozenModel):
+    """One abstract step: structure only, no paths frozen, no contract (seed 000 §5.2)."""
+
+    step_key: str = Field(min_length=1)
+    label: str
+    objective: str
+    depends_on: list[str] = Field(default_factory=list)
+    input_file_paths: list[str] = Field(default_factory=list)
+    expected_outputs: list[ExpectedOutput] = Field(default_factory=list)
+    success_criteria: str = ""
+    abstract_inputs: list[AbstractInput] = Field(default_factory=list)
+    abstract_outputs: list[AbstractOutput] = Field(default_factory=list)
+    artifact_contracts: dict[str, ArtifactContract] = Field(default_factory=dict)
+    semantic_hints: SemanticHints = SemanticHints()
+    kind: StepKind = "code"
+    code: str | None = None
+    # A recipe or capsule may pin what Pass B would otherwise resolve.
+    domain_pack_ids: list[str] | None = None
+    workflow_pack_ids: list[str] | None = None
+    policy_profile_id: str | None = None
+
+
+class PlannerCandidate(FrozenModel):
+    """Pass A's output: mission, run inputs and abstract steps."""
+
+    schema_version: Literal["forge.plan/1"] = "forge.plan/1"
+    mission: str
+    run_inputs: list[RunInputDecl] = Field(default_factory=list)
+    steps: list[PlannerStep]
+
+
+class StepResolution(FrozenModel):
+    """What Pass B decides for one step."""
+
+    domain_pack_ids: list[str]
+    workflow_pack_ids: list[str]
+    policy_profile_id: str
+    resolution_status: ResolutionStatus
+    confidence: float = Field(ge=0, le=1)
+    reason: str
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ResolvedStep(PlannerStep):
+    """A step after Pass B: annotated with the type libraries that apply to it."""
+
+    domain_pack_ids: list[str]
+    workflow_pack_ids: list[str]
+    policy_profile_id: str
+    resolution_status: ResolutionStatus
+    confidence: float = Field(ge=0, le=1)
+    reason: str
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ResolvedPlan(FrozenModel):
+    schema_version: Literal["forge.plan/1"] = "forge.plan/1"
+    mission: str
+    run_inputs: list[RunInputDecl] = Field(default_factory=list)
+    steps: list[ResolvedStep]

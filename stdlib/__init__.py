@@ -1,0 +1,1 @@
+"""Data: the standard library of packs, kinds, slots, policies, profiles and adapters."""

@@ -1,0 +1,1 @@
+"""Process entry points: worker, CLI, settings and the embedded Temporal dev server."""

