@@ -29,9 +29,10 @@ def _diagnostic(raw: Any, err: Any) -> Diagnostic:
     field = ".".join(str(x) for x in loc) or None
     got = err.get("input")
     shown = repr(got) if not isinstance(got, dict | list) else type(got).__name__
+    message = err["msg"] if err["type"] == "missing" else f"{err['msg']} (got {shown[:80]})"
     return Diagnostic(
         code="E_SCHEMA",
-        message=f"{err['msg']} (got {shown[:80]})",
+        message=message,
         hint=(
             "fix the field to match the forge.plan/1 schema "
             "(see schemas/jsonschema/PlannerCandidate.json)"

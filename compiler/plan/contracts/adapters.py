@@ -7,25 +7,27 @@ from schemas.plan import AbstractInput, AbstractOutput, ExpectedOutput, Resolved
 ADAPTER_WORKFLOW = "normalize-transform"
 
 
-def adapter_step_key(req: AdapterRequest) -> str:
-    """Deterministic and shared: one adapter step per (producer path, target kind)."""
+def adapter_key_base(req: AdapterRequest) -> str:
+    """A readable key: producer, the artifact's name, target kind (deduplicated by the caller)."""
     origin = req.producer.step_key or "input"
-    return f"adapt-{origin}-{req.producer.slot}-to-{req.adapter.to_kind.replace('.', '_')}"
+    name = req.producer.path.split("/", 1)[1].split(".", 1)[0].replace("/", "_")
+    return f"adapt-{origin}-{name}-to-{req.adapter.to_kind.replace('.', '_')}"
 
 
-def adapter_output_path(req: AdapterRequest, lib: TypeLibrary) -> str:
-    ext = lib.kinds[req.adapter.to_kind].extensions[0]
-    return f"work/adapters/{adapter_step_key(req)}{ext}"
+def adapter_output_path(key: str, to_kind: str, lib: TypeLibrary) -> str:
+    return f"work/adapters/{key}{lib.kinds[to_kind].extensions[0]}"
 
 
-def adapter_step(req: AdapterRequest, consumer: ResolvedStep, lib: TypeLibrary) -> ResolvedStep:
+def adapter_step(
+    req: AdapterRequest, key: str, consumer: ResolvedStep, lib: TypeLibrary
+) -> ResolvedStep:
     """The inserted step: reads the producer's artifact, writes the adapted one."""
     p = req.producer
-    out = adapter_output_path(req, lib)
+    out = adapter_output_path(key, req.adapter.to_kind, lib)
     workflows = [ADAPTER_WORKFLOW] if ADAPTER_WORKFLOW in lib.workflow_packs else []
     return ResolvedStep(
-        step_key=adapter_step_key(req),
-        label=f"Adapt {p.slot} from {req.adapter.from_kind} to {req.adapter.to_kind}",
+        step_key=key,
+        label=f"Adapt {req.slot} from {req.adapter.from_kind} to {req.adapter.to_kind}",
         objective=(
             f"Convert {p.path} ({p.entity_schema_id or 'generic'}, {req.adapter.from_kind}) "
             f"to {req.adapter.to_kind} with {req.adapter.adapter_id}."
@@ -36,7 +38,7 @@ def adapter_step(req: AdapterRequest, consumer: ResolvedStep, lib: TypeLibrary) 
         success_criteria=f"{out} exists and parses as {req.adapter.to_kind}",
         abstract_inputs=[
             AbstractInput(
-                slot=p.slot,
+                slot=req.slot,
                 entity_schema_id=p.entity_schema_id,
                 accepted_kind_keys=[req.adapter.from_kind],
                 path=p.path,
@@ -44,7 +46,7 @@ def adapter_step(req: AdapterRequest, consumer: ResolvedStep, lib: TypeLibrary) 
         ],
         abstract_outputs=[
             AbstractOutput(
-                slot=p.slot,
+                slot=req.slot,
                 entity_schema_id=p.entity_schema_id,
                 preferred_kind_keys=[req.adapter.to_kind],
                 path=out,

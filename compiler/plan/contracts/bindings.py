@@ -18,6 +18,7 @@ class AdapterRequest:
     producer: ResolvedOutput
     adapter: Adapter
     consumer_key: str
+    slot: str
 
 
 @dataclass
@@ -51,7 +52,7 @@ def bind_inputs(
     policy = lib.policies[step.policy_profile_id]
     for i, inp in enumerate(step.abstract_inputs):
         where = f"abstract_inputs[{i}]"
-        accepted = _accepted(step, inp, lib, problems, where)
+        accepted = accepted_kinds(step, inp, lib, problems, where)
         if accepted is None:
             continue
         producer = _find_producer(step, inp, index, upstream, problems, where)
@@ -91,14 +92,20 @@ def bind_inputs(
             required=inp.required,
             entity_schema_id=inp.entity_schema_id or producer.entity_schema_id,
             kind_key=kind,
-            profile_id=producer.profile_id,
+            profile_id=(
+                lib.canonical_profile(producer.entity_schema_id, kind)
+                if compat.adapter
+                else producer.profile_id
+            ),
             source=source,
             rank=compat.rank,
             rank_name=RANK_NAMES[compat.rank],
             adapter_id=compat.adapter.adapter_id if compat.adapter else None,
         )
         request = (
-            AdapterRequest(producer, compat.adapter, step.step_key) if compat.adapter else None
+            AdapterRequest(producer, compat.adapter, step.step_key, inp.slot)
+            if compat.adapter
+            else None
         )
         results.append(BindingResult(binding, request))
     return results
@@ -113,7 +120,7 @@ def _hint(error: str | None) -> str:
     return "make the producer emit an accepted kind of the same entity, or accept its kind"
 
 
-def _accepted(
+def accepted_kinds(
     step: ResolvedStep, inp: AbstractInput, lib: TypeLibrary, problems: list[Diagnostic], where: str
 ) -> list[str] | None:
     ok = True

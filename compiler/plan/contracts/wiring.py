@@ -42,39 +42,43 @@ def normalize(path: str, roots: Iterable[str]) -> PathCheck:
 def path_diagnostic(
     check: PathCheck, step_key: str | None, field: str, roots: Iterable[str]
 ) -> Diagnostic:
+    roots = tuple(roots)
     return Diagnostic(
         code="E_PATH_ESCAPE",
         step_key=step_key,
         field=field,
         message=f"path {check.path!r} {check.problem}",
-        hint=f"use a relative path under {' or '.join(roots)}, e.g. output/result.json",
+        hint=f"use a relative path under {' or '.join(roots)}, e.g. {roots[0]}result.json",
     )
 
 
 def normalize_step(step: ResolvedStep, problems: list[Diagnostic]) -> ResolvedStep:
-    """Canonicalize every path a step names; refused paths become diagnostics."""
+    """Canonicalize every path a step names; refused paths become diagnostics and are dropped."""
     key = step.step_key
 
-    def fix(path: str, roots: tuple[str, ...], field: str) -> str:
+    def fix(path: str, roots: tuple[str, ...], field: str) -> str | None:
         check = normalize(path, roots)
         if check.problem is not None:
             problems.append(path_diagnostic(check, key, field, roots))
-            return path
+            return None
         return check.path
 
-    outputs = [
-        o.model_copy(update={"path": fix(o.path, OUTPUT_ROOTS, f"expected_outputs[{i}].path")})
-        for i, o in enumerate(step.expected_outputs)
-    ]
+    outputs = []
+    for i, o in enumerate(step.expected_outputs):
+        fixed = fix(o.path, OUTPUT_ROOTS, f"expected_outputs[{i}].path")
+        if fixed is not None:
+            outputs.append(o.model_copy(update={"path": fixed}))
     reads = [
-        fix(p, READ_ROOTS, f"input_file_paths[{i}]") for i, p in enumerate(step.input_file_paths)
+        p
+        for i, raw in enumerate(step.input_file_paths)
+        if (p := fix(raw, READ_ROOTS, f"input_file_paths[{i}]")) is not None
     ]
-    ins = [
-        i.model_copy(update={"path": fix(i.path, READ_ROOTS, f"abstract_inputs[{n}].path")})
-        if i.path is not None
-        else i
-        for n, i in enumerate(step.abstract_inputs)
-    ]
+    ins = []
+    for n, inp in enumerate(step.abstract_inputs):
+        if inp.path is None:
+            ins.append(inp)
+        elif (fixed := fix(inp.path, READ_ROOTS, f"abstract_inputs[{n}].path")) is not None:
+            ins.append(inp.model_copy(update={"path": fixed}))
     outs = [
         o.model_copy(update={"path": normalize(o.path, OUTPUT_ROOTS).path})
         if o.path is not None

@@ -3,8 +3,13 @@
 from compiler.errors import CompilerError
 from compiler.hashing import sha256_of
 from compiler.plan.context import CompileContext
-from compiler.plan.contracts.adapters import adapter_output_path, adapter_step, adapter_step_key
-from compiler.plan.contracts.bindings import BindingResult, ProducerIndex, bind_inputs
+from compiler.plan.contracts.adapters import adapter_key_base, adapter_output_path, adapter_step
+from compiler.plan.contracts.bindings import (
+    BindingResult,
+    ProducerIndex,
+    accepted_kinds,
+    bind_inputs,
+)
 from compiler.plan.contracts.finalize import seal
 from compiler.plan.contracts.graph import ancestors, topological
 from compiler.plan.contracts.outputs import ResolvedOutput, as_contract_io, resolve_outputs
@@ -31,6 +36,10 @@ def contracts(plan: ResolvedPlan, *, ctx: CompileContext) -> ContractPlan:
             index.add(out)
     _check_writers(steps, problems)
     if any(p.code in _GRAPH_ERRORS for p in problems):
+        # Bindings need a sound graph; still report every input that names unknown types.
+        for s in steps:
+            for i, inp in enumerate(s.abstract_inputs):
+                accepted_kinds(s, inp, lib, problems, f"abstract_inputs[{i}]")
         raise CompilerError(problems)
     keys = [s.step_key for s in steps]
     deps = {s.step_key: list(s.depends_on) for s in steps}
@@ -42,10 +51,12 @@ def contracts(plan: ResolvedPlan, *, ctx: CompileContext) -> ContractPlan:
         _check_reads(s, index, upstream[s.step_key], problems)
     if problems:
         raise CompilerError(problems)
-    steps, bound, inserted = _insert_adapters(steps, bound, index, lib)  # sub-step 6
+    steps, bound, inserted = _insert_adapters(steps, bound, index, lib, problems)  # sub-step 6
     for s in steps:
         if s.step_key not in resolved:
             resolved[s.step_key] = resolve_outputs(s, lib, problems)
+    if problems:  # an inserted adapter step that does not check out is a library defect
+        raise CompilerError(problems)
     order = topological(
         [s.step_key for s in steps], {s.step_key: list(s.depends_on) for s in steps}
     )
@@ -78,9 +89,9 @@ def contracts(plan: ResolvedPlan, *, ctx: CompileContext) -> ContractPlan:
 
 
 def plan_hash(mission: str, steps: list[CompiledStep]) -> str:
-    return sha256_of(
-        {"mission": mission, "contracts": [[s.step_key, s.contract_hash] for s in steps]}
-    )
+    # Sorted by key: listing independent steps in another order is the same plan.
+    contracts = sorted([s.step_key, s.contract_hash] for s in steps)
+    return sha256_of({"mission": mission, "contracts": contracts})
 
 
 def _check_writers(steps: list[ResolvedStep], problems: list[Diagnostic]) -> None:
@@ -133,10 +144,14 @@ def _insert_adapters(
     bound: dict[str, list[BindingResult]],
     index: ProducerIndex,
     lib: TypeLibrary,
+    problems: list[Diagnostic],
 ) -> tuple[list[ResolvedStep], dict[str, list[BindingResult]], dict[str, str]]:
     """Insert one visible step per (producer path, target kind); rewire consumers to it."""
     out: list[ResolvedStep] = []
     made: dict[str, ResolvedStep] = {}
+    keys: dict[tuple[str, str], str] = {}
+    taken = {s.step_key for s in steps}
+    written = {o.path for s in steps for o in s.expected_outputs}
     inserted: dict[str, str] = {}
     for step in steps:
         new_bound: list[BindingResult] = []
@@ -146,16 +161,27 @@ def _insert_adapters(
             if req is None:
                 new_bound.append(res)
                 continue
-            key = adapter_step_key(req)
-            if key not in made:
-                made[key] = adapter_step(req, step, lib)
+            identity = (req.producer.path, req.adapter.to_kind)
+            key = keys.get(identity, "")
+            if not key:
+                key = base = adapter_key_base(req)
+                n = 1
+                while (
+                    key in made
+                    or key in taken
+                    or adapter_output_path(key, req.adapter.to_kind, lib) in written
+                ):
+                    n += 1
+                    key = f"{base}-{n}"
+                keys[identity] = key
+                made[key] = adapter_step(req, key, step, lib)
                 inserted[key] = req.adapter.adapter_id
                 out.append(made[key])
                 upstream = (
                     frozenset([req.producer.step_key]) if req.producer.step_key else frozenset()
                 )
-                bound[key] = bind_inputs(made[key], index, upstream, lib, [])
-            path = adapter_output_path(req, lib)
+                bound[key] = bind_inputs(made[key], index, upstream, lib, problems)
+            path = adapter_output_path(key, req.adapter.to_kind, lib)
             b = res.binding
             new_bound.append(
                 BindingResult(

@@ -128,15 +128,19 @@ def _workflow_bonus(step: PlannerStep, lib: TypeLibrary) -> dict[str, tuple[floa
     bonus: dict[str, tuple[float, str]] = {}
     ins = {i.slot for i in step.abstract_inputs}
     outs = {o.slot for o in step.abstract_outputs}
+    # What the outputs' extensions say about their slot (a .receipt.json is a deployment receipt).
+    kinds = {k.kind_key for o in step.expected_outputs if (k := lib.kind_for_path(o.path))}
+    implied = {sid for sid, sl in lib.slots.items() if kinds & set(sl.default_kind_keys)} - outs
     sources = len(step.abstract_inputs) or len(step.input_file_paths)
     for wf in lib.workflow_packs.values():
         amount = 0.75 * len(ins & set(wf.typical_slots.inputs))
         amount += 1.5 * len(outs & set(wf.typical_slots.outputs))
+        amount += 0.75 * len(implied & set(wf.typical_slots.outputs)) / max(1, len(implied))
         why = "slots " + ", ".join(sorted(outs & set(wf.typical_slots.outputs))) if amount else ""
         if wf.workflow_pack_id in step.semantic_hints.workflow_terms:
             amount += 6.0
             why = why or "hinted"
-        if sources < wf.min_input_sources:
+        if 0 < sources < wf.min_input_sources:  # declared too few sources for this pack
             amount -= 3.0
         if amount:
             bonus[wf.workflow_pack_id] = (amount, why)

@@ -1,0 +1,26 @@
+"""The `forge` command line: one typer app; each verb lives in its own module."""
+
+import typer
+
+from workers.cli_compile import compile_cmd, explain_cmd
+from workers.cli_dev import dev_app
+from workers.cli_packs import packs_app
+from workers.cli_schemas import schemas_app
+
+app = typer.Typer(
+    name="forge",
+    help="Forge compiles plans into governed, hashed step contracts that run on Temporal.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.command("compile")(compile_cmd)
+app.command("explain")(explain_cmd)
+app.add_typer(dev_app, name="dev")
+app.add_typer(packs_app, name="packs")
+app.add_typer(schemas_app, name="schemas")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

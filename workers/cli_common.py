@@ -1,0 +1,103 @@
+"""What every `forge` command shares: consoles, exit codes, error rendering, context loading."""
+
+import json
+from pathlib import Path
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from activities.typelib import load_library, load_profiles
+from compiler.errors import CompilerError, PackError
+from compiler.plan.context import CompileContext
+from schemas.diagnostics import Diagnostic
+from workers.settings import Settings, SettingsError
+
+out = Console()
+err = Console(stderr=True)
+
+EXIT_OK = 0
+EXIT_REJECTED = 2
+
+
+def fail(message: str, detail: str | None = None) -> NoReturn:
+    """Print one red line (and optional dim detail) to stderr and exit 2."""
+    err.print(f"[red]error:[/] {escape(message)}")
+    if detail:
+        err.print(f"[dim]{escape(detail)}[/]")
+    raise typer.Exit(EXIT_REJECTED)
+
+
+def settings() -> Settings:
+    try:
+        return Settings.from_env()
+    except SettingsError as exc:
+        fail(str(exc))
+
+
+def diagnostics_table(diagnostics: list[Diagnostic], source: str) -> Table:
+    table = Table(
+        title=f"{len(diagnostics)} problem(s) in {source}", title_justify="left", show_lines=True
+    )
+    table.add_column("code", style="bold red", no_wrap=True)
+    table.add_column("where", style="cyan")
+    table.add_column("problem")
+    table.add_column("what to do", style="green")
+    for d in diagnostics:
+        where = " / ".join(x for x in (d.step_key, d.slot, d.field) if x) or "plan"
+        table.add_row(d.code, escape(where), escape(d.message), escape(d.hint))
+    return table
+
+
+def reject_plan(exc: CompilerError, source: str) -> NoReturn:
+    err.print(diagnostics_table(exc.diagnostics, source))
+    err.print("[red]rejected:[/] nothing was compiled; fix every problem above and compile again.")
+    raise typer.Exit(EXIT_REJECTED)
+
+
+def reject_packs(exc: PackError) -> NoReturn:
+    table = Table(
+        title=f"{len(exc.problems)} problem(s) in the type library",
+        title_justify="left",
+        show_lines=True,
+    )
+    table.add_column("file", style="cyan")
+    table.add_column("field", style="bold")
+    table.add_column("problem")
+    for source, field, message in exc.problems:
+        table.add_row(escape(source), escape(field), escape(message))
+    err.print(table)
+    err.print("[red]rejected:[/] fix the pack files above (see `forge packs check DIR`).")
+    raise typer.Exit(EXIT_REJECTED)
+
+
+def compile_context(profile: str | None) -> CompileContext:
+    """The type library (stdlib + FORGE_PACKS_PATH) and profile layers for this invocation."""
+    s = settings()
+    try:
+        library = load_library(s.packs_path)
+        layers, ref = load_profiles(s.packs_path, home=s.home, run_profile=profile)
+    except PackError as exc:
+        reject_packs(exc)
+    return CompileContext(library=library, profiles=layers, profile_ref=ref)
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file; a missing file or a syntax error exits 2 naming file, line, column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        fail(f"{path}: no such file")
+    except IsADirectoryError:
+        fail(f"{path}: is a directory, expected a plan JSON file")
+    except UnicodeDecodeError as exc:
+        fail(f"{path}: not UTF-8 text (byte {exc.start})")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        fail(
+            f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}",
+            "a plan is one JSON object in the forge.plan/1 schema",
+        )
