@@ -6,6 +6,7 @@ from workers.cli_compile import compile_cmd, explain_cmd
 from workers.cli_dev import dev_app
 from workers.cli_packs import packs_app
 from workers.cli_schemas import schemas_app
+from workers.runtime import tune_gc
 
 app = typer.Typer(
     name="forge",
@@ -23,4 +24,5 @@ app.add_typer(schemas_app, name="schemas")
 
 def main() -> None:
     """Console-script entry point."""
+    tune_gc()
     app()

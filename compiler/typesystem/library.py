@@ -43,6 +43,7 @@ class TypeLibrary(FrozenModel):
     entities: dict[str, EntitySchema]
     entity_domain: dict[str, str]
     profiles: dict[str, ArtifactProfile]
+    profile_index: dict[str, list[str]] = Field(description="'entity kind' -> profile ids")
     sources: dict[str, str] = Field(description="object id -> the file that defined it")
     overrides: list[str] = Field(default_factory=list)
     snapshot_hash: str
@@ -65,11 +66,7 @@ class TypeLibrary(FrozenModel):
         """The one canonical profile for (entity, kind), or None when there is none or several."""
         if entity_id is None:
             return None
-        found = [
-            p.profile_id
-            for p in self.profiles.values()
-            if p.entity_schema_id == entity_id and p.kind_key == kind_key
-        ]
+        found = self.profile_index.get(f"{entity_id} {kind_key}", [])
         return found[0] if len(found) == 1 else None
 
     def adapter_between(self, from_kind: str, to_kinds: Iterable[str]) -> Adapter | None:
@@ -197,8 +194,17 @@ def build_library(documents: Iterable[LibraryDocument]) -> TypeLibrary:
             for k, v in body.items()
         }
     )
+    index: dict[str, list[str]] = {}
+    for prof in profiles.values():
+        index.setdefault(f"{prof.entity_schema_id} {prof.kind_key}", []).append(prof.profile_id)
     return TypeLibrary.model_validate(
-        {**body, "sources": src, "overrides": b.overrides, "snapshot_hash": snapshot}
+        {
+            **body,
+            "profile_index": index,
+            "sources": src,
+            "overrides": b.overrides,
+            "snapshot_hash": snapshot,
+        }
     )
 
 

@@ -1,5 +1,6 @@
 """Pass C sub-step 5: bind every input slot to exactly one producer, ranked 1..4."""
 
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 
 from compiler.plan.contracts.outputs import ResolvedOutput
@@ -29,9 +30,12 @@ class ProducerIndex:
     by_path: dict[str, list[ResolvedOutput]] = field(default_factory=dict)
     run_inputs: dict[str, ResolvedOutput] = field(default_factory=dict)
 
+    by_step_slot: dict[tuple[str, str], list[ResolvedOutput]] = field(default_factory=dict)
+
     def add(self, out: ResolvedOutput) -> None:
         self.by_slot.setdefault(out.slot, []).append(out)
         self.by_path.setdefault(out.path, []).append(out)
+        self.by_step_slot.setdefault((out.step_key, out.slot), []).append(out)
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class BindingResult:
 def bind_inputs(
     step: ResolvedStep,
     index: ProducerIndex,
-    upstream: frozenset[str],
+    upstream: Container[str],
     lib: TypeLibrary,
     problems: list[Diagnostic],
 ) -> list[BindingResult]:
@@ -166,15 +170,31 @@ def accepted_kinds(
     return list(inp.accepted_kind_keys) or list(lib.slots[inp.slot].default_kind_keys)
 
 
+def _pools(
+    step: ResolvedStep,
+    inp: AbstractInput,
+    cands: list[ResolvedOutput],
+    index: ProducerIndex,
+    upstream: Container[str],
+) -> Iterator[list[ResolvedOutput]]:
+    """Direct dependencies first, then any ancestor; the second is built only if needed."""
+    if inp.from_step is not None:
+        yield cands
+        return
+    yield [
+        c for d in dict.fromkeys(step.depends_on) for c in index.by_step_slot.get((d, inp.slot), [])
+    ]
+    yield [c for c in cands if c.step_key in upstream]
+
+
 def _find_producer(
     step: ResolvedStep,
     inp: AbstractInput,
     index: ProducerIndex,
-    upstream: frozenset[str],
+    upstream: Container[str],
     problems: list[Diagnostic],
     where: str,
 ) -> ResolvedOutput | None:
-    direct = set(step.depends_on)
     if inp.path is not None:
         cands = index.by_path.get(inp.path, [])
         run = [r for r in index.run_inputs.values() if r.path == inp.path]
@@ -200,9 +220,8 @@ def _find_producer(
                 f"add {chosen.step_key!r} to depends_on",
             )
         return chosen
-    cands = index.by_slot.get(inp.slot, [])
     if inp.from_step is not None:
-        cands = [c for c in cands if c.step_key == inp.from_step]
+        cands = index.by_step_slot.get((inp.from_step, inp.slot), [])
         if inp.from_step not in upstream:
             return _unbound(
                 step,
@@ -212,10 +231,9 @@ def _find_producer(
                 f"input comes from {inp.from_step!r}, which is not upstream",
                 f"add {inp.from_step!r} to depends_on",
             )
-    for pool in (
-        [c for c in cands if c.step_key in direct],
-        [c for c in cands if c.step_key in upstream],
-    ):
+    else:
+        cands = index.by_slot.get(inp.slot, [])
+    for pool in _pools(step, inp, cands, index, upstream):
         if len(pool) == 1:
             return pool[0]
         if len(pool) > 1:

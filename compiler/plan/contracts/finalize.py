@@ -1,7 +1,5 @@
 """Pass C sub-steps 7-9: backend, validators and repair policy, the sealed contract."""
 
-from typing import Any
-
 from compiler.hashing import sha256_of, sha256_text
 from compiler.typesystem.library import TypeLibrary
 from schemas.compiled import (
@@ -56,7 +54,6 @@ def seal(
     lib: TypeLibrary,
     adapter_id: str | None = None,
     inserted: bool = False,
-    extra: dict[str, Any] | None = None,
 ) -> CompiledStep:
     """Freeze one step: executable contract, repair policy and contract_hash."""
     policy = lib.policies[step.policy_profile_id]
@@ -98,8 +95,7 @@ def seal(
         adapter_id=adapter_id,
     )
     body = {
-        **step.model_dump(),
-        **(extra or {}),
+        **dict(step),
         "step_id": step_id,
         "inserted_by_compiler": inserted,
         "bindings": bindings,
@@ -111,8 +107,7 @@ def seal(
         "adapter_id": adapter_id,
         "contract_hash": "",
     }
-    draft = CompiledStep.model_validate(body)
-    return rehash(draft)
+    return rehash(CompiledStep.model_validate(body))
 
 
 def rehash(step: CompiledStep) -> CompiledStep:

@@ -64,3 +64,54 @@ def ancestors(order: Sequence[str], deps: Mapping[str, Sequence[str]]) -> dict[s
                 acc |= result[d]
         result[k] = frozenset(acc)
     return result
+
+
+class Ancestors:
+    """Transitive dependencies, computed for a step only when a direct-edge check is not enough.
+
+    Binding an input almost always names a direct dependency; building every step's full
+    ancestor set up front would make Pass C quadratic in plan length for nothing.
+    """
+
+    def __init__(self, deps: Mapping[str, Sequence[str]]) -> None:
+        self._deps = deps
+        self._memo: dict[str, frozenset[str]] = {}
+
+    def full(self, key: str) -> frozenset[str]:
+        stack = [key]
+        while stack:
+            node = stack[-1]
+            if node in self._memo:
+                stack.pop()
+                continue
+            missing = [
+                d for d in self._deps.get(node, ()) if d in self._deps and d not in self._memo
+            ]
+            if missing:
+                stack.extend(missing)
+                continue
+            acc: set[str] = set()
+            for d in self._deps.get(node, ()):
+                if d in self._memo:
+                    acc.add(d)
+                    acc |= self._memo[d]
+            self._memo[node] = frozenset(acc)
+            stack.pop()
+        return self._memo[key]
+
+    def of(self, key: str) -> "Upstream":
+        return Upstream(self, key, frozenset(self._deps.get(key, ())))
+
+
+class Upstream:
+    """`x in upstream`: is x a (transitive) dependency of one step?"""
+
+    def __init__(self, ancestors: Ancestors, key: str, direct: frozenset[str]) -> None:
+        self._ancestors = ancestors
+        self._key = key
+        self.direct = direct
+
+    def __contains__(self, step_key: object) -> bool:
+        if step_key in self.direct:
+            return True
+        return isinstance(step_key, str) and step_key in self._ancestors.full(self._key)

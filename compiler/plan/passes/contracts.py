@@ -11,7 +11,7 @@ from compiler.plan.contracts.bindings import (
     bind_inputs,
 )
 from compiler.plan.contracts.finalize import seal
-from compiler.plan.contracts.graph import ancestors, topological
+from compiler.plan.contracts.graph import Ancestors, Upstream, topological
 from compiler.plan.contracts.outputs import ResolvedOutput, as_contract_io, resolve_outputs
 from compiler.plan.contracts.validate import validate_candidate
 from compiler.plan.contracts.wiring import normalize_step, run_input_outputs
@@ -43,7 +43,8 @@ def contracts(plan: ResolvedPlan, *, ctx: CompileContext) -> ContractPlan:
         raise CompilerError(problems)
     keys = [s.step_key for s in steps]
     deps = {s.step_key: list(s.depends_on) for s in steps}
-    upstream = ancestors(topological(keys, deps), deps)
+    ancestors = Ancestors(deps)
+    upstream = {k: ancestors.of(k) for k in keys}
     bound = {
         s.step_key: bind_inputs(s, index, upstream[s.step_key], lib, problems) for s in steps
     }  # 5
@@ -114,14 +115,14 @@ def _check_writers(steps: list[ResolvedStep], problems: list[Diagnostic]) -> Non
 
 
 def _check_reads(
-    step: ResolvedStep, index: ProducerIndex, upstream: frozenset[str], problems: list[Diagnostic]
+    step: ResolvedStep, index: ProducerIndex, upstream: Upstream, problems: list[Diagnostic]
 ) -> None:
     run_paths = {r.path for r in index.run_inputs.values()}
     for i, path in enumerate(step.input_file_paths):
         if path in run_paths:
             continue
         producers = {p.step_key for p in index.by_path.get(path, [])}
-        if producers & upstream:
+        if any(p in upstream for p in producers):
             continue
         hint = (
             f"add {sorted(producers)[0]!r} to depends_on"
