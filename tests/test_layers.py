@@ -1,0 +1,97 @@
+"""The dependency direction of DESIGN.md §1, and the purity of compiler/, checked on the AST.
+
+schemas <- compiler <- activities <- workflows <- workers
+"""
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ["schemas", "compiler", "activities", "workflows", "workers"]
+# Third-party libraries each layer may import (the standard library is checked separately).
+THIRD_PARTY = {
+    "schemas": {"pydantic"},
+    "compiler": {"pydantic", "rfc8785", "jsonschema", "snowballstemmer"},
+}
+# Standard-library modules that would give compiler/ a clock, randomness, the environment or I/O.
+IMPURE = {
+    "os",
+    "sys",
+    "time",
+    "random",
+    "uuid",
+    "socket",
+    "subprocess",
+    "pathlib",
+    "io",
+    "shutil",
+    "datetime",
+    "secrets",
+    "tempfile",
+    "glob",
+    "threading",
+    "asyncio",
+    "urllib",
+    "http",
+}
+
+
+def _modules(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_layers_only_import_downwards(layer: str) -> None:
+    allowed_own = set(LAYERS[: LAYERS.index(layer) + 1])
+    above = set(LAYERS) - allowed_own
+    for path in _modules(layer):
+        bad = _imports(path) & (above | {"tests"})
+        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)} (a higher layer)"
+
+
+@pytest.mark.parametrize("layer", sorted(THIRD_PARTY))
+def test_pure_layers_import_only_pure_libraries(layer: str) -> None:
+    stdlib = set(sys.stdlib_module_names)
+    for path in _modules(layer):
+        for name in _imports(path) - set(LAYERS) - {"__future__"}:
+            if name in stdlib:
+                assert layer != "compiler" or name not in IMPURE, (
+                    f"{path.relative_to(ROOT)} imports {name}: compiler/ must stay pure"
+                )
+            else:
+                assert name in THIRD_PARTY[layer], (
+                    f"{path.relative_to(ROOT)} imports third-party {name!r}"
+                )
+
+
+def test_compiler_calls_no_io_builtins() -> None:
+    for path in _modules("compiler"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                assert node.func.id not in {"open", "input", "eval", "exec", "print"}, (
+                    f"{path.relative_to(ROOT)}:{node.lineno} calls {node.func.id}()"
+                )
+
+
+def test_environment_is_read_only_in_settings() -> None:
+    for package in LAYERS:
+        for path in _modules(package):
+            text = path.read_text(encoding="utf-8")
+            if "os.environ" in text or "getenv(" in text:
+                assert path == ROOT / "workers" / "settings.py", (
+                    f"{path.relative_to(ROOT)} reads the environment; use workers.settings"
+                )
