@@ -42,9 +42,9 @@ def diagnostics_table(diagnostics: list[Diagnostic], source: str) -> Table:
         title=f"{len(diagnostics)} problem(s) in {source}", title_justify="left", show_lines=True
     )
     table.add_column("code", style="bold red", no_wrap=True)
-    table.add_column("where", style="cyan")
-    table.add_column("problem")
-    table.add_column("what to do", style="green")
+    table.add_column("where", style="cyan", overflow="fold")
+    table.add_column("problem", overflow="fold")
+    table.add_column("what to do", style="green", overflow="fold")
     for d in diagnostics:
         where = " / ".join(x for x in (d.step_key, d.slot, d.field) if x) or "plan"
         table.add_row(d.code, escape(where), escape(d.message), escape(d.hint))
@@ -63,9 +63,9 @@ def reject_packs(exc: PackError) -> NoReturn:
         title_justify="left",
         show_lines=True,
     )
-    table.add_column("file", style="cyan")
-    table.add_column("field", style="bold")
-    table.add_column("problem")
+    table.add_column("file", style="cyan", overflow="fold")
+    table.add_column("field", style="bold", overflow="fold")
+    table.add_column("problem", overflow="fold")
     for source, field, message in exc.problems:
         table.add_row(escape(source), escape(field), escape(message))
     err.print(table)
