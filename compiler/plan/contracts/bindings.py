@@ -3,6 +3,7 @@
 from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 
+from compiler.plan.contracts.names import check_slot_names
 from compiler.plan.contracts.outputs import ResolvedOutput
 from compiler.typesystem.compat import Consumer, Producer, rank_binding
 from compiler.typesystem.library import TypeLibrary
@@ -127,45 +128,18 @@ def _hint(error: str | None) -> str:
 def accepted_kinds(
     step: ResolvedStep, inp: AbstractInput, lib: TypeLibrary, problems: list[Diagnostic], where: str
 ) -> list[str] | None:
-    ok = True
-    if inp.slot not in lib.slots:
-        problems.append(
-            Diagnostic(
-                code="E_UNKNOWN_SLOT",
-                step_key=step.step_key,
-                slot=inp.slot,
-                field=where + ".slot",
-                message=f"slot {inp.slot!r} is not a cross-step slot of the library",
-                hint="use one of: " + ", ".join(sorted(lib.slots)),
-            )
-        )
-        ok = False
-    if inp.entity_schema_id is not None and inp.entity_schema_id not in lib.entities:
-        problems.append(
-            Diagnostic(
-                code="E_UNKNOWN_ENTITY",
-                step_key=step.step_key,
-                slot=inp.slot,
-                field=where + ".entity_schema_id",
-                message=f"entity {inp.entity_schema_id!r} is defined by no domain pack",
-                hint="use an entity from `forge packs show <domain>` or a generic.* entity",
-            )
-        )
-        ok = False
-    for k in inp.accepted_kind_keys:
-        if k not in lib.kinds:
-            problems.append(
-                Diagnostic(
-                    code="E_UNKNOWN_KIND",
-                    step_key=step.step_key,
-                    slot=inp.slot,
-                    field=where + ".accepted_kind_keys",
-                    message=f"artifact kind {k!r} does not exist",
-                    hint="use one of: " + ", ".join(sorted(lib.kinds)),
-                )
-            )
-            ok = False
-    if not ok:
+    """The kinds this input accepts (its own list, else the slot's defaults), or None if unknown."""
+    known = check_slot_names(
+        step_key=step.step_key,
+        slot=inp.slot,
+        entity_schema_id=inp.entity_schema_id,
+        kind_keys=inp.accepted_kind_keys,
+        kinds_field="accepted_kind_keys",
+        where=where,
+        lib=lib,
+        problems=problems,
+    )
+    if not known:
         return None
     return list(inp.accepted_kind_keys) or list(lib.slots[inp.slot].default_kind_keys)
 

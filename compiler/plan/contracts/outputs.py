@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 
+from compiler.plan.contracts.names import check_slot_names, unknown_kind
 from compiler.typesystem.library import TypeLibrary
 from schemas.compiled import ContractIO
 from schemas.diagnostics import Diagnostic
@@ -98,7 +99,16 @@ def _abstract_by_path(
     result: dict[str, list[AbstractOutput]] = {}
     for i, ao in enumerate(step.abstract_outputs):
         field = f"abstract_outputs[{i}]"
-        _check_names(step, ao, lib, problems, field)
+        check_slot_names(
+            step_key=step.step_key,
+            slot=ao.slot,
+            entity_schema_id=ao.entity_schema_id,
+            kind_keys=ao.preferred_kind_keys,
+            kinds_field="preferred_kind_keys",
+            where=field,
+            lib=lib,
+            problems=problems,
+        )
         if ao.path is not None:
             target = [ao.path] if ao.path in paths else []
         elif len(paths) == 1:
@@ -129,45 +139,6 @@ def _abstract_by_path(
     return result
 
 
-def _check_names(
-    step: ResolvedStep, ao: AbstractOutput, lib: TypeLibrary, problems: list[Diagnostic], field: str
-) -> None:
-    if ao.slot not in lib.slots:
-        problems.append(
-            Diagnostic(
-                code="E_UNKNOWN_SLOT",
-                step_key=step.step_key,
-                slot=ao.slot,
-                field=field + ".slot",
-                message=f"slot {ao.slot!r} is not a cross-step slot of the library",
-                hint="use one of: " + ", ".join(sorted(lib.slots)),
-            )
-        )
-    if ao.entity_schema_id is not None and ao.entity_schema_id not in lib.entities:
-        problems.append(
-            Diagnostic(
-                code="E_UNKNOWN_ENTITY",
-                step_key=step.step_key,
-                slot=ao.slot,
-                field=field + ".entity_schema_id",
-                message=f"entity {ao.entity_schema_id!r} is defined by no domain pack",
-                hint="use an entity from `forge packs show <domain>` or a generic.* entity",
-            )
-        )
-    for k in ao.preferred_kind_keys:
-        if k not in lib.kinds:
-            problems.append(
-                Diagnostic(
-                    code="E_UNKNOWN_KIND",
-                    step_key=step.step_key,
-                    slot=ao.slot,
-                    field=field + ".preferred_kind_keys",
-                    message=f"artifact kind {k!r} does not exist",
-                    hint="use one of: " + ", ".join(sorted(lib.kinds)),
-                )
-            )
-
-
 def _kind(
     step: ResolvedStep,
     path: str,
@@ -180,12 +151,12 @@ def _kind(
     if planned.kind_key is not None:
         if planned.kind_key not in lib.kinds:
             problems.append(
-                Diagnostic(
-                    code="E_UNKNOWN_KIND",
-                    step_key=step.step_key,
-                    field=f"artifact_contracts.{path}.kind_key",
-                    message=f"artifact kind {planned.kind_key!r} does not exist",
-                    hint="use one of: " + ", ".join(sorted(lib.kinds)),
+                unknown_kind(
+                    step.step_key,
+                    None,
+                    f"artifact_contracts.{path}.kind_key",
+                    planned.kind_key,
+                    lib,
                 )
             )
             return None
