@@ -62,6 +62,9 @@ def run() -> list[dict[str, Any]]:
                 "ratio_to_baseline": round(pass_c / baseline, 2),
                 "goal_ms": goal,
                 "meets_goal": None if goal is None else pass_c <= goal,
+                "figure": f"{pass_c:.1f} ms ({pass_c / n:.3f} ms/step, {bindings} bindings)",
+                "versus": f"{pass_c / baseline:.2f}× baseline ({baseline:.1f} ms)",
+                "goal": f"≤ {goal:.0f} ms" if goal else "-",
             }
         )
     ratio = per_size[1000] / per_size[100]
@@ -72,6 +75,9 @@ def run() -> list[dict[str, Any]]:
             "ratio_1000_over_100": round(ratio, 2),
             "goal_ratio": LINEARITY_GOAL,
             "meets_goal": ratio <= LINEARITY_GOAL,
+            "figure": "-",
+            "versus": f"{ratio:.2f}× pass_c.100_steps",
+            "goal": f"≤ {LINEARITY_GOAL:.0f}×",
         }
     )
     return results
