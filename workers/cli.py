@@ -4,6 +4,7 @@ import typer
 
 from workers.cli_compile import compile_cmd, explain_cmd
 from workers.cli_dev import dev_app
+from workers.cli_events import db_app, events_app
 from workers.cli_packs import packs_app
 from workers.cli_schemas import schemas_app
 from workers.runtime import tune_gc
@@ -18,6 +19,8 @@ app = typer.Typer(
 app.command("compile")(compile_cmd)
 app.command("explain")(explain_cmd)
 app.add_typer(dev_app, name="dev")
+app.add_typer(events_app, name="events")
+app.add_typer(db_app, name="db")
 app.add_typer(packs_app, name="packs")
 app.add_typer(schemas_app, name="schemas")
 

@@ -7,8 +7,9 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = ["ENV_VARS", "Settings", "SettingsError"]
 
@@ -20,12 +21,23 @@ ENV_VARS: Mapping[str, str] = {
     "task_queue": "FORGE_TASK_QUEUE",
     "dev_server_port": "FORGE_DEV_PORT",
     "packs_path": "FORGE_PACKS_PATH",
+    "database_url": "FORGE_DATABASE_URL",
+    "artifacts_url": "FORGE_ARTIFACTS_URL",
+    "s3_endpoint": "FORGE_S3_ENDPOINT",
 }
 
 _DEFAULT_HOME = ".forge"
 # Mirrors the server's namespace name rule so a typo fails here, not on the first RPC.
 _NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
 _ADDRESS_RE = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(?P<port>[0-9]+)")
+_POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
+_DATABASE_EXPECTED = (
+    "sqlite:///PATH (e.g. sqlite:////var/lib/forge/forge.db) or "
+    "postgresql+psycopg://USER:PASSWORD@HOST:PORT/DATABASE"
+)
+_ARTIFACTS_EXPECTED = "a directory path, file:///ABSOLUTE/PATH or s3://BUCKET/PREFIX"
+# S3 bucket naming rules (3-63 chars, lowercase letters, digits, '.', '-').
+_BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 
 
 class SettingsError(ValueError):
@@ -53,6 +65,24 @@ class Settings(BaseModel):
     task_queue: str = "forge"
     dev_server_port: int | None = Field(default=None, ge=1, le=65535)
     packs_path: tuple[Path, ...] = ()
+    # Empty means "derive from home"; the model validator below fills both in.
+    database_url: str = ""
+    artifacts_url: str = ""
+    s3_endpoint: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_store_locations(cls, data: Any) -> Any:
+        # The embedded defaults live under home, so they follow FORGE_HOME unless set.
+        if not isinstance(data, dict):
+            return data
+        home = _absolute(Path(data.get("home") or _DEFAULT_HOME))
+        derived = dict(data)
+        if not derived.get("database_url"):
+            derived["database_url"] = f"sqlite:///{home / 'forge.db'}"
+        if not derived.get("artifacts_url"):
+            derived["artifacts_url"] = str(home / "artifacts")
+        return derived
 
     @field_validator("home")
     @classmethod
@@ -64,6 +94,21 @@ class Settings(BaseModel):
     @classmethod
     def _packs_absolute(cls, value: tuple[Path, ...]) -> tuple[Path, ...]:
         return tuple(_absolute(p) for p in value)
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_url_valid(cls, value: str) -> str:
+        return _check_database_url(value)
+
+    @field_validator("artifacts_url")
+    @classmethod
+    def _artifacts_url_valid(cls, value: str) -> str:
+        return _check_artifacts_url(value)
+
+    @field_validator("s3_endpoint")
+    @classmethod
+    def _s3_endpoint_valid(cls, value: str | None) -> str | None:
+        return None if value is None else _check_endpoint(value)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -126,6 +171,65 @@ def _parse_packs(variable: str, raw: str) -> tuple[Path, ...]:
     return tuple(Path(part) for part in raw.split(os.pathsep) if part.strip())
 
 
+def _check_database_url(raw: str) -> str:
+    """The URL with a relative SQLite path made absolute; ValueError(expected) when unusable."""
+    value = raw.strip()
+    scheme, sep, rest = value.partition("://")
+    if scheme == "sqlite" and sep:
+        path = rest.removeprefix("/")
+        if not rest.startswith("/") or not path or path == ":memory:" or "?" in path:
+            raise ValueError(_DATABASE_EXPECTED)
+        # A relative file would move with the cwd, like a relative FORGE_HOME would.
+        return f"sqlite:///{_absolute(Path(path))}"
+    if scheme in _POSTGRES_SCHEMES and sep:
+        parts = urlsplit(value)
+        if not parts.hostname and not parts.path.strip("/"):
+            raise ValueError(_DATABASE_EXPECTED)
+        return value
+    raise ValueError(_DATABASE_EXPECTED)
+
+
+def _check_artifacts_url(raw: str) -> str:
+    """The URL, a plain path made absolute; ValueError(expected) when unusable."""
+    value = raw.strip()
+    if "://" not in value:
+        return str(_absolute(Path(value)))
+    parts = urlsplit(value)
+    if parts.scheme == "s3" and parts.netloc and _BUCKET_RE.fullmatch(parts.netloc):
+        return value
+    if parts.scheme == "file" and parts.netloc in ("", "localhost") and parts.path.startswith("/"):
+        return value
+    raise ValueError(_ARTIFACTS_EXPECTED)
+
+
+def _check_endpoint(raw: str) -> str:
+    value = raw.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("an http(s) URL of an S3-compatible endpoint, e.g. http://minio:9000")
+    return value
+
+
+def _redact_password(raw: str) -> str:
+    # Error messages end up in logs; a database password must not.
+    parts = urlsplit(raw.strip())
+    if parts.password is None:
+        return raw
+    return raw.replace(f":{parts.password}@", ":***@", 1)
+
+
+def _validated(
+    check: Callable[[str], str], shown: Callable[[str], str] = str
+) -> Callable[[str, str], str]:
+    def parse(variable: str, raw: str) -> str:
+        try:
+            return check(raw)
+        except ValueError as exc:
+            raise SettingsError(variable, shown(raw), str(exc)) from None
+
+    return parse
+
+
 _PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "home": _parse_home,
     "temporal_address": _parse_address,
@@ -133,4 +237,7 @@ _PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "task_queue": _parse_task_queue,
     "dev_server_port": _parse_port,
     "packs_path": _parse_packs,
+    "database_url": _validated(_check_database_url, _redact_password),
+    "artifacts_url": _validated(_check_artifacts_url),
+    "s3_endpoint": _validated(_check_endpoint),
 }

@@ -19,6 +19,9 @@ def test_defaults_without_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert settings.task_queue == "forge"
     assert settings.dev_server_port is None
     assert settings.packs_path == ()
+    assert settings.database_url == f"sqlite:///{tmp_path.resolve() / '.forge' / 'forge.db'}"
+    assert settings.artifacts_url == str(tmp_path.resolve() / ".forge" / "artifacts")
+    assert settings.s3_endpoint is None
 
 
 def test_every_variable_is_read(tmp_path: Path) -> None:
@@ -31,6 +34,9 @@ def test_every_variable_is_read(tmp_path: Path) -> None:
             "FORGE_TASK_QUEUE": "forge-gpu",
             "FORGE_DEV_PORT": "17233",
             "FORGE_PACKS_PATH": packs,
+            "FORGE_DATABASE_URL": "postgresql+psycopg://forge:pw@db.internal:5432/forge",
+            "FORGE_ARTIFACTS_URL": "s3://forge-artifacts/prod",
+            "FORGE_S3_ENDPOINT": "http://minio:9000",
         }
     )
     assert settings.home == tmp_path / "home"
@@ -39,6 +45,9 @@ def test_every_variable_is_read(tmp_path: Path) -> None:
     assert settings.task_queue == "forge-gpu"
     assert settings.dev_server_port == 17233
     assert settings.packs_path == (tmp_path / "a", tmp_path / "b")
+    assert settings.database_url == "postgresql+psycopg://forge:pw@db.internal:5432/forge"
+    assert settings.artifacts_url == "s3://forge-artifacts/prod"
+    assert settings.s3_endpoint == "http://minio:9000"
 
 
 def test_relative_paths_resolve_against_cwd(
@@ -82,6 +91,17 @@ def test_reads_process_environment_when_no_mapping(monkeypatch: pytest.MonkeyPat
         ("FORGE_TEMPORAL_ADDRESS", "http://localhost:7233", "host:port"),
         ("FORGE_NAMESPACE", "has space", "namespace name"),
         ("FORGE_TASK_QUEUE", "two words", "without whitespace"),
+        ("FORGE_DATABASE_URL", "mysql://db/forge", "sqlite:///PATH"),
+        ("FORGE_DATABASE_URL", "sqlite://", "postgresql+psycopg://"),
+        ("FORGE_DATABASE_URL", "sqlite:///:memory:", "sqlite:///PATH"),
+        ("FORGE_DATABASE_URL", "postgresql://", "postgresql+psycopg://"),
+        ("FORGE_DATABASE_URL", "forge.db", "sqlite:///PATH"),
+        ("FORGE_ARTIFACTS_URL", "s3://", "s3://BUCKET/PREFIX"),
+        ("FORGE_ARTIFACTS_URL", "s3://Bad_Bucket/x", "s3://BUCKET/PREFIX"),
+        ("FORGE_ARTIFACTS_URL", "http://example.com/x", "file:///ABSOLUTE/PATH"),
+        ("FORGE_ARTIFACTS_URL", "file://host/x", "file:///ABSOLUTE/PATH"),
+        ("FORGE_S3_ENDPOINT", "minio:9000", "http(s) URL"),
+        ("FORGE_S3_ENDPOINT", "ftp://minio", "http(s) URL"),
     ],
 )
 def test_invalid_values_name_variable_value_and_expectation(
@@ -108,3 +128,43 @@ def test_settings_are_frozen_and_closed() -> None:
 def test_direct_construction_validates_port() -> None:
     with pytest.raises(ValidationError):
         Settings(dev_server_port=0)
+
+
+def test_store_locations_follow_home(tmp_path: Path) -> None:
+    settings = Settings.from_env({"FORGE_HOME": str(tmp_path / "h")})
+    assert settings.database_url == f"sqlite:///{tmp_path / 'h' / 'forge.db'}"
+    assert settings.artifacts_url == str(tmp_path / "h" / "artifacts")
+    direct = Settings(home=tmp_path / "d")
+    assert direct.database_url == f"sqlite:///{tmp_path / 'd' / 'forge.db'}"
+
+
+def test_relative_store_paths_resolve_against_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    settings = Settings.from_env(
+        {"FORGE_DATABASE_URL": "sqlite:///state/forge.db", "FORGE_ARTIFACTS_URL": "blobs"}
+    )
+    base = tmp_path.resolve()
+    assert settings.database_url == f"sqlite:///{base / 'state' / 'forge.db'}"
+    assert settings.artifacts_url == str(base / "blobs")
+    absolute = Settings.from_env({"FORGE_DATABASE_URL": "sqlite:////var/lib/forge/forge.db"})
+    assert absolute.database_url == "sqlite:////var/lib/forge/forge.db"
+    file_url = Settings.from_env({"FORGE_ARTIFACTS_URL": "file:///var/lib/forge/artifacts"})
+    assert file_url.artifacts_url == "file:///var/lib/forge/artifacts"
+
+
+def test_database_password_is_not_echoed_in_errors() -> None:
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env({"FORGE_DATABASE_URL": "postgresql://forge:s3cret@/"})
+    assert "s3cret" not in str(caught.value)
+    assert "forge:***@" in str(caught.value)
+
+
+def test_direct_construction_validates_store_urls() -> None:
+    with pytest.raises(ValidationError):
+        Settings(database_url="mysql://db/forge")
+    with pytest.raises(ValidationError):
+        Settings(artifacts_url="gs://bucket")
+    with pytest.raises(ValidationError):
+        Settings(s3_endpoint="minio:9000")

@@ -1,0 +1,333 @@
+"""Content-addressed artifact store: blobs named by sha256, on a local filesystem or S3."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import re
+import stat
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+from urllib.parse import urlsplit
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from activities.store.errors import (
+    ArtifactCorrupt,
+    ArtifactNotFound,
+    ArtifactTooLarge,
+    UnsafeSource,
+)
+from schemas.artifacts import ArtifactRef
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+__all__ = [
+    "ArtifactCorrupt",
+    "ArtifactStore",
+    "LocalArtifactStore",
+    "S3ArtifactStore",
+    "open_artifact_store",
+    "parse_digest",
+    "s3_client",
+]
+
+CHUNK = 1 << 20
+_HEX = re.compile(r"[0-9a-f]{64}")
+
+
+def parse_digest(sha256: str) -> str:
+    """The 64 hex digits of `sha256:<hex>` (or of bare hex); ValueError for anything else."""
+    digest = sha256.removeprefix("sha256:")
+    if _HEX.fullmatch(digest) is None:
+        raise ValueError(f"{sha256!r} is not a sha256 digest ('sha256:' + 64 lowercase hex)")
+    return digest
+
+
+class ArtifactStore(ABC):
+    """Blobs addressed by the sha256 of their bytes; putting existing content is a no-op."""
+
+    def put_file(
+        self, path: Path, *, logical_path: str, media_type: str | None = None
+    ) -> ArtifactRef:
+        """Store a regular file's bytes, streamed and hashed in 1 MiB chunks.
+
+        Raises:
+            UnsafeSource: The last path component is a symlink, or the path is not a regular
+                file (a FIFO, device or directory a step may have planted).
+        """
+        with _open_source(path) as src:
+            digest, size = self._ingest(src)
+        return _ref(digest, size, logical_path, media_type)
+
+    def put_bytes(
+        self, data: bytes, *, logical_path: str, media_type: str | None = None
+    ) -> ArtifactRef:
+        """Store `data` and return its reference."""
+        digest, size = self._ingest(io.BytesIO(data))
+        return _ref(digest, size, logical_path, media_type)
+
+    def get_to_file(self, sha256: str, dest: Path) -> None:
+        """Copy a blob to `dest`, verifying its hash on the way.
+
+        The copy goes to a temporary file next to `dest` and is renamed over it only once the
+        hash matched, so `dest` is never left holding a partial or corrupt file.
+
+        Raises:
+            ArtifactNotFound: No blob has this digest.
+            ArtifactCorrupt: The stored bytes do not hash to `sha256`.
+        """
+        digest = parse_digest(sha256)
+        fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out, self._open_blob(digest) as blob:
+                hasher = hashlib.sha256()
+                while chunk := blob.read(CHUNK):
+                    hasher.update(chunk)
+                    out.write(chunk)
+                _check(digest, hasher.hexdigest())
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(tmp, dest)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+
+    def read_bytes(self, sha256: str, max_bytes: int) -> bytes:
+        """A blob's bytes, verified, when it is at most `max_bytes` long.
+
+        Raises:
+            ArtifactNotFound: No blob has this digest.
+            ArtifactTooLarge: The blob is longer than `max_bytes`.
+            ArtifactCorrupt: The stored bytes do not hash to `sha256`.
+        """
+        digest = parse_digest(sha256)
+        with self._open_blob(digest) as blob:
+            data = _read_up_to(blob, max_bytes + 1)
+        if len(data) > max_bytes:
+            raise ArtifactTooLarge(f"artifact sha256:{digest} is larger than {max_bytes} bytes")
+        _check(digest, hashlib.sha256(data).hexdigest())
+        return data
+
+    @abstractmethod
+    def exists(self, sha256: str) -> bool:
+        """Whether a blob with this digest is stored."""
+
+    @abstractmethod
+    def _ingest(self, src: BinaryIO) -> tuple[str, int]:
+        """Store the stream's bytes under their digest; return (hex digest, size)."""
+
+    @abstractmethod
+    def _open_blob(self, digest: str) -> AbstractContextManager[BinaryIO]:
+        """A context manager yielding the blob's byte stream; ArtifactNotFound when absent."""
+
+
+class LocalArtifactStore(ArtifactStore):
+    """Blobs as read-only files `root/sha256/ab/cdef...`, each written by an atomic rename."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.expanduser().resolve()
+
+    def _blob_path(self, digest: str) -> Path:
+        return self.root / "sha256" / digest[:2] / digest[2:]
+
+    def exists(self, sha256: str) -> bool:
+        return self._blob_path(parse_digest(sha256)).is_file()
+
+    def _ingest(self, src: BinaryIO) -> tuple[str, int]:
+        # The name is known only after the last byte, so bytes land in a staging file on the
+        # same filesystem first; os.replace from there is atomic.
+        staging = self.root / "tmp"
+        staging.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=staging, suffix=".part")
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                digest, size = _copy_hashing(src, out)
+                out.flush()
+                os.fsync(out.fileno())
+            target = self._blob_path(digest)
+            if target.exists():
+                tmp.unlink()
+                return digest, size
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp.chmod(0o444)  # content-addressed blobs never change in place
+            os.replace(tmp, target)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
+        return digest, size
+
+    @contextmanager
+    def _open_blob(self, digest: str) -> Iterator[BinaryIO]:
+        path = self._blob_path(digest)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise ArtifactNotFound(f"no artifact sha256:{digest} in {self.root}") from None
+        with os.fdopen(fd, "rb") as blob:
+            yield blob
+
+
+def s3_client(endpoint_url: str | None = None, **session: Any) -> S3Client:
+    """A boto3 S3 client with its own retries off (Temporal retries the activity instead).
+
+    Args:
+        endpoint_url: An S3-compatible endpoint (MinIO, a test server); AWS when None.
+        **session: Passed to `boto3.session.Session` (credentials, region).
+    """
+    config = Config(
+        # botocore's "max_attempts" counts retries after the first try ({"max_attempts": 1}
+        # means two requests); "total_max_attempts" counts requests, so 1 is no retry at all.
+        retries={"total_max_attempts": 1, "mode": "standard"},
+        # Path-style addressing works for MinIO and IP endpoints, where bucket DNS does not.
+        s3={"addressing_style": "path"} if endpoint_url else None,
+    )
+    return boto3.session.Session(**session).client("s3", endpoint_url=endpoint_url, config=config)
+
+
+class S3ArtifactStore(ArtifactStore):
+    """Blobs as objects `prefix/sha256/ab/cdef...` in one bucket."""
+
+    def __init__(
+        self,
+        bucket: str,
+        prefix: str = "",
+        endpoint_url: str | None = None,
+        *,
+        client: S3Client | None = None,
+    ) -> None:
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self._client = client if client is not None else s3_client(endpoint_url)
+
+    def _key(self, digest: str) -> str:
+        key = f"sha256/{digest[:2]}/{digest[2:]}"
+        return f"{self.prefix}/{key}" if self.prefix else key
+
+    def exists(self, sha256: str) -> bool:
+        try:
+            self._client.head_object(Bucket=self.bucket, Key=self._key(parse_digest(sha256)))
+        except ClientError as exc:
+            if _missing(exc):
+                return False
+            raise
+        return True
+
+    def _ingest(self, src: BinaryIO) -> tuple[str, int]:
+        # The key is the digest, known only after the last byte: spool (to disk when large),
+        # then upload the spooled copy, so a source changing meanwhile cannot mismatch its key.
+        with tempfile.SpooledTemporaryFile(max_size=8 * CHUNK) as spool:
+            digest, size = _copy_hashing(src, spool)
+            if not self.exists(digest):
+                spool.seek(0)
+                self._client.upload_fileobj(spool, self.bucket, self._key(digest))
+        return digest, size
+
+    @contextmanager
+    def _open_blob(self, digest: str) -> Iterator[BinaryIO]:
+        try:
+            response = self._client.get_object(Bucket=self.bucket, Key=self._key(digest))
+        except ClientError as exc:
+            if _missing(exc):
+                where = f"s3://{self.bucket}/{self._key(digest)}"
+                raise ArtifactNotFound(f"no artifact sha256:{digest} at {where}") from None
+            raise
+        body = response["Body"]
+        try:
+            yield body  # type: ignore[misc]  # StreamingBody reads like a binary file
+        finally:
+            body.close()
+
+
+def open_artifact_store(url: str, *, s3_endpoint: str | None = None) -> ArtifactStore:
+    """The store at `url`: `s3://bucket/prefix`, `file:///path`, or a plain directory path.
+
+    Raises:
+        ValueError: The URL has another scheme, or names no bucket.
+    """
+    parts = urlsplit(url)
+    if parts.scheme == "s3":
+        if not parts.netloc:
+            raise ValueError(f"{url!r} names no bucket: use s3://BUCKET/PREFIX")
+        return S3ArtifactStore(parts.netloc, parts.path, endpoint_url=s3_endpoint)
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise ValueError(f"{url!r}: file URLs must be local, e.g. file:///var/lib/forge")
+        return LocalArtifactStore(Path(parts.path))
+    if parts.scheme == "":
+        return LocalArtifactStore(Path(url))
+    raise ValueError(f"{url!r}: unsupported artifact store; use a path, file:///PATH or s3://")
+
+
+@contextmanager
+def _open_source(path: Path) -> Iterator[BinaryIO]:
+    # O_NONBLOCK keeps a planted FIFO from hanging the open; fstat on the opened descriptor
+    # (not the path) decides, so the file cannot be swapped between check and read.
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if os.path.islink(path):
+            raise UnsafeSource(f"{path} is a symlink; artifacts are read only from files") from exc
+        raise
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        os.close(fd)
+        raise
+    if not regular:
+        os.close(fd)
+        raise UnsafeSource(f"{path} is not a regular file")
+    with os.fdopen(fd, "rb") as src:
+        yield src
+
+
+def _copy_hashing(src: BinaryIO, out: Any) -> tuple[str, int]:
+    hasher = hashlib.sha256()
+    size = 0
+    while chunk := src.read(CHUNK):
+        hasher.update(chunk)
+        out.write(chunk)
+        size += len(chunk)
+    return hasher.hexdigest(), size
+
+
+def _read_up_to(src: BinaryIO, limit: int) -> bytes:
+    # A network stream may return short reads before its end; loop until limit or EOF.
+    parts: list[bytes] = []
+    remaining = limit
+    while remaining > 0 and (chunk := src.read(min(remaining, CHUNK))):
+        parts.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(parts)
+
+
+def _check(expected: str, actual: str) -> None:
+    if actual != expected:
+        raise ArtifactCorrupt(
+            f"artifact sha256:{expected} is corrupt: its stored bytes hash to sha256:{actual}"
+        )
+
+
+def _missing(exc: ClientError) -> bool:
+    return exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound")
+
+
+def _ref(digest: str, size: int, logical_path: str, media_type: str | None) -> ArtifactRef:
+    address = f"sha256:{digest}"
+    return ArtifactRef(
+        artifact_id=address,
+        path=logical_path,
+        sha256=address,
+        size_bytes=size,
+        media_type=media_type,
+    )

@@ -1,0 +1,405 @@
+"""The append-only event store: per-stream sequences, idempotent appends, per-tenant hash chain."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, ClassVar, NamedTuple
+
+from sqlalchemy import Engine, Select, func, insert, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from activities.store.engine import WRITE_OPTION, Backend, backend_of, create_store_engine
+from activities.store.errors import ConcurrencyError, ConflictError
+from activities.store.migrate import check_at_head, upgrade_engine
+from activities.store.records import (
+    ChainBreak,
+    ChainVerification,
+    PublishedArtifact,
+    chain_fault,
+    draft_row,
+    event_from_row,
+    prepare_batch,
+    published_from_row,
+)
+from activities.store.tables import artifacts_published, events, tenant_heads
+from schemas.artifacts import ArtifactRef, Provenance
+from schemas.events import Event, EventDraft
+
+__all__ = [
+    "ChainBreak",
+    "ChainVerification",
+    "EventStore",
+    "PostgresEventStore",
+    "PublishedArtifact",
+    "SqliteEventStore",
+    "open_event_store",
+]
+
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+class _Head(NamedTuple):
+    last_seq: int
+    last_hash: str | None
+
+
+class EventStore(ABC):
+    """One event log over SQLAlchemy Core; subclasses only say how each backend locks."""
+
+    backend: ClassVar[Backend]
+    _snapshot: ClassVar[dict[str, str]] = {}
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self._engine.dispose()
+
+    def __enter__(self) -> EventStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    # ---- appending -------------------------------------------------------------------------
+
+    def append(
+        self, drafts: Sequence[EventDraft], *, stream_id: str, expected_seq: int | None = None
+    ) -> list[Event]:
+        """Append `drafts` to `stream_id` in one transaction and return them as stored.
+
+        An event_id that is already stored with the same content is returned as stored and not
+        written again, so a retried activity never duplicates events. Only when something new
+        is written is `expected_seq` (the stream's last seq the caller saw, 0 for a new stream)
+        checked.
+
+        Raises:
+            MissingCauseError: A non-root event has no `caused_by`.
+            ConflictError: An event_id is stored with different content or in another stream.
+            ConcurrencyError: The stream's last seq is not `expected_seq`; nothing was written.
+        """
+        batch = prepare_batch(drafts)
+        if not batch:
+            return []
+        try:
+            with self._write() as conn:
+                self._lock_key(conn, f"stream\x00{stream_id}")
+                stored = self._stored(conn, batch, stream_id)
+                new = [(d, h) for d, h in batch.values() if d.event_id not in stored]
+                if new:
+                    stored.update(self._insert(conn, new, stream_id, expected_seq))
+        except IntegrityError as exc:
+            # Reached only when a writer outside this stream's lock stored the same event_id.
+            raise ConflictError(
+                f"append to stream {stream_id!r} collided with a concurrent write of the same "
+                f"event_id: {exc.orig}"
+            ) from exc
+        return [stored[d.event_id] for d in drafts]
+
+    def _stored(
+        self, conn: Connection, batch: dict[str, tuple[EventDraft, str]], stream_id: str
+    ) -> dict[str, Event]:
+        rows = conn.execute(select(events).where(events.c.event_id.in_(list(batch)))).mappings()
+        found: dict[str, Event] = {}
+        for row in rows:
+            _, digest = batch[row["event_id"]]
+            if row["content_hash"] != digest:
+                raise ConflictError(
+                    f"event {row['event_id']!r} is already stored with different content "
+                    f"(stored {row['content_hash']}, appended {digest}); event ids must not be "
+                    "reused for new content"
+                )
+            if row["stream_id"] != stream_id:
+                raise ConflictError(
+                    f"event {row['event_id']!r} is already stored in stream "
+                    f"{row['stream_id']!r}, not {stream_id!r}"
+                )
+            found[row["event_id"]] = event_from_row(row)
+        return found
+
+    def _insert(
+        self,
+        conn: Connection,
+        new: list[tuple[EventDraft, str]],
+        stream_id: str,
+        expected_seq: int | None,
+    ) -> dict[str, Event]:
+        last = conn.execute(
+            select(func.coalesce(func.max(events.c.seq), 0)).where(events.c.stream_id == stream_id)
+        ).scalar_one()
+        if expected_seq is not None and last != expected_seq:
+            raise ConcurrencyError(stream_id, expected_seq, last)
+        heads = self._lock_heads(conn, sorted({d.tenant_id for d, _ in new}))
+        rows: list[dict[str, Any]] = []
+        written: dict[str, Event] = {}
+        for draft, digest in new:
+            head = heads[draft.tenant_id]
+            last += 1
+            position = {"stream_id": stream_id, "seq": last, "content_hash": digest}
+            row = {
+                **draft_row(draft),
+                **position,
+                "tenant_seq": head.last_seq + 1,
+                "prev_hash": head.last_hash,
+                "signature": None,
+            }
+            rows.append(row)
+            written[draft.event_id] = event_from_row(row)
+            heads[draft.tenant_id] = _Head(head.last_seq + 1, digest)
+        conn.execute(insert(events), rows)
+        for tenant_id, head in heads.items():
+            conn.execute(
+                update(tenant_heads)
+                .where(tenant_heads.c.tenant_id == tenant_id)
+                .values(last_seq=head.last_seq, last_hash=head.last_hash)
+            )
+        return written
+
+    def _lock_heads(self, conn: Connection, tenant_ids: list[str]) -> dict[str, _Head]:
+        conn.execute(
+            self._insert_ignore_heads().values(
+                [{"tenant_id": t, "last_seq": 0, "last_hash": None} for t in tenant_ids]
+            )
+        )
+        query = (
+            select(tenant_heads)
+            .where(tenant_heads.c.tenant_id.in_(tenant_ids))
+            .order_by(tenant_heads.c.tenant_id)  # one lock order for all writers: no deadlocks
+        )
+        return {
+            r.tenant_id: _Head(r.last_seq, r.last_hash) for r in conn.execute(self._locking(query))
+        }
+
+    # ---- reading ---------------------------------------------------------------------------
+
+    def read_stream(self, stream_id: str, after_seq: int = 0) -> list[Event]:
+        """The events of one stream with seq > `after_seq`, in seq order."""
+        query = (
+            select(events)
+            .where(events.c.stream_id == stream_id, events.c.seq > after_seq)
+            .order_by(events.c.seq)
+        )
+        with self._engine.connect() as conn:
+            return [event_from_row(r) for r in conn.execute(query).mappings()]
+
+    def list_events(
+        self,
+        *,
+        run_id: str | None = None,
+        type: str | None = None,
+        tenant_id: str | None = None,
+        limit: int = 1000,
+    ) -> list[Event]:
+        """Events matching every given filter, in tenant chain order, at most `limit`."""
+        query = select(events).order_by(events.c.tenant_id, events.c.tenant_seq).limit(limit)
+        if run_id is not None:
+            query = query.where(events.c.run_id == run_id)
+        if type is not None:
+            query = query.where(events.c.type == type)
+        if tenant_id is not None:
+            query = query.where(events.c.tenant_id == tenant_id)
+        with self._engine.connect() as conn:
+            return [event_from_row(r) for r in conn.execute(query).mappings()]
+
+    def tenants(self) -> list[str]:
+        """Every tenant that has at least one event."""
+        with self._engine.connect() as conn:
+            query = select(tenant_heads.c.tenant_id).order_by(tenant_heads.c.tenant_id)
+            return list(conn.execute(query).scalars())
+
+    def verify_chain(self, tenant_id: str) -> ChainVerification:
+        """Re-hash every event of a tenant from its row and check each prev_hash link.
+
+        Stops at, and names, the first broken link: a row whose content no longer hashes to
+        its content_hash, a prev_hash that does not name the previous event, a gap in the
+        chain, or a chain shorter than its recorded head.
+        """
+        query = select(events).where(events.c.tenant_id == tenant_id).order_by(events.c.tenant_seq)
+        with self._engine.connect() as conn:
+            # Head and rows must come from one snapshot, or a concurrent append would look
+            # like a chain longer than its head.
+            conn.execution_options(**self._snapshot)
+            head = conn.execute(
+                select(tenant_heads.c.last_seq).where(tenant_heads.c.tenant_id == tenant_id)
+            ).scalar()
+            # Streamed in batches; closed explicitly because the walk may stop early.
+            rows = conn.execution_options(yield_per=500).execute(query)
+            try:
+                checked, broken = _walk(rows.mappings())
+            finally:
+                rows.close()
+        recorded = head or 0
+        if broken is None and recorded != checked:
+            reason = f"the tenant head records {recorded} events but {checked} are stored"
+            broken = ChainBreak(tenant_seq=checked + 1, event_id=None, reason=reason)
+        return ChainVerification(
+            tenant_id=tenant_id, ok=broken is None, checked=checked, first_broken=broken
+        )
+
+    # ---- publish index ---------------------------------------------------------------------
+
+    def publish_artifact(self, ref: ArtifactRef, provenance: Provenance) -> PublishedArtifact:
+        """Record `ref` as published by `provenance.run_id` at `ref.path`.
+
+        The same bytes at the same path are one publication (a retry returns it with
+        created=False); new bytes at that path become the next version.
+        """
+        digest = ref.sha256 if ref.sha256.startswith("sha256:") else f"sha256:{ref.sha256}"
+        if _DIGEST.fullmatch(digest) is None or ref.artifact_id != digest:
+            raise ValueError(
+                f"artifact ref for {ref.path!r} is not content-addressed: expected artifact_id "
+                f"and sha256 'sha256:<64 hex digits>', got {ref.artifact_id!r}, {ref.sha256!r}"
+            )
+        run_id, path = provenance.run_id, ref.path
+        key = (artifacts_published.c.run_id == run_id, artifacts_published.c.path == path)
+        with self._write() as conn:
+            self._lock_key(conn, f"publish\x00{run_id}\x00{path}")
+            same = conn.execute(
+                select(artifacts_published).where(*key, artifacts_published.c.sha256 == digest)
+            ).mappings()
+            for found in same:
+                return published_from_row(found)
+            version = conn.execute(
+                select(func.coalesce(func.max(artifacts_published.c.version), 0)).where(*key)
+            ).scalar_one()
+            row = {
+                "run_id": run_id,
+                "path": path,
+                "version": version + 1,
+                "sha256": digest,
+                "size_bytes": ref.size_bytes,
+                "media_type": ref.media_type,
+                "step_key": provenance.step_key,
+                "contract_hash": provenance.contract_hash,
+                "provenance": provenance.model_dump(mode="json"),
+                "published_at": datetime.now(UTC),
+            }
+            conn.execute(insert(artifacts_published), [row])
+        return published_from_row(row, created=True)
+
+    def list_published(self, run_id: str) -> list[PublishedArtifact]:
+        """Every published version of a run's artifacts, by path then version."""
+        query = (
+            select(artifacts_published)
+            .where(artifacts_published.c.run_id == run_id)
+            .order_by(artifacts_published.c.path, artifacts_published.c.version)
+        )
+        with self._engine.connect() as conn:
+            return [published_from_row(r) for r in conn.execute(query).mappings()]
+
+    def latest(self, run_id: str, path: str) -> PublishedArtifact | None:
+        """The highest version published at `path` by `run_id`, if any."""
+        query = (
+            select(artifacts_published)
+            .where(artifacts_published.c.run_id == run_id, artifacts_published.c.path == path)
+            .order_by(artifacts_published.c.version.desc())
+            .limit(1)
+        )
+        with self._engine.connect() as conn:
+            row = conn.execute(query).mappings().first()
+        return None if row is None else published_from_row(row)
+
+    # ---- what the backends differ in -------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        with self._engine.connect() as conn:
+            conn.execution_options(**{WRITE_OPTION: True})
+            with conn.begin():
+                yield conn
+
+    @abstractmethod
+    def _lock_key(self, conn: Connection, key: str) -> None:
+        """Serialize writers of one key (a stream, a published path) until commit."""
+
+    @abstractmethod
+    def _insert_ignore_heads(self) -> Any:
+        """An INSERT into tenant_heads that skips tenants already present."""
+
+    @abstractmethod
+    def _locking(self, query: Select[Any]) -> Select[Any]:
+        """`query` made to lock the rows it reads until commit."""
+
+
+class SqliteEventStore(EventStore):
+    """SQLite: BEGIN IMMEDIATE already makes each write transaction the only writer."""
+
+    backend = "sqlite"  # a WAL read transaction already sees one snapshot throughout
+
+    def _lock_key(self, conn: Connection, key: str) -> None:
+        return None
+
+    def _insert_ignore_heads(self) -> Any:
+        return sqlite_insert(tenant_heads).on_conflict_do_nothing(index_elements=["tenant_id"])
+
+    def _locking(self, query: Select[Any]) -> Select[Any]:
+        return query
+
+
+class PostgresEventStore(EventStore):
+    """PostgreSQL: row locks on tenant_heads, transaction advisory locks on streams."""
+
+    backend = "postgresql"
+    # READ COMMITTED takes a new snapshot per statement; a multi-statement read needs one.
+    _snapshot = {"isolation_level": "REPEATABLE READ"}
+
+    def _lock_key(self, conn: Connection, key: str) -> None:
+        # Advisory locks take a bigint; a collision between two keys only serializes them.
+        lock_id = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_id})
+
+    def _insert_ignore_heads(self) -> Any:
+        return pg_insert(tenant_heads).on_conflict_do_nothing(index_elements=["tenant_id"])
+
+    def _locking(self, query: Select[Any]) -> Select[Any]:
+        return query.with_for_update()
+
+
+def open_event_store(database_url: str) -> EventStore:
+    """Open the event store at `database_url` (sqlite:///PATH or postgresql+psycopg://...).
+
+    SQLite is migrated on open (the embedded default needs no setup step). PostgreSQL must
+    already be at the newest schema: run `forge db upgrade` first.
+
+    Raises:
+        ValueError: The URL is malformed or names an unsupported backend.
+        SchemaNotMigrated: A PostgreSQL database is missing migrations.
+    """
+    engine = create_store_engine(database_url)
+    try:
+        if backend_of(engine.url) == "sqlite":
+            upgrade_engine(engine)
+            return SqliteEventStore(engine)
+        check_at_head(engine)
+        return PostgresEventStore(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+
+
+def _walk(rows: Iterable[Mapping[Any, Any]]) -> tuple[int, ChainBreak | None]:
+    """Count rows in chain order until the first one that breaks the chain."""
+    checked = 0
+    previous: str | None = None
+    for row in rows:
+        checked += 1
+        reason = chain_fault(row, checked, previous)
+        if reason is not None:
+            return checked, ChainBreak(
+                tenant_seq=row["tenant_seq"], event_id=row["event_id"], reason=reason
+            )
+        previous = row["content_hash"]
+    return checked, None

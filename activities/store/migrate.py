@@ -1,0 +1,72 @@
+"""Alembic migrations run from code: `upgrade(database_url)` and the at-head check on open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, text
+
+from activities.store.engine import WRITE_OPTION, backend_of, create_store_engine
+from activities.store.errors import SchemaNotMigrated
+
+__all__ = ["check_at_head", "head_revision", "upgrade", "upgrade_engine"]
+
+_SCRIPTS = Path(__file__).resolve().parent / "migrations"
+# Arbitrary constant: concurrent `forge db upgrade` runs take turns instead of racing DDL.
+_PG_MIGRATION_LOCK = 0x466F726765
+
+
+def _config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(_SCRIPTS))
+    return config
+
+
+def head_revision() -> str:
+    """The newest migration this code ships."""
+    head = ScriptDirectory.from_config(_config()).get_current_head()
+    assert head is not None, "activities/store/migrations/versions holds no migration"
+    return head
+
+
+def upgrade(database_url: str) -> str:
+    """Bring the database at `database_url` to the newest schema; returns the revision."""
+    engine = create_store_engine(database_url)
+    try:
+        return upgrade_engine(engine)
+    finally:
+        engine.dispose()
+
+
+def upgrade_engine(engine: Engine) -> str:
+    """Run pending migrations on `engine` in one transaction; returns the revision."""
+    config = _config()
+    with engine.connect() as conn:
+        conn.execution_options(**{WRITE_OPTION: True})
+        with conn.begin():
+            if backend_of(engine.url) == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_MIGRATION_LOCK})
+            config.attributes["connection"] = conn
+            command.upgrade(config, "head")
+            current = MigrationContext.configure(conn).get_current_revision()
+    assert current is not None
+    return current
+
+
+def check_at_head(engine: Engine) -> None:
+    """Raise `SchemaNotMigrated` unless the database is at this code's newest revision."""
+    with engine.connect() as conn:
+        current = MigrationContext.configure(conn).get_current_revision()
+    head = head_revision()
+    if current == head:
+        return
+    where = engine.url.render_as_string(hide_password=True)
+    state = "has no Forge schema" if current is None else f"is at schema revision {current}"
+    raise SchemaNotMigrated(
+        f"the database {where} {state}, this Forge needs {head}: run `forge db upgrade` "
+        "(with the same FORGE_DATABASE_URL) and try again"
+    )

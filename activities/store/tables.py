@@ -1,0 +1,86 @@
+"""SQLAlchemy Core tables of the event store and the publish index (one MetaData)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    DateTime,
+    Integer,
+    MetaData,
+    PrimaryKeyConstraint,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+
+__all__ = ["artifacts_published", "events", "metadata", "tenant_heads"]
+
+# Explicit names make migrations and schema comparison identical on SQLite and PostgreSQL.
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+_JSON = JSON().with_variant(JSONB(), "postgresql")
+_ID = 200  # matches EventDraft.event_id's max_length; other identifiers share the bound
+_HASH = 80  # "sha256:" + 64 hex digits, with room to spare
+
+events = Table(
+    "events",
+    metadata,
+    Column("stream_id", String(_ID), nullable=False),
+    Column("seq", Integer, nullable=False, autoincrement=False),
+    Column("event_id", String(_ID), nullable=False),
+    Column("type", String(_ID), nullable=False, index=True),
+    Column("actor", _JSON, nullable=False),
+    Column("tenant_id", String(_ID), nullable=False, index=True),
+    Column("tenant_seq", BigInteger, nullable=False),
+    Column("project_id", String(_ID), nullable=False),
+    Column("run_id", String(_ID), nullable=True, index=True),
+    Column("session_id", String(_ID), nullable=True),
+    Column("caused_by", String(_ID), nullable=True),
+    Column("timestamp", DateTime(timezone=True), nullable=False),
+    Column("prompt_hash", String(_HASH), nullable=True),
+    Column("payload", _JSON, nullable=False),
+    Column("content_hash", String(_HASH), nullable=False),
+    Column("prev_hash", String(_HASH), nullable=True),
+    Column("signature", Text, nullable=True),
+    PrimaryKeyConstraint("stream_id", "seq"),
+    UniqueConstraint("event_id"),
+    UniqueConstraint("tenant_id", "tenant_seq"),
+)
+
+# One row per tenant: locking it serializes appends to that tenant's hash chain.
+tenant_heads = Table(
+    "tenant_heads",
+    metadata,
+    Column("tenant_id", String(_ID), nullable=False),
+    Column("last_seq", BigInteger, nullable=False),
+    Column("last_hash", String(_HASH), nullable=True),
+    PrimaryKeyConstraint("tenant_id"),
+)
+
+artifacts_published = Table(
+    "artifacts_published",
+    metadata,
+    Column("run_id", String(_ID), nullable=False),
+    Column("path", String(1000), nullable=False),
+    Column("version", Integer, nullable=False, autoincrement=False),
+    Column("sha256", String(_HASH), nullable=False),
+    Column("size_bytes", BigInteger, nullable=False),
+    Column("media_type", String(_ID), nullable=True),
+    Column("step_key", String(_ID), nullable=False),
+    Column("contract_hash", String(_HASH), nullable=False),
+    Column("provenance", _JSON, nullable=False),
+    Column("published_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("run_id", "path", "version"),
+    # Re-publishing the same bytes at the same path is the same publication, not a new version.
+    UniqueConstraint("run_id", "path", "sha256"),
+)

@@ -1,0 +1,129 @@
+"""`forge events` (list, verify the hash chain) and `forge db upgrade` (run migrations)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Annotated, TypeVar
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from sqlalchemy.exc import SQLAlchemyError
+
+from activities.store.errors import StoreError
+from activities.store.events import EventStore, open_event_store
+from activities.store.migrate import upgrade
+from activities.store.records import ChainVerification
+from workers.cli_common import fail, out, settings
+
+__all__ = ["db_app", "events_app"]
+
+events_app = typer.Typer(
+    help="Inspect the event log (FORGE_DATABASE_URL) and verify its hash chains.",
+    no_args_is_help=True,
+)
+db_app = typer.Typer(help="Manage the event store's database schema.", no_args_is_help=True)
+
+EXIT_BROKEN = 1
+_T = TypeVar("_T")
+
+
+def _guard(action: Callable[[], _T], what: str) -> _T:
+    """Run a store action; store and database errors exit 2 with what went wrong."""
+    try:
+        return action()
+    except (StoreError, ValueError) as exc:
+        fail(str(exc))
+    except SQLAlchemyError as exc:
+        # The driver's first line says what failed (refused, auth, unknown database).
+        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        fail(f"{what}: {detail}", "check FORGE_DATABASE_URL and that the database is reachable")
+
+
+def _open() -> EventStore:
+    url = settings().database_url
+    return _guard(lambda: open_event_store(url), "cannot open the event store")
+
+
+@events_app.command("list")
+def list_cmd(
+    run: Annotated[str | None, typer.Option("--run", help="Only events of this run.")] = None,
+    type_: Annotated[
+        str | None, typer.Option("--type", help="Only events of this type, e.g. run.started.v1.")
+    ] = None,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 100,
+) -> None:
+    """List events in tenant chain order."""
+    with _open() as store:
+        found = _guard(
+            lambda: store.list_events(run_id=run, type=type_, tenant_id=tenant, limit=limit),
+            "cannot read events",
+        )
+    if not found:
+        out.print("No events match.")
+        return
+    table = Table(title=f"{len(found)} event(s)", title_justify="left")
+    for column in ("time (UTC)", "type", "tenant", "run", "stream:seq", "event", "caused by"):
+        table.add_column(column, overflow="fold")
+    for e in found:
+        table.add_row(
+            e.timestamp.strftime("%Y-%m-%d %H:%M:%S"),
+            escape(e.type),
+            escape(e.tenant_id),
+            escape(e.run_id or "-"),
+            escape(f"{e.stream_id}:{e.seq}"),
+            escape(e.event_id),
+            escape(e.caused_by or "-"),
+        )
+    out.print(table)
+
+
+@events_app.command()
+def verify(
+    tenant: Annotated[
+        str | None, typer.Option("--tenant", help="Verify one tenant; all tenants by default.")
+    ] = None,
+) -> None:
+    """Re-hash every event and check each chain link; exit 1 at the first broken link."""
+    with _open() as store:
+        tenants = [tenant] if tenant else _guard(store.tenants, "cannot read tenants")
+        results = [
+            _guard(partial(store.verify_chain, t), f"cannot verify tenant {t!r}") for t in tenants
+        ]
+    if not results:
+        out.print("The event log is empty: nothing to verify.")
+        return
+    out.print(_verification_table(results))
+    broken = [r for r in results if r.first_broken is not None]
+    for r in broken:
+        assert r.first_broken is not None
+        b = r.first_broken
+        event = f" (event {b.event_id})" if b.event_id else ""
+        out.print(
+            f"[red]✗[/] tenant {escape(r.tenant_id)}: chain broken at tenant_seq "
+            f"{b.tenant_seq}{escape(event)}: {escape(b.reason)}"
+        )
+    if broken:
+        raise typer.Exit(EXIT_BROKEN)
+    out.print(f"[green]✓[/] {sum(r.checked for r in results)} event(s) verified, chains intact.")
+
+
+def _verification_table(results: list[ChainVerification]) -> Table:
+    table = Table(title="hash chains", title_justify="left")
+    table.add_column("tenant", overflow="fold")
+    table.add_column("events checked", justify="right")
+    table.add_column("chain")
+    for r in results:
+        status = "[green]intact[/]" if r.ok else "[red]broken[/]"
+        table.add_row(escape(r.tenant_id), str(r.checked), status)
+    return table
+
+
+@db_app.command("upgrade")
+def upgrade_cmd() -> None:
+    """Create or migrate the event store schema at FORGE_DATABASE_URL (safe to repeat)."""
+    url = settings().database_url
+    revision = _guard(lambda: upgrade(url), "cannot migrate the database")
+    out.print(f"[green]✓[/] database schema at revision {revision} (newest).")
