@@ -8,11 +8,21 @@ STAMP  := $(VENV)/.installed
 PY     := $(BIN)/python
 FORGE  := $(BIN)/forge
 
-.PHONY: demo test bench lint format venv clean
+.PHONY: demo test bench lint format venv clean system-deps
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Step code runs inside bubblewrap (DESIGN.md §5); install it once, stay silent when present.
+system-deps:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing bubblewrap (step sandbox) ..."; \
+	    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; \
+	  else \
+	    echo "bubblewrap is missing: run \`sudo apt-get install bubblewrap\`" >&2; exit 1; \
+	  fi; }
+
+$(STAMP): pyproject.toml | system-deps
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "installing forge and its dev tools into $(VENV) ..."
 	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
@@ -28,7 +38,7 @@ demo: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/mypy schemas compiler workers activities
+	$(BIN)/mypy schemas compiler workers activities workflows
 
 test: lint
 	$(PY) -m pytest -q

@@ -6,6 +6,17 @@ from workers.cli_compile import compile_cmd, explain_cmd
 from workers.cli_dev import dev_app
 from workers.cli_events import db_app, events_app
 from workers.cli_packs import packs_app
+from workers.cli_run import (
+    artifacts_cmd,
+    cancel_cmd,
+    receipts_cmd,
+    run_cmd,
+    runs_cmd,
+    status_cmd,
+    watch_cmd,
+    worker_cmd,
+)
+from workers.cli_sandbox import sandbox_app
 from workers.cli_schemas import schemas_app
 from workers.runtime import tune_gc
 
@@ -18,10 +29,19 @@ app = typer.Typer(
 )
 app.command("compile")(compile_cmd)
 app.command("explain")(explain_cmd)
+app.command("run")(run_cmd)
+app.command("status")(status_cmd)
+app.command("watch")(watch_cmd)
+app.command("runs")(runs_cmd)
+app.command("cancel")(cancel_cmd)
+app.command("artifacts")(artifacts_cmd)
+app.command("receipts")(receipts_cmd)
+app.command("worker")(worker_cmd)
 app.add_typer(dev_app, name="dev")
 app.add_typer(events_app, name="events")
 app.add_typer(db_app, name="db")
 app.add_typer(packs_app, name="packs")
+app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(schemas_app, name="schemas")
 
 

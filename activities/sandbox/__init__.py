@@ -1,1 +1,1 @@
-"""The sandbox side of a step: the harness, the runner and the receipts around executor code."""
+"""Sandboxed execution of step code: bubblewrap runner, step harness, receipts, tool bridge."""

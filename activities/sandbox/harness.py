@@ -1,0 +1,234 @@
+"""The system-owned step harness (seed 000 §6.3): nine steps around the executor."""
+
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from activities.sandbox.receipts import build_receipt, hash_file
+from activities.sandbox.runner import (
+    SandboxLimits,
+    SandboxResult,
+    SandboxUnavailable,
+    WorkspaceViolation,
+    run_sandboxed,
+    safe_walk,
+)
+from activities.store.artifacts import ArtifactCorrupt, ArtifactStore
+from schemas.artifacts import ArtifactRef
+from schemas.compiled import CompiledStep
+from schemas.profile import SandboxPolicy
+from schemas.receipts import Receipt
+
+WORKSPACE_DIRS = ("input", "work", "output", "meta")
+STEP_SCRIPT = "meta/step.py"
+
+
+class StepFailure(Exception):
+    """A failed attempt, classified by the failure model of seed 000 §6.5 / Part X-c."""
+
+    def __init__(self, failure_class: str, message: str) -> None:
+        super().__init__(f"{failure_class}: {message}")
+        self.failure_class = failure_class
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Executor:
+    """How to run a step's code: the argv inside the sandbox and the files it needs in meta/."""
+
+    argv: list[str]
+    files: Mapping[str, bytes]
+
+
+# 1. Prepare workspace
+def prepare_workspace(root: Path) -> Path:
+    """A fresh /workspace/{input,work,output,meta} for one attempt (nothing reused)."""
+    if root.exists():
+        shutil.rmtree(root)
+    for sub in WORKSPACE_DIRS:
+        (root / sub).mkdir(parents=True)
+    return root
+
+
+# 2. Materialize inputs (and 3. project them at the exact read paths the contract names)
+def materialize_inputs(
+    workspace: Path, step: CompiledStep, inputs: Mapping[str, ArtifactRef], store: ArtifactStore
+) -> None:
+    """Copy each verified upstream artifact to its read path; a missing required one fails."""
+    required = {b.path for b in step.bindings if b.required} | set(step.input_file_paths)
+    for path in step.executable_contract_v2.read_paths:
+        ref = inputs.get(path)
+        if ref is None:
+            if path in required:
+                raise StepFailure("MISSING_INPUT", f"required input {path} was not provided")
+            continue
+        dest = workspace / path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            store.get_to_file(ref.sha256, dest)
+        except ArtifactCorrupt as exc:
+            raise StepFailure(
+                "MISSING_INPUT", f"input {path} failed its hash check: {exc}"
+            ) from exc
+
+
+# 4. Preflight receipt
+def preflight(workspace: Path, step: CompiledStep) -> Receipt:
+    contracts = {b.path: None for b in step.bindings}
+    files = [(p, contracts.get(p)) for p in step.executable_contract_v2.read_paths]
+    return build_receipt(
+        workspace,
+        files,
+        step_id=step.step_id,
+        step_key=step.step_key,
+        contract_hash=step.contract_hash,
+        phase="preflight",
+    )
+
+
+# 5. Verify required inputs
+def verify_inputs(receipt: Receipt, step: CompiledStep) -> None:
+    required = {b.path for b in step.bindings if b.required} | set(step.input_file_paths)
+    for f in receipt.files:
+        if f.path not in required:
+            continue
+        if not f.exists:
+            raise StepFailure("MISSING_INPUT", f"required input {f.path} is not on disk")
+        if f.parse_validation is not None and not f.parse_validation.ok:
+            raise StepFailure(
+                "CONTRACT_VIOLATION", f"input {f.path} does not parse: {f.parse_validation.error}"
+            )
+
+
+# 6. The executor: frozen code or a library adapter, inside the sandbox
+def executor_for(step: CompiledStep, adapter_source: Callable[[str], bytes]) -> Executor:
+    """Frozen code runs as written; model-written code is not available in this build."""
+    if step.backend == "sandbox.frozen" and step.adapter_id is not None:
+        [src] = [b.path for b in step.bindings] or step.input_file_paths
+        [dst] = step.executable_contract_v2.write_paths
+        return Executor(
+            argv=["python", f"/workspace/{STEP_SCRIPT}", src, dst],
+            files={STEP_SCRIPT: adapter_source(step.adapter_id)},
+        )
+    if step.backend == "sandbox.frozen" and step.code is not None:
+        return Executor(
+            argv=["python", f"/workspace/{STEP_SCRIPT}"],
+            files={STEP_SCRIPT: step.code.encode("utf-8")},
+        )
+    raise StepFailure(
+        "EXECUTOR_UNAVAILABLE",
+        f"step {step.step_key} needs the {step.backend} backend, which arrives with the model "
+        "layer (model-written code) or the gates issue; give the step frozen `code` to run it now",
+    )
+
+
+def run_executor(
+    workspace: Path,
+    executor: Executor,
+    policy: SandboxPolicy,
+    heartbeat: Callable[[], None] | None = None,
+) -> SandboxResult:
+    for rel, data in executor.files.items():
+        (workspace / rel).write_bytes(data)
+    try:
+        result = run_sandboxed(
+            executor.argv,
+            workspace=workspace,
+            limits=SandboxLimits.from_policy(policy),
+            isolation=policy.isolation,
+            heartbeat=heartbeat,
+        )
+    except SandboxUnavailable as exc:
+        raise StepFailure("POLICY_BLOCKED", str(exc)) from exc
+    if result.killed_by == "memory":
+        raise StepFailure("SANDBOX_OOM", f"killed: memory limit {policy.memory_mb} MB")
+    if result.killed_by in ("wall_clock", "cpu"):
+        raise StepFailure("SANDBOX_TIMEOUT", f"killed: {result.killed_by} limit reached")
+    if result.killed_by == "file_size":
+        raise StepFailure("CODE_ERROR", f"killed: file size limit {policy.file_size_mb} MB")
+    if result.killed_by is not None:
+        raise StepFailure("SANDBOX_SESSION_DEAD", f"sandbox died: {result.killed_by}")
+    if result.exit_code != 0:
+        tail = result.stderr.strip().splitlines()[-5:]
+        raise StepFailure("CODE_ERROR", f"exit {result.exit_code}: " + " | ".join(tail))
+    return result
+
+
+# 7. Postflight receipt
+def postflight(workspace: Path, step: CompiledStep) -> Receipt:
+    files = [
+        (p, step.resolved_artifact_contracts.get(p))
+        for p in step.executable_contract_v2.write_paths
+    ]
+    return build_receipt(
+        workspace,
+        files,
+        step_id=step.step_id,
+        step_key=step.step_key,
+        contract_hash=step.contract_hash,
+        phase="postflight",
+    )
+
+
+# 8. Verify expected outputs
+def verify_outputs(receipt: Receipt, step: CompiledStep) -> None:
+    """Every declared output exists, is non-empty, parses, and carries no placeholder."""
+    check_placeholders = "outputs.no_placeholders" in step.executable_contract_v2.validators
+    problems = []
+    for f in receipt.files:
+        if not f.exists:
+            problems.append(f"{f.path} was not written")
+        elif not f.size_bytes:
+            problems.append(f"{f.path} is empty")
+        elif f.parse_validation is not None and not f.parse_validation.ok:
+            problems.append(f"{f.path}: {f.parse_validation.error}")
+        elif check_placeholders and f.placeholder_sentinels:
+            problems.append(f"{f.path} has placeholders: {', '.join(f.placeholder_sentinels)}")
+    if problems:
+        raise StepFailure("OUTPUT_SHAPE", "; ".join(problems))
+
+
+# 8b. Refuse writes to undeclared paths outside work/, and changes to the inputs
+def check_undeclared_writes(workspace: Path, step: CompiledStep, preflight: Receipt) -> None:
+    declared = set(step.executable_contract_v2.write_paths)
+    inputs = {f.path: f.sha256 for f in preflight.files if f.exists}
+    try:
+        written = safe_walk(workspace, "output")
+    except WorkspaceViolation as exc:
+        raise StepFailure("CONTRACT_VIOLATION", str(exc)) from exc
+    extra = sorted(set(written) - declared - set(inputs))
+    if extra:
+        raise StepFailure(
+            "CONTRACT_VIOLATION",
+            f"wrote undeclared paths {', '.join(extra)}; only {', '.join(sorted(declared))} "
+            "and work/ are writable",
+        )
+    for path, sha in sorted(inputs.items()):
+        if not path.startswith(("input/", "output/")):
+            continue
+        try:
+            now, _ = hash_file(workspace / path)
+        except (OSError, ValueError) as exc:
+            raise StepFailure(
+                "CONTRACT_VIOLATION", f"input {path} was removed or replaced: {exc}"
+            ) from exc
+        if now != sha:
+            raise StepFailure(
+                "CONTRACT_VIOLATION", f"modified its input {path}; inputs are read-only"
+            )
+
+
+# 9. Persist outputs
+def persist_outputs(workspace: Path, step: CompiledStep, store: ArtifactStore) -> list[ArtifactRef]:
+    refs = []
+    for path in step.executable_contract_v2.write_paths:
+        contract = step.resolved_artifact_contracts.get(path)
+        refs.append(
+            store.put_file(
+                workspace / path,
+                logical_path=path,
+                media_type=contract.media_type if contract else None,
+            )
+        )
+    return refs

@@ -1,0 +1,333 @@
+"""Runs one step's code in bubblewrap with rlimits, a wall clock and capped output."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import stat
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from activities.sandbox import launcher
+from activities.sandbox.bwrap import (
+    STAGE_DIR,
+    Bind,
+    bwrap_argv,
+    python_runtime_paths,
+    sandbox_identity,
+)
+from activities.sandbox.supervise import Outcome, supervise
+from activities.sandbox.workspace import (
+    WorkspaceViolation,
+    chown_tree,
+    ensure_layout,
+    safe_read,
+    safe_walk,
+    scan_violations,
+)
+from schemas.profile import SandboxPolicy
+
+__all__ = [
+    "SandboxLimits",
+    "SandboxResult",
+    "SandboxUnavailable",
+    "WorkspaceViolation",
+    "run_sandboxed",
+    "safe_read",
+    "safe_walk",
+]
+
+Isolation = Literal["bwrap", "none"]
+_MIB = 1024 * 1024
+_PATH = "/usr/bin:/bin"
+_PYTHON_NAMES = frozenset({"python", "python3"})
+_SKILL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+_NO_SKILLS: Mapping[str, Path] = MappingProxyType({})
+# Python turns a failed allocation under RLIMIT_AS into MemoryError, and ignores SIGXFSZ so an
+# oversized write surfaces as OSError EFBIG: both exit 1 with the exception on stderr.
+_MEMORY_RE = re.compile(r"(?m)^MemoryError\b")
+_FILE_SIZE_RE = re.compile(r"\[Errno 27\]|File too large")
+_STDERR_TAIL = 4096
+
+
+class SandboxUnavailable(RuntimeError):
+    """The requested isolation cannot be provided on this host; the step must not run."""
+
+
+class SandboxLimits(BaseModel):
+    """Resource limits applied to every process of one sandboxed run."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cpu_seconds: int = Field(gt=0)
+    memory_mb: int = Field(gt=0, description="address space (RLIMIT_AS) per process")
+    file_size_mb: int = Field(gt=0)
+    max_processes: int = Field(gt=0)
+    max_open_files: int = Field(gt=0)
+    wall_clock_s: float = Field(gt=0)
+    output_cap_bytes: int = Field(gt=0, description="kept per stream; the rest is discarded")
+
+    @classmethod
+    def from_policy(cls, policy: SandboxPolicy) -> SandboxLimits:
+        """The limits of a profile's sandbox section."""
+        return cls(**policy.model_dump(exclude={"isolation"}))
+
+
+class SandboxResult(BaseModel):
+    """What one sandboxed run did, as observed by the platform."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    exit_code: int | None = Field(description="None when the process died by a signal")
+    timed_out: bool
+    killed_by: str | None = Field(pattern=r"^(wall_clock|cpu|memory|file_size|signal:\d+)$")
+    stdout: str
+    stderr: str
+    stdout_truncated: bool
+    stderr_truncated: bool
+    duration_ms: int
+    violations: list[str] = Field(default_factory=list)
+    isolation: Isolation
+
+
+@dataclass
+class _Launch:
+    argv: list[str]
+    cwd: Path
+    stage: dict[str, Any] | None = None
+    drop_to: tuple[int, int] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+
+def run_sandboxed(
+    argv: Sequence[str],
+    *,
+    workspace: Path,
+    limits: SandboxLimits,
+    skills: Mapping[str, Path] = _NO_SKILLS,
+    isolation: Isolation = "bwrap",
+    heartbeat: Callable[[], None] | None = None,
+    bwrap: str = "bwrap",
+) -> SandboxResult:
+    """Run argv with cwd /workspace under the limits; blocks until it ends or is killed.
+
+    "python" as argv[0] is the project's interpreter, with its venv importable read-only.
+    limits.max_processes counts every process of the sandbox uid, including the launcher and
+    bwrap's two (3 in all), and is shared by concurrent runs under the same uid.
+
+    Raises:
+        SandboxUnavailable: isolation is "bwrap" and bwrap is missing or cannot create the
+            sandbox on this host.
+        WorkspaceViolation: a workspace subdirectory exists but is not a real directory.
+        ValueError: empty argv or an invalid skill id.
+    """
+    if not argv:
+        raise ValueError("argv is empty: nothing to run")
+    workspace = workspace.absolute()
+    ensure_layout(workspace)
+    status: tuple[int, int] | None = None
+    if isolation == "bwrap":
+        exe = _find_bwrap(bwrap)
+        status = os.pipe()
+        try:
+            launch = _bwrap_launch(list(argv), workspace, skills, limits, exe, status[1])
+        except BaseException:
+            os.close(status[0])
+            os.close(status[1])
+            raise
+    else:
+        launch = _direct_launch(list(argv), workspace)
+    spec = {
+        "argv": launch.argv,
+        "env": launch.env,
+        "stage": launch.stage,
+        "drop_to": launch.drop_to,
+        "rlimits": _rlimits(limits),
+        # bwrap mode: the launcher stays as a subreaper (see launcher._reap_all).
+        "reap": isolation == "bwrap",
+    }
+    outcome = supervise(
+        [sys.executable, "-I", "-S", launcher.__file__],
+        spec,
+        cwd=launch.cwd,
+        wall_clock_s=limits.wall_clock_s,
+        output_cap=limits.output_cap_bytes,
+        heartbeat=heartbeat,
+        status_pipe=status,
+    )
+    return _result(outcome, launch, workspace, limits, isolation)
+
+
+def _step_env(home: str) -> dict[str, str]:
+    # The complete environment: nothing from the worker (API keys, tokens) may leak in.
+    return {
+        "PATH": _PATH,
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": "",
+        "PYTHONNOUSERSITE": "1",
+    }
+
+
+def _rlimits(limits: SandboxLimits) -> list[list[Any]]:
+    return [
+        # Hard one second above soft: SIGXCPU first (classified "cpu"), SIGKILL if ignored.
+        ["RLIMIT_CPU", limits.cpu_seconds, limits.cpu_seconds + 1],
+        ["RLIMIT_AS", limits.memory_mb * _MIB, limits.memory_mb * _MIB],
+        ["RLIMIT_FSIZE", limits.file_size_mb * _MIB, limits.file_size_mb * _MIB],
+        # Counts every process of the sandbox uid: the launcher and bwrap's two take 3 of them.
+        ["RLIMIT_NPROC", limits.max_processes, limits.max_processes],
+        ["RLIMIT_NOFILE", limits.max_open_files, limits.max_open_files],
+        ["RLIMIT_CORE", 0, 0],
+    ]
+
+
+def _find_bwrap(bwrap: str) -> str:
+    found = shutil.which(bwrap)
+    if found is None:
+        raise SandboxUnavailable(
+            f"bubblewrap ({bwrap}) is not installed, and steps run inside it: install it with "
+            "`apt-get install bubblewrap` (Debian/Ubuntu), or set `sandbox.isolation: none` in "
+            "the execution profile to run step code without isolation"
+        )
+    return found
+
+
+def _prepare_stage_dir() -> None:
+    STAGE_DIR.mkdir(mode=0o755, parents=True, exist_ok=True)
+    st = STAGE_DIR.lstat()
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+        raise SandboxUnavailable(
+            f"{STAGE_DIR} must be a root-owned directory writable only by root; remove it "
+            "and let the worker recreate it"
+        )
+
+
+def _bwrap_launch(
+    argv: list[str],
+    workspace: Path,
+    skills: Mapping[str, Path],
+    limits: SandboxLimits,
+    exe: str,
+    status_fd: int,
+) -> _Launch:
+    binds = [Bind(p, str(p)) for p in python_runtime_paths()]
+    binds.append(Bind(workspace, "/workspace", writable=True))
+    for skill_id, path in sorted(skills.items()):
+        if not _SKILL_ID.fullmatch(skill_id):
+            raise ValueError(f"skill id {skill_id!r} is not a plain name ([A-Za-z0-9._-])")
+        if not path.is_dir():
+            raise ValueError(f"skill {skill_id}: {path} is not a directory")
+        binds.append(Bind(path.resolve(), f"/skills/{skill_id}"))
+    identity = sandbox_identity()
+    stage = None
+    if identity is not None:
+        # bwrap will run as the sandbox user, who may not be able to reach these paths.
+        _prepare_stage_dir()
+        stage = {
+            "dir": str(STAGE_DIR),
+            "binds": [[str(b.source), f"b{i}"] for i, b in enumerate(binds)],
+        }
+        binds = [Bind(STAGE_DIR / f"b{i}", b.dest, b.writable) for i, b in enumerate(binds)]
+        chown_tree(workspace, *identity)
+    if argv[0] in _PYTHON_NAMES:
+        argv = [sys.executable, *argv[1:]]
+    cmd = bwrap_argv(
+        exe,
+        argv,
+        binds=binds,
+        env=_step_env("/workspace/work"),
+        status_fd=status_fd,
+        tmpfs_bytes=limits.file_size_mb * _MIB,
+    )
+    return _Launch(argv=cmd, cwd=Path("/"), stage=stage, drop_to=identity, env={})
+
+
+def _direct_launch(argv: list[str], workspace: Path) -> _Launch:
+    # isolation "none": same env, limits and clock, but the worker's uid and filesystem view.
+    def real(arg: str) -> str:
+        if arg == "/workspace" or arg.startswith("/workspace/"):
+            return str(workspace) + arg[len("/workspace") :]
+        return arg
+
+    argv = [real(a) for a in argv]
+    if argv[0] in _PYTHON_NAMES:
+        argv[0] = sys.executable
+    elif "/" not in argv[0]:
+        argv[0] = shutil.which(argv[0], path=_PATH) or argv[0]
+    return _Launch(argv=argv, cwd=workspace, env=_step_env(str(workspace / "work")))
+
+
+def _classify(
+    outcome: Outcome, limits: SandboxLimits, isolation: Isolation
+) -> tuple[int | None, str | None]:
+    code = outcome.returncode
+    sig: int | None = -code if code < 0 else None
+    # bwrap reports a child that died by signal N as exit status 128+N.
+    if isolation == "bwrap" and sig is None and code > 128 and code - 128 < signal.NSIG:
+        sig = code - 128
+    if outcome.timed_out:
+        return None, "wall_clock"
+    if sig is not None:
+        if sig == signal.SIGXCPU or (sig == signal.SIGKILL and outcome.cpu_s >= limits.cpu_seconds):
+            return None, "cpu"
+        if sig == signal.SIGXFSZ:
+            return None, "file_size"
+        return None, f"signal:{sig}"
+    if code != 0:
+        tail = outcome.stderr[-_STDERR_TAIL:].decode("utf-8", errors="replace")
+        if _MEMORY_RE.search(tail):
+            return code, "memory"
+        if _FILE_SIZE_RE.search(tail):
+            return code, "file_size"
+    return code, None
+
+
+def _result(
+    outcome: Outcome, launch: _Launch, workspace: Path, limits: SandboxLimits, isolation: Isolation
+) -> SandboxResult:
+    if outcome.launch_error is not None:
+        stage, message = outcome.launch_error
+        if stage == "exec" and isolation == "none":
+            # The step's own argv[0] could not be executed: a step failure, like a shell's 127.
+            return _build(outcome, isolation, 127, None, f"cannot run {launch.argv[0]}: {message}")
+        raise SandboxUnavailable(f"the sandbox launcher failed ({stage}: {message})")
+    if isolation == "bwrap" and outcome.child_pid is None and not outcome.timed_out:
+        detail = outcome.stderr.decode("utf-8", errors="replace").strip()[-_STDERR_TAIL:]
+        raise SandboxUnavailable(
+            f"bubblewrap could not create the sandbox: {detail or 'no message'} "
+            "(it needs unprivileged user namespaces: sysctl user.max_user_namespaces > 0 and, "
+            "on Ubuntu, kernel.apparmor_restrict_unprivileged_userns=0)"
+        )
+    exit_code, killed_by = _classify(outcome, limits, isolation)
+    result = _build(outcome, isolation, exit_code, killed_by, None)
+    return result.model_copy(update={"violations": scan_violations(workspace)})
+
+
+def _build(
+    outcome: Outcome,
+    isolation: Isolation,
+    exit_code: int | None,
+    killed_by: str | None,
+    stderr_note: str | None,
+) -> SandboxResult:
+    stderr = outcome.stderr.decode("utf-8", errors="replace")
+    return SandboxResult(
+        exit_code=exit_code,
+        timed_out=outcome.timed_out,
+        killed_by=killed_by,
+        stdout=outcome.stdout.decode("utf-8", errors="replace"),
+        stderr=stderr + (f"forge sandbox: {stderr_note}\n" if stderr_note else ""),
+        stdout_truncated=outcome.stdout_truncated,
+        stderr_truncated=outcome.stderr_truncated,
+        duration_ms=outcome.duration_ms,
+        isolation=isolation,
+    )

@@ -1,0 +1,268 @@
+"""step__execute and run__finalize: the harness as activities, with events and provenance."""
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from temporalio import activity
+
+from activities.errors import step_failure
+from activities.sandbox import harness
+from activities.sandbox.harness import StepFailure
+from activities.sandbox.receipts import receipt_summary
+from activities.store.artifacts import ArtifactStore
+from activities.store.events import EventStore
+from compiler.typesystem.library import TypeLibrary
+from schemas.artifacts import ArtifactRef, Provenance
+from schemas.compiled import CompiledPlan, CompiledStep
+from schemas.events import EventDraft
+from schemas.receipts import Receipt
+from schemas.run import FinalizeInput, FinalizeResult, StepExecuteInput, StepExecuteResult
+
+MAX_PLAN_BYTES = 64 * 1024 * 1024
+
+
+class StepActivities:
+    """Runs one step attempt through the nine harness steps; holds the stores it writes to."""
+
+    def __init__(
+        self, artifacts: ArtifactStore, events: EventStore, library: TypeLibrary, runs_dir: Path
+    ) -> None:
+        self._artifacts = artifacts
+        self._events = events
+        self._library = library
+        self._runs_dir = runs_dir
+        self._plans: dict[str, CompiledPlan] = {}
+
+    def _plan(self, ref: ArtifactRef) -> CompiledPlan:
+        if ref.sha256 not in self._plans:
+            raw = self._artifacts.read_bytes(ref.sha256, MAX_PLAN_BYTES)
+            self._plans[ref.sha256] = CompiledPlan.model_validate_json(raw)
+        return self._plans[ref.sha256]
+
+    def _adapter_source(self, adapter_id: str) -> bytes:
+        adapter = self._library.adapters[adapter_id]
+        yaml_path = Path(self._library.sources[adapter_id])
+        return (yaml_path.parent / f"{adapter.module}.py").read_bytes()
+
+    def _emit(
+        self,
+        inp: StepExecuteInput,
+        type_: str,
+        suffix: str,
+        cause: str | None,
+        payload: dict[str, Any],
+    ) -> str:
+        event_id = f"{inp.run_id}:{type_}:{inp.step_key}:{suffix}"
+        self._events.append(
+            [
+                EventDraft(
+                    event_id=event_id,
+                    type=type_,
+                    tenant_id=inp.tenant_id,
+                    project_id=inp.project_id,
+                    run_id=inp.run_id,
+                    caused_by=cause,
+                    timestamp=datetime.now(UTC),
+                    payload={"step_key": inp.step_key, **payload},
+                )
+            ],
+            stream_id=f"{inp.run_id}:step:{inp.step_key}",
+        )
+        return event_id
+
+    def _store_receipt(self, inp: StepExecuteInput, receipt: Receipt, attempt: int) -> ArtifactRef:
+        return self._artifacts.put_bytes(
+            receipt.model_dump_json(indent=2).encode("utf-8"),
+            logical_path=f"meta/{inp.run_id}/receipts/{inp.step_key}.{receipt.phase}.{attempt}.json",
+            media_type="application/json",
+        )
+
+    @activity.defn(name="step__execute")
+    def execute(self, inp: StepExecuteInput) -> StepExecuteResult:
+        """One attempt through the harness; a completed step is never executed twice."""
+        attempt = activity.info().attempt
+        plan = self._plan(inp.compiled_ref)
+        step = next(s for s in plan.steps if s.step_key == inp.step_key)
+        done = self._already_completed(inp, step, attempt)
+        if done is not None:
+            return done
+        started = self._emit(
+            inp,
+            "step.started.v1",
+            str(attempt),
+            inp.cause_event_id,
+            {
+                "attempt": attempt,
+                "contract_hash": step.contract_hash,
+                "step_id": step.step_id,
+            },
+        )
+        workspace = self._runs_dir / inp.run_id / inp.step_key / f"attempt-{attempt}"
+        try:
+            result = self._attempt(inp, plan, step, workspace, attempt, started)
+        except StepFailure as failure:
+            retryable = failure.failure_class in step.repair_policy.retryable_failure_classes
+            self._emit(
+                inp,
+                "step.failed.v1",
+                str(attempt),
+                started,
+                {
+                    "attempt": attempt,
+                    "failure_class": failure.failure_class,
+                    "message": failure.message,
+                    "retryable": retryable,
+                    "workspace": str(workspace),
+                },
+            )
+            raise step_failure(
+                failure.failure_class, failure.message, attempt=attempt, retryable=retryable
+            ) from None
+        shutil.rmtree(workspace, ignore_errors=True)
+        return result
+
+    def _attempt(
+        self,
+        inp: StepExecuteInput,
+        plan: CompiledPlan,
+        step: CompiledStep,
+        workspace: Path,
+        attempt: int,
+        started: str,
+    ) -> StepExecuteResult:
+        harness.prepare_workspace(workspace)
+        harness.materialize_inputs(workspace, step, inp.inputs, self._artifacts)
+        pre = harness.preflight(workspace, step)
+        pre_ref = self._store_receipt(inp, pre, attempt)
+        self._emit(
+            inp,
+            "step.receipt.preflight.v1",
+            str(attempt),
+            started,
+            {
+                "receipt_ref": pre_ref.model_dump(mode="json"),
+                "files": receipt_summary(pre),
+            },
+        )
+        harness.verify_inputs(pre, step)
+        executor = harness.executor_for(step, self._adapter_source)
+        harness.run_executor(
+            workspace, executor, plan.profile_snapshot.profile.sandbox, heartbeat=activity.heartbeat
+        )
+        harness.check_undeclared_writes(workspace, step, pre)
+        post = harness.postflight(workspace, step)
+        post_ref = self._store_receipt(inp, post, attempt)
+        post_event = self._emit(
+            inp,
+            "step.receipt.postflight.v1",
+            str(attempt),
+            started,
+            {
+                "receipt_ref": post_ref.model_dump(mode="json"),
+                "files": receipt_summary(post),
+            },
+        )
+        harness.verify_outputs(post, step)
+        outputs = harness.persist_outputs(workspace, step, self._artifacts)
+        provenance = Provenance(
+            run_id=inp.run_id,
+            step_key=step.step_key,
+            contract_hash=step.contract_hash,
+            input_hashes={p: r.sha256 for p, r in sorted(inp.inputs.items())},
+            code_hash=step.executable_contract_v2.code_sha256,
+            attempt=attempt,
+        )
+        for ref in outputs:
+            published = self._events.publish_artifact(ref, provenance)
+            self._emit(
+                inp,
+                "artifact.published.v1",
+                ref.path,
+                post_event,
+                {
+                    "artifact": ref.model_dump(mode="json"),
+                    "version": published.version,
+                    "contract_hash": step.contract_hash,
+                },
+            )
+        summary = receipt_summary(post)
+        completed = self._emit(
+            inp,
+            "step.completed.v1",
+            "done",
+            post_event,
+            {
+                "attempt": attempt,
+                "outputs": [r.model_dump(mode="json") for r in outputs],
+                "preflight_ref": pre_ref.model_dump(mode="json"),
+                "postflight_ref": post_ref.model_dump(mode="json"),
+                "receipt": summary,
+            },
+        )
+        return StepExecuteResult(
+            step_key=step.step_key,
+            attempt=attempt,
+            outputs=outputs,
+            preflight_ref=pre_ref,
+            postflight_ref=post_ref,
+            receipt_summary=summary,
+            completed_event_id=completed,
+        )
+
+    def _already_completed(
+        self, inp: StepExecuteInput, step: CompiledStep, attempt: int
+    ) -> StepExecuteResult | None:
+        """A retry after the step completed (e.g. the worker died before reporting): no rerun."""
+        for event in self._events.read_stream(f"{inp.run_id}:step:{inp.step_key}"):
+            if event.type == "step.completed.v1":
+                p = event.payload
+                return StepExecuteResult(
+                    step_key=step.step_key,
+                    attempt=int(p["attempt"]),
+                    outputs=[ArtifactRef.model_validate(o) for o in p["outputs"]],
+                    preflight_ref=ArtifactRef.model_validate(p["preflight_ref"]),
+                    postflight_ref=ArtifactRef.model_validate(p["postflight_ref"]),
+                    receipt_summary=p["receipt"],
+                    completed_event_id=event.event_id,
+                )
+        return None
+
+    @activity.defn(name="run__finalize")
+    def finalize(self, inp: FinalizeInput) -> FinalizeResult:
+        """Final-output check (every output published and intact) and the run.completed event."""
+        plan = self._plan(inp.compiled_ref)
+        published = {(p.path, p.sha256) for p in self._events.list_published(inp.run_id)}
+        problems = [
+            f"{ref.path} was not published"
+            for ref in inp.outputs
+            if (ref.path, ref.sha256) not in published
+        ]
+        problems += [
+            f"{ref.path} is missing from the artifact store"
+            for ref in inp.outputs
+            if not self._artifacts.exists(ref.sha256)
+        ]
+        type_ = "run.failed.v1" if problems else "run.completed.v1"
+        self._events.append(
+            [
+                EventDraft(
+                    event_id=f"{inp.run_id}:{type_}",
+                    type=type_,
+                    tenant_id=inp.tenant_id,
+                    project_id=inp.project_id,
+                    run_id=inp.run_id,
+                    caused_by=inp.cause_event_id,
+                    timestamp=datetime.now(UTC),
+                    payload={
+                        "plan_hash": plan.plan_hash,
+                        "problems": problems,
+                        "outputs": [r.model_dump(mode="json") for r in inp.outputs],
+                        "cost": {"input_tokens": 0, "output_tokens": 0, "usd": 0.0},
+                    },
+                )
+            ],
+            stream_id=f"{inp.run_id}:run",
+        )
+        return FinalizeResult(published=inp.outputs, problems=problems)

@@ -1,0 +1,87 @@
+"""Test harness for the run engine: a Forge client on the session dev server, a worker, helpers."""
+
+import concurrent.futures
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+
+from schemas.run import RunInput, RunResult
+from workers import runs
+from workers.plugin import ForgePlugin
+from workers.settings import Settings
+from workers.worker import Services, build_worker
+from workflows.run import CompiledRunWorkflow
+
+ROOT = Path(__file__).resolve().parents[2]
+BILLING = ROOT / "examples" / "billing-audit"
+
+
+@dataclass
+class Engine:
+    client: Client
+    settings: Settings
+    services: Services
+
+    async def start(
+        self, document: dict[str, Any], inputs: dict[str, Path] | None = None, **extra: Any
+    ) -> WorkflowHandle[CompiledRunWorkflow, RunResult]:
+        from compiler.plan.parse import parse_candidate
+
+        candidate = parse_candidate(document)
+        refs = runs.bind_inputs(candidate, inputs or {}, self.services.artifacts)
+        plan_ref = self.services.artifacts.put_bytes(
+            runs.plan_bytes(document), logical_path="meta/plans/test.json"
+        )
+        run = RunInput(run_id=runs.new_run_id(), plan_ref=plan_ref, inputs=refs, **extra)
+        return await runs.start_run(self.client, self.settings, run)
+
+    async def run(
+        self, document: dict[str, Any], inputs: dict[str, Path] | None = None, **extra: Any
+    ) -> RunResult:
+        return await (await self.start(document, inputs, **extra)).result()
+
+
+async def forge_client(env: WorkflowEnvironment) -> Client:
+    return await Client.connect(
+        env.client.service_client.config.target_host,
+        namespace=env.client.namespace,
+        plugins=[ForgePlugin()],
+    )
+
+
+@asynccontextmanager
+async def engine(env: WorkflowEnvironment, home: Path, task_queue: str) -> AsyncIterator[Engine]:
+    settings = Settings(home=home, task_queue=task_queue)
+    services = Services.from_settings(settings)
+    client = await forge_client(env)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        async with build_worker(client, settings, services, pool):
+            yield Engine(client, settings, services)
+
+
+def billing_plan() -> dict[str, Any]:
+    return runs.load_plan_document(
+        BILLING / "frozen-plan.json", json.loads((BILLING / "frozen-plan.json").read_text())
+    )
+
+
+def billing_inputs(tmp: Path) -> dict[str, Path]:
+    sys.path.insert(0, str(BILLING))
+    try:
+        import generate  # examples/billing-audit/generate.py
+    finally:
+        sys.path.remove(str(BILLING))
+    data = tmp / "data"
+    generate.generate(data, seed=2)
+    return {
+        "time_entries": data / "time_entries.csv",
+        "rate_cards": data / "rate_cards.csv",
+        "contracts": data / "contracts.json",
+    }

@@ -1,0 +1,94 @@
+"""The failure model (seed 000 §6.5, Part X-c): contained, classified, dependents skipped."""
+
+import pytest
+
+from tests.workflows.engine import engine
+from tests.workflows.plans import code_step, plan, write_json
+
+OK = write_json("output/a.json")
+
+
+def _two_steps(bad_code: str, **kw) -> dict:
+    return plan(
+        code_step("bad", bad_code, ["output/bad.json"], **kw),
+        code_step(
+            "after",
+            OK.replace("a.json", "after.json"),
+            ["output/after.json"],
+            depends_on=["bad"],
+            reads=["output/bad.json"],
+        ),
+        code_step("independent", OK, ["output/a.json"]),
+    )
+
+
+async def _run(temporal_env, task_queue, tmp_path, document):
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        result = await eng.run(document)
+        events = eng.services.events.list_events(run_id=result.run_id)
+        return result, events
+
+
+async def test_code_that_raises_fails_typed_and_skips_dependents(
+    temporal_env, task_queue, tmp_path
+):
+    result, events = await _run(
+        temporal_env, task_queue, tmp_path, _two_steps("raise SystemExit('bad input data')")
+    )
+    assert result.status == "failed" and result.failed_steps == ["bad"]
+    bad = result.steps["bad"]
+    assert bad.error.failure_class == "CODE_ERROR" and "bad input data" in bad.error.message
+    assert bad.attempts == 1  # a deterministic code error is not retried
+    assert result.steps["after"].status == "skipped"
+    assert result.skipped_steps == {"after": "upstream step 'bad' failed"}
+    assert result.steps["independent"].status == "done"
+    failed = [e for e in events if e.type == "step.failed.v1"]
+    assert [e.payload["failure_class"] for e in failed] == ["CODE_ERROR"]
+    assert any(e.type == "run.failed.v1" for e in events)
+
+
+async def test_undeclared_write_is_a_contract_violation(temporal_env, task_queue, tmp_path):
+    code = OK.replace("a.json", "bad.json") + write_json("output/sneaky.json")
+    result, _ = await _run(temporal_env, task_queue, tmp_path, _two_steps(code))
+    err = result.steps["bad"].error
+    assert err.failure_class == "CONTRACT_VIOLATION" and "output/sneaky.json" in err.message
+    assert result.steps["bad"].attempts == 1
+
+
+async def test_memory_bomb_is_killed_and_retried_on_a_fresh_sandbox(
+    temporal_env, task_queue, tmp_path
+):
+    result, events = await _run(
+        temporal_env, task_queue, tmp_path, _two_steps("x = bytearray(8 * 1024**3)\n")
+    )
+    bad = result.steps["bad"]
+    assert bad.error.failure_class == "SANDBOX_OOM"
+    # strict.fail-closed.v1 retries sandbox deaths twice under the same contract.
+    assert bad.attempts == 3
+    attempts = [
+        e.payload["attempt"]
+        for e in events
+        if e.type == "step.failed.v1" and e.payload["step_key"] == "bad"
+    ]
+    assert attempts == [1, 2, 3]
+
+
+async def test_fork_bomb_is_contained(temporal_env, task_queue, tmp_path):
+    code = "import os\nwhile True:\n    os.fork()\n"
+    result, _ = await _run(temporal_env, task_queue, tmp_path, _two_steps(code))
+    assert result.steps["bad"].status == "error"
+    assert result.steps["independent"].status == "done"
+
+
+@pytest.mark.parametrize("loop", ["while True:\n    pass\n", "import time\ntime.sleep(3600)\n"])
+async def test_endless_step_is_killed_at_the_wall_clock(temporal_env, task_queue, tmp_path, loop):
+    from activities.typelib import load_profiles
+
+    layers, _ = load_profiles()
+    profile = layers.builtin["default"].model_dump(mode="json")
+    profile["profile_id"] = "short-fuse"
+    profile["sandbox"]["wall_clock_s"] = 3
+    profile["sandbox"]["cpu_seconds"] = 2
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        result = await eng.run(_two_steps(loop), profile_document=profile)
+    assert result.steps["bad"].error.failure_class == "SANDBOX_TIMEOUT"

@@ -1,0 +1,165 @@
+"""Durability: a killed worker and a restarted Temporal server do not lose or duplicate work."""
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+from activities.store.events import open_event_store
+from schemas.run import RunInput
+from tests.workflows.engine import forge_client
+from tests.workflows.plans import code_step, plan, write_json
+from workers import runs
+from workers.devserver import DevServer
+from workers.settings import Settings
+from workers.worker import Services
+
+SLOW = "import time\ntime.sleep(4)\n"
+
+
+def _slow_plan() -> dict:
+    return plan(
+        code_step("first", write_json("output/first.json"), ["output/first.json"]),
+        code_step(
+            "slow",
+            SLOW + write_json("output/slow.json"),
+            ["output/slow.json"],
+            depends_on=["first"],
+            reads=["output/first.json"],
+        ),
+        code_step(
+            "last",
+            write_json("output/last.json"),
+            ["output/last.json"],
+            depends_on=["slow"],
+            reads=["output/slow.json"],
+        ),
+    )
+
+
+def _worker(home: Path, address: str, task_queue: str) -> subprocess.Popen[bytes]:
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "FORGE_HOME": str(home),
+        "FORGE_TEMPORAL_ADDRESS": address,
+        "FORGE_TASK_QUEUE": task_queue,
+    }
+    forge = Path(sys.executable).parent / "forge"
+    return subprocess.Popen(
+        [str(forge), "worker"],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+async def _wait_for_event(home: Path, run_id: str, type_: str, step: str) -> None:
+    store = open_event_store(f"sqlite:///{home / 'forge.db'}")
+    for _ in range(600):
+        if any(
+            e.type == type_ and e.payload.get("step_key") == step
+            for e in store.list_events(run_id=run_id)
+        ):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{type_} for {step} never happened")
+
+
+def _assert_exactly_once(settings: Settings, run_id: str) -> None:
+    store = open_event_store(settings.database_url)
+    published = store.list_published(run_id)
+    assert sorted(p.path for p in published) == [
+        "output/first.json",
+        "output/last.json",
+        "output/slow.json",
+    ]
+    assert {p.version for p in published} == {1}
+    events = store.list_events(run_id=run_id)
+    once = Counter(
+        (e.type, e.payload.get("step_key"), e.payload.get("artifact", {}).get("path"))
+        for e in events
+        if e.type in ("step.completed.v1", "artifact.published.v1", "run.completed.v1")
+    )
+    assert set(once.values()) == {1}, once
+    assert store.verify_chain("default").ok
+
+
+async def test_sigkilled_worker_is_replaced_and_the_run_completes_once(
+    temporal_env, task_queue, tmp_path
+):
+    home = tmp_path / "home"
+    settings = Settings(home=home, task_queue=task_queue)
+    services = Services.from_settings(settings)
+    client = await forge_client(temporal_env)
+    address = temporal_env.client.service_client.config.target_host
+    document = _slow_plan()
+    ref = services.artifacts.put_bytes(runs.plan_bytes(document), logical_path="meta/p.json")
+    run = RunInput(run_id=runs.new_run_id(), plan_ref=ref)
+    first = _worker(home, address, task_queue)
+    second = None
+    try:
+        handle = await runs.start_run(client, settings, run)
+        await _wait_for_event(home, run.run_id, "step.started.v1", "slow")
+        await asyncio.sleep(1)
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+        second = _worker(home, address, task_queue)
+        result = await asyncio.wait_for(handle.result(), timeout=180)
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    assert result.status == "completed"
+    assert result.steps["slow"].attempts >= 2  # the killed attempt was retried
+    _assert_exactly_once(settings, run.run_id)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_embedded_server_restart_mid_run(tmp_path, task_queue):
+    home = tmp_path / "home"
+    settings = Settings(home=home, task_queue=task_queue, dev_server_port=_free_port())
+    server = DevServer()
+    await server.up(settings)
+    try:
+        async with engine_on(settings) as eng:
+            handle = await eng.start(_slow_plan())
+            await _wait_for_event(home, handle.id, "step.started.v1", "slow")
+            assert await server.down(settings)
+            await asyncio.sleep(1)
+            await server.up(settings)
+            result = await asyncio.wait_for(handle.result(), timeout=180)
+        assert result.status == "completed"
+        _assert_exactly_once(settings, handle.id)
+    finally:
+        await server.down(settings)
+
+
+def engine_on(settings: Settings):
+    """An engine whose client talks to the embedded server of `settings`."""
+    from contextlib import asynccontextmanager
+
+    @asynccontextmanager
+    async def go():
+        import concurrent.futures
+
+        from tests.workflows.engine import Engine
+        from workers.worker import build_worker
+
+        services = Services.from_settings(settings)
+        client = await runs.connect(settings)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            async with build_worker(client, settings, services, pool):
+                yield Engine(client, settings, services)
+
+    return go()

@@ -1,0 +1,125 @@
+"""`forge sandbox exec`: run one script under exactly the sandbox that steps run in."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from activities.sandbox.runner import (
+    SandboxLimits,
+    SandboxResult,
+    SandboxUnavailable,
+    WorkspaceViolation,
+    run_sandboxed,
+)
+from activities.typelib import load_profiles
+from compiler.errors import PackError
+from schemas.profile import SandboxPolicy
+from workers.cli_common import err, fail, out
+
+__all__ = ["sandbox_app"]
+
+sandbox_app = typer.Typer(
+    help="Run code in the step sandbox (bubblewrap, rlimits, no network).",
+    no_args_is_help=True,
+)
+
+EXIT_FAILED = 1
+_TAIL_LINES = 20
+
+
+def _default_policy() -> SandboxPolicy:
+    try:
+        layers, _ = load_profiles()
+    except PackError as exc:
+        fail("the built-in execution profiles do not load", str(exc))
+    return layers.builtin["default"].sandbox
+
+
+def _remove(ws: Path) -> None:
+    try:
+        shutil.rmtree(ws)
+    except OSError as exc:
+        err.print(f"[yellow]warning:[/] could not remove the temporary workspace {ws}: {exc}")
+
+
+def _tail(text: str) -> str:
+    return "\n".join(text.rstrip("\n").splitlines()[-_TAIL_LINES:])
+
+
+def _summary(result: SandboxResult, workspace: Path | None) -> None:
+    ok = result.exit_code == 0 and result.killed_by is None
+    table = Table(show_header=False, title_justify="left", title="sandbox run")
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    table.add_row("exit code", "[green]0[/]" if ok else f"[red]{result.exit_code}[/]")
+    table.add_row("killed by", escape(result.killed_by or "-"))
+    table.add_row("duration", f"{result.duration_ms} ms")
+    table.add_row("isolation", result.isolation)
+    if workspace is not None:
+        table.add_row("workspace", escape(str(workspace)))
+    for problem in result.violations:
+        table.add_row("[red]violation[/]", escape(problem))
+    out.print(table)
+    for name, text, cut in (
+        ("stdout", result.stdout, result.stdout_truncated),
+        ("stderr", result.stderr, result.stderr_truncated),
+    ):
+        if text:
+            note = " (truncated at the output cap)" if cut else ""
+            out.print(f"[bold]{name}[/] (last {_TAIL_LINES} lines){note}:")
+            out.print(escape(_tail(text)), highlight=False)
+
+
+@sandbox_app.command("exec")
+def exec_cmd(
+    script: Annotated[Path, typer.Argument(help="Python script to run as a step would.")],
+    workspace: Annotated[
+        Path | None,
+        typer.Option(help="Workspace directory to use and keep (default: a temporary one)."),
+    ] = None,
+    timeout: Annotated[
+        float | None, typer.Option(help="Wall-clock limit in seconds.", min=0.1)
+    ] = None,
+    memory: Annotated[int | None, typer.Option(help="Address-space limit in MB.", min=1)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Run SCRIPT in the sandbox with the `default` profile's limits; exit 0 only if it did."""
+    if not script.is_file():
+        fail(f"{script}: no such file", "pass the path of a Python script to run")
+    policy = _default_policy()
+    limits = SandboxLimits.from_policy(policy)
+    overrides = {"wall_clock_s": timeout, "memory_mb": memory}
+    limits = limits.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+    ws = workspace.absolute() if workspace else Path(tempfile.mkdtemp(prefix="forge-sandbox-"))
+    try:
+        (ws / "meta").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(script, ws / "meta" / script.name)
+        result = run_sandboxed(
+            ["python", f"/workspace/meta/{script.name}"],
+            workspace=ws,
+            limits=limits,
+            isolation=policy.isolation,
+        )
+    except (SandboxUnavailable, WorkspaceViolation) as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot prepare the workspace {ws}: {exc}")
+    finally:
+        if workspace is None:
+            _remove(ws)
+    if as_json:
+        keys = ("exit_code", "timed_out", "killed_by", "stdout", "stderr", "duration_ms")
+        payload = {k: getattr(result, k) for k in keys} | {"violations": result.violations}
+        typer.echo(json.dumps(payload))
+    else:
+        _summary(result, workspace.absolute() if workspace else None)
+    if result.exit_code != 0 or result.killed_by is not None:
+        raise typer.Exit(EXIT_FAILED)

@@ -1,0 +1,126 @@
+"""Client-side run operations shared by the CLI (and later the API): load, submit, observe."""
+
+import json
+import secrets
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.service import RPCError
+
+from activities.store.artifacts import ArtifactStore
+from schemas.artifacts import ArtifactRef
+from schemas.plan import PlannerCandidate
+from schemas.run import RunInput, RunResult, RunStatusView
+from workers.devserver import ensure_address
+from workers.plugin import ForgePlugin
+from workers.settings import Settings
+from workflows.run import CompiledRunWorkflow
+
+_QUERY_TIMEOUT = timedelta(seconds=10)
+
+
+class PlanFileError(ValueError):
+    """A plan file that cannot be loaded; the message names the file and the field."""
+
+
+def load_plan_document(path: Path, raw: Any) -> dict[str, Any]:
+    """Inline every step's `code_file` (relative to the plan file) as its frozen `code`."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("steps"), list):
+        return raw if isinstance(raw, dict) else {"steps": raw}
+    steps = []
+    for i, step in enumerate(raw["steps"]):
+        if isinstance(step, dict) and "code_file" in step:
+            step = dict(step)
+            rel = step.pop("code_file")
+            if "code" in step:
+                raise PlanFileError(f"{path}: steps[{i}] has both code and code_file; keep one")
+            source = (path.parent / str(rel)).resolve()
+            if not source.is_file():
+                raise PlanFileError(f"{path}: steps[{i}].code_file {rel!r} does not exist")
+            step["code"] = source.read_text(encoding="utf-8")
+        steps.append(step)
+    return {**raw, "steps": steps}
+
+
+def new_run_id() -> str:
+    return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def bind_inputs(
+    candidate: PlannerCandidate, given: Mapping[str, Path], store: ArtifactStore
+) -> dict[str, ArtifactRef]:
+    """Upload each --input NAME=PATH under its declared input/ path; names must match the plan."""
+    declared = {d.name: d for d in candidate.run_inputs}
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        raise PlanFileError(
+            f"--input {', '.join(unknown)} is not a run input of this plan; "
+            f"declared: {', '.join(sorted(declared)) or 'none'}"
+        )
+    missing = sorted(n for n, d in declared.items() if d.required and n not in given)
+    if missing:
+        raise PlanFileError(
+            "missing required input(s): "
+            + ", ".join(f"--input {n}=PATH ({declared[n].path})" for n in missing)
+        )
+    refs = {}
+    for name, path in given.items():
+        if not path.is_file():
+            raise PlanFileError(f"--input {name}={path}: no such file")
+        refs[name] = store.put_file(path, logical_path=declared[name].path.removeprefix("./"))
+    return refs
+
+
+async def connect(settings: Settings) -> Client:
+    """A client for the configured cluster, or the embedded dev server (started if needed)."""
+    address = await ensure_address(settings)
+    return await Client.connect(address, namespace=settings.namespace, plugins=[ForgePlugin()])
+
+
+async def start_run(
+    client: Client, settings: Settings, run: RunInput
+) -> WorkflowHandle[CompiledRunWorkflow, RunResult]:
+    return await client.start_workflow(
+        CompiledRunWorkflow.run, run, id=run.run_id, task_queue=settings.task_queue
+    )
+
+
+async def describe(
+    client: Client, run_id: str
+) -> tuple[str, RunStatusView | None, RunResult | None]:
+    """(Temporal status, live view if queryable, result if finished)."""
+    handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+    try:
+        desc = await handle.describe()
+    except RPCError as exc:
+        raise LookupError(f"no run {run_id!r}: {exc.message}") from None
+    status = desc.status.name if desc.status else "UNKNOWN"
+    if desc.status == WorkflowExecutionStatus.COMPLETED:
+        return status, None, await handle.result()
+    if desc.status == WorkflowExecutionStatus.RUNNING:
+        view = await handle.query(CompiledRunWorkflow.status, rpc_timeout=_QUERY_TIMEOUT)
+        return status, view, None
+    return status, None, None
+
+
+def outputs_dir(settings: Settings, run_id: str) -> Path:
+    return settings.home / "outputs" / run_id
+
+
+def export_outputs(settings: Settings, store: ArtifactStore, result: RunResult) -> list[Path]:
+    """Copy a finished run's outputs out of the store so people can open them."""
+    root = outputs_dir(settings, result.run_id)
+    written = []
+    for ref in result.outputs:
+        dest = root / ref.path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        store.get_to_file(ref.sha256, dest)
+        written.append(dest)
+    return written
+
+
+def plan_bytes(document: Mapping[str, Any]) -> bytes:
+    return json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")

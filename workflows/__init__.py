@@ -1,0 +1,1 @@
+"""Temporal workflow definitions only: orchestration, no logic, no I/O."""

@@ -1,0 +1,53 @@
+"""Retry policies and timeouts as named constants (Temporal owns every retry in Forge)."""
+
+from datetime import timedelta
+
+from temporalio.common import RetryPolicy
+
+# Error types raised by activities for failures that a retry cannot fix.
+COMPILER_ERROR = "CompilerError"
+NON_RETRYABLE_STEP_ERRORS = (
+    "CODE_ERROR",
+    "CONTRACT_VIOLATION",
+    "MISSING_INPUT",
+    "POLICY_BLOCKED",
+    "EXECUTOR_UNAVAILABLE",
+    "MAX_RETRIES_REACHED",
+)
+
+COMPILE_TIMEOUT = timedelta(minutes=2)
+COMPILE_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_interval=timedelta(seconds=10),
+    maximum_attempts=3,
+    non_retryable_error_types=[COMPILER_ERROR],
+)
+
+EVENTS_TIMEOUT = timedelta(seconds=30)
+EVENTS_RETRY = RetryPolicy(
+    initial_interval=timedelta(milliseconds=200),
+    maximum_interval=timedelta(seconds=10),
+    maximum_attempts=20,
+    non_retryable_error_types=["ConflictError", "MissingCauseError"],
+)
+
+STEP_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+# The sandbox enforces the contract's wall clock; the activity gets a margin for the harness.
+STEP_HARNESS_MARGIN = timedelta(minutes=2)
+STEP_RETRY_INITIAL = timedelta(seconds=1)
+STEP_RETRY_MAXIMUM = timedelta(seconds=30)
+
+FINALIZE_TIMEOUT = timedelta(minutes=5)
+
+# Long runs continue as new past this many history events unless the run says otherwise.
+DEFAULT_HISTORY_THRESHOLD = 10_000
+
+
+def step_retry(max_attempts: int) -> RetryPolicy:
+    """The contract's repair policy as a Temporal retry policy (a new policy, never mutated)."""
+    return RetryPolicy(
+        initial_interval=STEP_RETRY_INITIAL,
+        maximum_interval=STEP_RETRY_MAXIMUM,
+        maximum_attempts=max_attempts,
+        non_retryable_error_types=list(NON_RETRYABLE_STEP_ERRORS),
+    )
