@@ -12,15 +12,21 @@ FORGE  := $(BIN)/forge
 
 venv: $(STAMP)
 
-# Step code runs inside bubblewrap (DESIGN.md §5); install it once, stay silent when present.
+# Step code runs inside bubblewrap (DESIGN.md §5) and the store tests start a real PostgreSQL
+# server; install what is missing once (as root), stay silent when everything is present.
+SYSTEM_PACKAGES := $(if $(shell command -v bwrap),,bubblewrap) \
+                   $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql)
+
 system-deps:
-	@command -v bwrap >/dev/null 2>&1 || { \
+	@if [ -n "$(strip $(SYSTEM_PACKAGES))" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing bubblewrap (step sandbox) ..."; \
-	    apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null; \
+	    echo "installing $(strip $(SYSTEM_PACKAGES)) ..."; \
+	    apt-get update -qq && apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
 	  else \
-	    echo "bubblewrap is missing: run \`sudo apt-get install bubblewrap\`" >&2; exit 1; \
-	  fi; }
+	    echo "missing system packages: run \`sudo apt-get install $(strip $(SYSTEM_PACKAGES))\`" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
 
 $(STAMP): pyproject.toml | system-deps
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -29,10 +35,17 @@ $(STAMP): pyproject.toml | system-deps
 	@$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	@touch $(STAMP)
 
+DEMO_DATA := .forge/demo/data
+
 demo: $(STAMP)
 	@$(FORGE) dev up
-	@$(FORGE) compile examples/billing-audit/plan.json --out .forge/demo
-	@$(FORGE) dev status
+	@$(PY) examples/billing-audit/generate.py $(DEMO_DATA) --seed 2
+	@$(FORGE) run examples/billing-audit/frozen-plan.json \
+	    --input time_entries=$(DEMO_DATA)/time_entries.csv \
+	    --input rate_cards=$(DEMO_DATA)/rate_cards.csv \
+	    --input contracts=$(DEMO_DATA)/contracts.json
+	@$(PY) examples/billing-audit/summarize.py "$$(ls -dt .forge/outputs/run-* | head -1)" \
+	    $(DEMO_DATA)/answer_key.json
 	@echo "The embedded Temporal server keeps running; stop it with: $(FORGE) dev down"
 
 lint: $(STAMP)

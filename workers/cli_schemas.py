@@ -15,7 +15,11 @@ from schemas.compiled import (
     DispatchPacket,
     ExecutableContract,
 )
+from schemas.artifacts import ArtifactRef, Provenance
 from schemas.diagnostics import Diagnostic
+from schemas.events import Event, EventDraft
+from schemas.receipts import Receipt
+from schemas.run import RunInput, RunResult, RunStatusView, StepExecuteInput, StepExecuteResult
 from schemas.plan import ArtifactContract, PlannerCandidate, PlannerStep, ResolvedPlan, ResolvedStep
 from schemas.profile import ExecutionProfile, ExecutionProfileSnapshot
 from schemas.typesystem import (
@@ -57,6 +61,16 @@ EXPORTED: tuple[type[FrozenModel], ...] = (
     ArtifactProfile,
     EntitySchema,
     Diagnostic,
+    EventDraft,
+    Event,
+    Receipt,
+    ArtifactRef,
+    Provenance,
+    RunInput,
+    RunResult,
+    RunStatusView,
+    StepExecuteInput,
+    StepExecuteResult,
 )
 
 

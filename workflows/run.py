@@ -80,8 +80,32 @@ class CompiledRunWorkflow:
         self._nodes = carry.nodes
         self._states = dict(carry.states)
         self._status = "running"
-        await self._run_dag(inp, carry)
+        try:
+            await self._run_dag(inp, carry)
+        except asyncio.CancelledError:
+            await self._cancelled(inp, carry)
+            raise
         return await self._finish(inp, carry)
+
+    async def _cancelled(self, inp: RunInput, carry: RunCarry) -> None:
+        """Record what the cancellation stopped; published outputs are never taken back."""
+        self._status = "cancelled"
+        stopped = []
+        for key, st in self._states.items():
+            if st.status in ("pending", "in_progress"):
+                stopped.append(key)
+                self._states[key] = st.model_copy(
+                    update={"status": "skipped", "skipped_because": "run cancelled"}
+                )
+        await self._emit(
+            inp,
+            "run.cancelled.v1",
+            "run",
+            carry.root_event_id,
+            {
+                "stopped_steps": stopped,
+            },
+        )
 
     async def _compile(self, inp: RunInput, root: str) -> RunCarry:
         compile_in = {"profile_ref": inp.profile_ref, "profile_document": inp.profile_document}

@@ -92,3 +92,45 @@ async def test_endless_step_is_killed_at_the_wall_clock(temporal_env, task_queue
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         result = await eng.run(_two_steps(loop), profile_document=profile)
     assert result.steps["bad"].error.failure_class == "SANDBOX_TIMEOUT"
+
+
+async def test_cancel_stops_the_run_and_records_it(temporal_env, task_queue, tmp_path):
+    import asyncio
+
+    from temporalio.client import WorkflowFailureError
+    from temporalio.exceptions import CancelledError
+
+    slow = plan(
+        code_step("first", OK, ["output/a.json"]),
+        code_step(
+            "slow",
+            "import time\ntime.sleep(30)\n" + write_json("output/b.json"),
+            ["output/b.json"],
+            depends_on=["first"],
+            reads=["output/a.json"],
+        ),
+        code_step(
+            "never",
+            write_json("output/c.json"),
+            ["output/c.json"],
+            depends_on=["slow"],
+            reads=["output/b.json"],
+        ),
+    )
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        handle = await eng.start(slow)
+        for _ in range(300):
+            events = eng.services.events.list_events(run_id=handle.id)
+            if any(e.type == "step.started.v1" and e.payload["step_key"] == "slow" for e in events):
+                break
+            await asyncio.sleep(0.1)
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError) as err:
+            await handle.result()
+        assert isinstance(err.value.cause, CancelledError)
+        events = eng.services.events.list_events(run_id=handle.id)
+        cancelled = [e for e in events if e.type == "run.cancelled.v1"]
+        assert len(cancelled) == 1
+        assert set(cancelled[0].payload["stopped_steps"]) == {"slow", "never"}
+        published = eng.services.events.list_published(handle.id)
+        assert [p.path for p in published] == ["output/a.json"]  # kept, not clawed back

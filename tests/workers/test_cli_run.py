@@ -1,0 +1,127 @@
+"""`forge run|status|runs|artifacts|receipts|cancel|events` against a real Temporal server."""
+
+import asyncio
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.workflows.engine import BILLING, billing_inputs, engine
+from tests.workflows.plans import code_step, plan, write_json
+from workers.cli import app
+
+PLAN = BILLING / "frozen-plan.json"
+
+
+@pytest.fixture
+def cli(temporal_env, task_queue, tmp_path, monkeypatch):
+    monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(
+        "FORGE_TEMPORAL_ADDRESS", temporal_env.client.service_client.config.target_host
+    )
+    monkeypatch.setenv("FORGE_TASK_QUEUE", task_queue)
+    monkeypatch.setenv("COLUMNS", "200")
+    runner = CliRunner()
+    return lambda *args: runner.invoke(app, [str(a) for a in args])
+
+
+def _inputs(tmp_path: Path) -> list[str]:
+    args = []
+    for name, path in billing_inputs(tmp_path).items():
+        args += ["--input", f"{name}={path}"]
+    return args
+
+
+def _run_id(output: str) -> str:
+    return re.search(r"run-\d{8}-\d{6}-[0-9a-f]{6}", output).group(0)
+
+
+def test_run_then_inspect_with_every_verb(cli, tmp_path):
+    ran = cli("run", PLAN, *_inputs(tmp_path))
+    assert ran.exit_code == 0, ran.output
+    run_id = _run_id(ran.output)
+    assert f"run {run_id} completed" in ran.output
+    copied = tmp_path / "home" / "outputs" / run_id / "output" / "billing_audit_report.html"
+    assert copied.is_file() and "<svg" in copied.read_text()
+
+    status = cli("status", run_id)
+    assert status.exit_code == 0 and status.output.count("done") == 7
+
+    listed = cli("artifacts", run_id)
+    assert listed.exit_code == 0 and "output/discrepancies.json" in listed.output
+    dest = tmp_path / "d.json"
+    got = cli("artifacts", "get", run_id, "output/discrepancies.json", "-o", dest)
+    assert got.exit_code == 0 and len(json.loads(dest.read_text())) == 43
+    assert cli("artifacts", "get", run_id, "output/nope.json", "-o", dest).exit_code == 2
+
+    receipts = cli("receipts", run_id, "find_discrepancies")
+    assert receipts.exit_code == 0
+    assert "preflight" in receipts.output and "postflight" in receipts.output
+    assert "output/contract_applicability.json" in receipts.output
+    assert cli("receipts", run_id, "nope").exit_code == 2
+
+    runs = cli("runs", "--status", "completed")
+    assert runs.exit_code == 0 and run_id in runs.output
+    assert cli("runs", "--status", "weird").exit_code == 2
+
+    events = cli("events", "list", "--run", run_id)
+    assert events.exit_code == 0 and "run.completed.v1" in events.output
+    assert cli("events", "verify").exit_code == 0
+
+
+def test_bad_input_is_refused_before_anything_runs(cli, tmp_path):
+    missing = cli("run", PLAN, "--input", f"time_entries={tmp_path / 'x.csv'}")
+    assert missing.exit_code == 2 and "missing required input" in missing.output
+    unknown = cli("run", PLAN, *_inputs(tmp_path), "--input", "bogus=a.csv")
+    assert unknown.exit_code == 2 and "not a run input" in unknown.output
+    malformed = cli("run", PLAN, "--input", "no-equals-sign")
+    assert malformed.exit_code == 2 and "NAME=PATH" in malformed.output
+    assert not (tmp_path / "home" / "outputs").exists()
+
+
+def test_a_failing_run_exits_1_and_says_why(cli, tmp_path):
+    doc = plan(
+        code_step("boom", "raise SystemExit('no rates loaded')", ["output/x.json"]),
+        code_step(
+            "next",
+            write_json("output/y.json"),
+            ["output/y.json"],
+            depends_on=["boom"],
+            reads=["output/x.json"],
+        ),
+    )
+    path = tmp_path / "fail.json"
+    path.write_text(json.dumps(doc))
+    ran = cli("run", path)
+    assert ran.exit_code == 1
+    assert "CODE_ERROR" in ran.output and "no rates loaded" in ran.output
+    assert "upstream step 'boom' failed" in ran.output
+
+
+async def test_detach_then_cancel(cli, temporal_env, task_queue, tmp_path):
+    doc = plan(
+        code_step(
+            "wait", "import time\ntime.sleep(60)\n" + write_json("output/w.json"), ["output/w.json"]
+        )
+    )
+    path = tmp_path / "slow.json"
+    path.write_text(json.dumps(doc))
+    started = await asyncio.to_thread(cli, "run", path, "--detach")
+    assert started.exit_code == 0, started.output
+    run_id = _run_id(started.output)
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        for _ in range(300):
+            if any(
+                e.type == "step.started.v1" for e in eng.services.events.list_events(run_id=run_id)
+            ):
+                break
+            await asyncio.sleep(0.1)
+        cancelled = await asyncio.to_thread(cli, "cancel", run_id)
+        assert cancelled.exit_code == 0
+        handle = eng.client.get_workflow_handle(run_id)
+        with pytest.raises(Exception):
+            await handle.result()
+    status = await asyncio.to_thread(cli, "status", run_id)
+    assert "canceled" in status.output
