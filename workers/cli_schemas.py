@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from schemas.artifacts import ArtifactRef, Provenance
 from schemas.base import FrozenModel
 from schemas.compiled import (
     CompiledPlan,
@@ -15,13 +16,12 @@ from schemas.compiled import (
     DispatchPacket,
     ExecutableContract,
 )
-from schemas.artifacts import ArtifactRef, Provenance
 from schemas.diagnostics import Diagnostic
 from schemas.events import Event, EventDraft
-from schemas.receipts import Receipt
-from schemas.run import RunInput, RunResult, RunStatusView, StepExecuteInput, StepExecuteResult
 from schemas.plan import ArtifactContract, PlannerCandidate, PlannerStep, ResolvedPlan, ResolvedStep
 from schemas.profile import ExecutionProfile, ExecutionProfileSnapshot
+from schemas.receipts import Receipt
+from schemas.run import RunInput, RunResult, RunStatusView, StepExecuteInput, StepExecuteResult
 from schemas.typesystem import (
     Adapter,
     ArtifactKind,

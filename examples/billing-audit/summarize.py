@@ -18,20 +18,32 @@ def main(outputs: Path, answer_key: Path) -> int:
     found = json.loads((outputs / "output" / "discrepancies.json").read_text())
     key = json.loads(answer_key.read_text())
     table = Table(title="Billing audit: exceptions by kind", title_justify="left")
-    for col, justify in (("kind", "left"), ("count", "right"), ("billed", "right"),
-                         ("should be", "right"), ("over-billed", "right")):
+    for col, justify in (
+        ("kind", "left"),
+        ("count", "right"),
+        ("billed", "right"),
+        ("should be", "right"),
+        ("over-billed", "right"),
+    ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for row in summary:
-        table.add_row(row["kind"], str(row["count"]), f"{row['total_billed']:,.2f}",
-                      f"{row['total_expected']:,.2f}", f"{row['total_delta']:,.2f}")
+        table.add_row(
+            row["kind"],
+            str(row["count"]),
+            f"{row['total_billed']:,.2f}",
+            f"{row['total_expected']:,.2f}",
+            f"{row['total_delta']:,.2f}",
+        )
     total = sum(r["total_delta"] for r in summary)
     table.add_row("[bold]total[/]", f"[bold]{len(found)}[/]", "", "", f"[bold]{total:,.2f}[/]")
     console.print(table)
     ours = sorted((d["entry_id"], d["kind"]) for d in found)
     expected = sorted((d["entry_id"], d["kind"]) for d in key)
     if ours == expected:
-        console.print(f"[green]✓[/] all {len(expected)} seeded discrepancies found, none extra "
-                      f"(answer key {answer_key})")
+        console.print(
+            f"[green]✓[/] all {len(expected)} seeded discrepancies found, none extra "
+            f"(answer key {answer_key})"
+        )
     else:
         missed, extra = set(expected) - set(ours), set(ours) - set(expected)
         console.print(f"[red]✗[/] answer key mismatch: {len(missed)} missed, {len(extra)} extra")

@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from temporalio.client import WorkflowFailureError
+from temporalio.exceptions import CancelledError
 from typer.testing import CliRunner
 
 from tests.workflows.engine import BILLING, billing_inputs, engine
@@ -121,7 +123,8 @@ async def test_detach_then_cancel(cli, temporal_env, task_queue, tmp_path):
         cancelled = await asyncio.to_thread(cli, "cancel", run_id)
         assert cancelled.exit_code == 0
         handle = eng.client.get_workflow_handle(run_id)
-        with pytest.raises(Exception):
+        with pytest.raises(WorkflowFailureError) as err:
             await handle.result()
+        assert isinstance(err.value.cause, CancelledError)
     status = await asyncio.to_thread(cli, "status", run_id)
     assert "canceled" in status.output
