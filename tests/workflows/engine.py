@@ -57,8 +57,10 @@ async def forge_client(env: WorkflowEnvironment) -> Client:
 
 
 @asynccontextmanager
-async def engine(env: WorkflowEnvironment, home: Path, task_queue: str) -> AsyncIterator[Engine]:
-    settings = Settings(home=home, task_queue=task_queue)
+async def engine(
+    env: WorkflowEnvironment, home: Path, task_queue: str, *, settings: Settings | None = None
+) -> AsyncIterator[Engine]:
+    settings = settings or Settings(home=home, task_queue=task_queue)
     services = Services.from_settings(settings)
     client = await forge_client(env)
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:

@@ -134,3 +134,69 @@ async def test_cancel_stops_the_run_and_records_it(temporal_env, task_queue, tmp
         assert set(cancelled[0].payload["stopped_steps"]) == {"slow", "never"}
         published = eng.services.events.list_published(handle.id)
         assert [p.path for p in published] == ["output/a.json"]  # kept, not clawed back
+
+
+async def test_missing_required_input_fails_closed(temporal_env, task_queue, tmp_path):
+    from schemas.run import RunInput
+    from workers import runs
+
+    doc = plan(
+        code_step(
+            "read",
+            "open('input/data.csv').read()\n" + write_json("output/r.json"),
+            ["output/r.json"],
+            reads=["input/data.csv"],
+        ),
+        run_inputs=[{"name": "data", "path": "input/data.csv", "kind_key": "table.csv"}],
+    )
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        ref = eng.services.artifacts.put_bytes(runs.plan_bytes(doc), logical_path="meta/p.json")
+        # Bypass the CLI's own check: the harness must refuse on its own.
+        run = RunInput(run_id=runs.new_run_id(), plan_ref=ref, inputs={})
+        result = await (await runs.start_run(eng.client, eng.settings, run)).result()
+    err = result.steps["read"].error
+    assert err.failure_class == "MISSING_INPUT" and "input/data.csv" in err.message
+    assert result.steps["read"].attempts == 1
+
+
+async def test_output_shape_failures_retry_under_the_same_contract(
+    temporal_env, task_queue, tmp_path
+):
+    import yaml
+
+    from activities.typelib import STDLIB_DIR
+    from workers.settings import Settings
+
+    packs = tmp_path / "packs" / "policies"
+    packs.mkdir(parents=True)
+    policy = yaml.safe_load((STDLIB_DIR / "policies" / "strict.fail-closed.v1.yaml").read_text())
+    policy.update(policy_profile_id="test.shape-retry.v1")
+    policy["repair"].update(max_retries=1, retryable_failure_classes=["OUTPUT_SHAPE"])
+    (packs / "test.shape-retry.v1.yaml").write_text(yaml.safe_dump(policy))
+    empty = plan(
+        code_step(
+            "empty",
+            "open('output/e.json', 'w').write('{}')\n",
+            ["output/e.json"],
+            policy="test.shape-retry.v1",
+        )
+    )
+    placeholder = plan(
+        code_step("todo", write_json("output/t.json", '{"note": "TODO"}'), ["output/t.json"])
+    )
+    home = tmp_path / "home"
+    async with engine(
+        temporal_env,
+        home,
+        task_queue,
+        settings=Settings(home=home, task_queue=task_queue, packs_path=(tmp_path / "packs",)),
+    ) as eng:
+        retried = await eng.run(empty)
+        once = await eng.run(placeholder)
+    err = retried.steps["empty"].error
+    assert err.failure_class == "OUTPUT_SHAPE" and "empty document" in err.message
+    assert retried.steps["empty"].attempts == 2  # max_retries 1: one retry, same contract
+    # strict.fail-closed.v1 does not retry output shape: one attempt, placeholder named.
+    todo = once.steps["todo"]
+    assert todo.error.failure_class == "OUTPUT_SHAPE" and "TODO" in todo.error.message
+    assert todo.attempts == 1

@@ -1,0 +1,329 @@
+"""Per-step cost of the harness: 50 no-op steps through the engine against 50 bare sandbox spawns.
+
+Both sides run on the same Temporal dev server, one step at a time, and spawn the same sandboxed
+process (`python /workspace/meta/step.py` under bwrap with the default profile's limits). The
+difference per step is what the harness adds: compile, receipts, stores, events, payloads.
+"""
+
+import asyncio
+import concurrent.futures
+import functools
+import shutil
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+from temporalio import activity, workflow
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import Client, WorkflowHandle
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+from activities.sandbox import harness
+from activities.sandbox.runner import run_sandboxed
+from activities.steps import StepActivities
+from activities.store.events import EventStore
+from activities.typelib import load_profiles
+from tests.bench.bench_sandbox import default_limits
+from tests.temporal_env import temporal_test_env
+from tests.workflows.engine import Engine, engine
+from tests.workflows.plans import code_step, plan, write_json
+
+STEPS = 50
+ROUNDS = 2  # each side runs twice; the faster run is kept (warm-up effects)
+GOAL_RATIO = 1.3
+GOAL_OVERHEAD_MS = 15.0
+STEP_TIMEOUT = timedelta(minutes=5)
+HARNESS_PARTS = (
+    "prepare_workspace",
+    "materialize_inputs",
+    "preflight",
+    "verify_inputs",
+    "executor_for",
+    "run_executor",
+    "check_undeclared_writes",
+    "postflight",
+    "verify_outputs",
+    "persist_outputs",
+)
+STEP_ACTIVITY_PARTS = ("_plan", "_already_completed", "_emit", "_store_receipt", "_attempt")
+
+
+def step_code(i: int) -> str:
+    return write_json(f"output/s{i}.json")  # {"ok": true}; "{}" is refused as a placeholder
+
+
+def harness_plan(n: int = STEPS) -> dict[str, Any]:
+    """n independent steps; step i writes output/s{i}.json."""
+    return plan(*(code_step(f"s{i}", step_code(i), [f"output/s{i}.json"]) for i in range(n)))
+
+
+def serial_profile() -> dict[str, Any]:
+    """The built-in default profile with one step at a time."""
+    layers, _ = load_profiles()
+    profile = layers.builtin["default"].model_dump(mode="json")
+    profile["profile_id"] = "bench-serial"
+    profile["budgets"]["max_parallel_steps"] = 1
+    return profile
+
+
+# --- the baseline: the same sandboxed process, no harness -------------------------------------
+
+
+@dataclass
+class BareSpawnInput:
+    root: str
+    index: int
+
+
+@dataclass
+class BareRunInput:
+    root: str
+    steps: int
+
+
+@activity.defn(name="bench__bare_spawn")
+def bare_spawn(inp: BareSpawnInput) -> int:
+    """A temp workspace, the step script in meta/, run_sandboxed: no receipts, stores or events."""
+    workspace = Path(tempfile.mkdtemp(prefix=f"s{inp.index}-", dir=inp.root))
+    try:
+        (workspace / "meta").mkdir()
+        (workspace / harness.STEP_SCRIPT).write_text(step_code(inp.index))
+        result = run_sandboxed(
+            ["python", f"/workspace/{harness.STEP_SCRIPT}"],
+            workspace=workspace,
+            limits=_limits(),
+            isolation="bwrap",
+            heartbeat=activity.heartbeat,
+        )
+        if result.exit_code != 0:
+            raise RuntimeError(f"bare step {inp.index} failed: {result.stderr[-500:]}")
+        return result.exit_code
+    finally:
+        shutil.rmtree(workspace, ignore_errors=True)
+
+
+@functools.cache
+def _limits() -> Any:
+    return default_limits()
+
+
+@workflow.defn(name="BenchBareSpawnWorkflow")
+class BareSpawnWorkflow:
+    """`steps` bare spawns, one after another."""
+
+    @workflow.run
+    async def run(self, inp: BareRunInput) -> int:
+        for i in range(inp.steps):
+            await workflow.execute_activity(
+                bare_spawn, BareSpawnInput(root=inp.root, index=i), start_to_close_timeout=STEP_TIMEOUT
+            )
+        return inp.steps
+
+
+# --- measurement ------------------------------------------------------------------------------
+
+
+@dataclass
+class Timing:
+    total_ms: float
+    history: dict[str, float]  # mean ms per step activity, from the workflow history
+    compile_ms: float | None = None
+
+
+async def _history(handle: WorkflowHandle[Any, Any], activity_type: str) -> dict[str, float]:
+    """Per-step means from server timestamps: dispatch, execution, and workflow turnaround."""
+    scheduled: dict[int, float] = {}
+    started: dict[int, float] = {}
+    dispatch, execute, turnaround = [], [], []
+    last_completed: float | None = None
+    async for event in handle.fetch_history_events():
+        t = event.event_time.ToDatetime().timestamp() * 1000
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attrs = event.activity_task_scheduled_event_attributes
+            if attrs.activity_type.name == activity_type:
+                scheduled[event.event_id] = t
+                if last_completed is not None:
+                    turnaround.append(t - last_completed)
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            sid = event.activity_task_started_event_attributes.scheduled_event_id
+            if sid in scheduled:
+                started[sid] = t
+                dispatch.append(t - scheduled[sid])
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            sid = event.activity_task_completed_event_attributes.scheduled_event_id
+            if sid in started:
+                execute.append(t - started[sid])
+                last_completed = t
+
+    def mean(xs: list[float]) -> float:
+        return sum(xs) / len(xs) if xs else 0.0
+
+    return {
+        "dispatch_ms": round(mean(dispatch), 2),
+        "activity_ms": round(mean(execute), 2),
+        "workflow_turnaround_ms": round(mean(turnaround), 2),
+    }
+
+
+def _compile_ms(events: EventStore, run_id: str) -> float | None:
+    stamps = {
+        e.type: e.timestamp
+        for e in events.list_events(run_id=run_id, limit=10_000)
+        if e.type in ("run.started.v1", "run.compiled.v1")
+    }
+    if len(stamps) != 2:
+        return None
+    return (stamps["run.compiled.v1"] - stamps["run.started.v1"]).total_seconds() * 1000
+
+
+async def _run_harness(eng: Engine, document: dict[str, Any], profile: dict[str, Any]) -> Timing:
+    start = time.perf_counter()
+    handle = await eng.start(document, profile_document=profile)
+    result = await handle.result()
+    total = (time.perf_counter() - start) * 1000
+    if result.status != "completed" or len(result.steps) != STEPS:
+        raise RuntimeError(f"harness run {result.run_id} ended {result.status}")
+    return Timing(
+        total_ms=total,
+        history=await _history(handle, "step__execute"),
+        compile_ms=_compile_ms(eng.services.events, result.run_id),
+    )
+
+
+async def _run_bare(client: Client, task_queue: str, root: Path) -> Timing:
+    start = time.perf_counter()
+    handle = await client.start_workflow(
+        BareSpawnWorkflow.run,
+        BareRunInput(root=str(root), steps=STEPS),
+        id=f"bench-bare-{uuid.uuid4()}",
+        task_queue=task_queue,
+    )
+    await handle.result()
+    total = (time.perf_counter() - start) * 1000
+    return Timing(total_ms=total, history=await _history(handle, "bench__bare_spawn"))
+
+
+def _timed(fn: Callable[..., Any], name: str, sink: dict[str, list[float]]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            sink[name].append((time.perf_counter() - start) * 1000)
+
+    return wrapper
+
+
+@contextmanager
+def _instrumented(sink: dict[str, list[float]]) -> Iterator[None]:
+    """Time the harness functions and StepActivities' helpers (inclusive wall time)."""
+    with ExitStack() as stack:
+        for name in HARNESS_PARTS:
+            fn = getattr(harness, name)
+            stack.enter_context(mock.patch.object(harness, name, _timed(fn, name, sink)))
+        # run_executor's process start, separated from its own work (script write, limits).
+        stack.enter_context(
+            mock.patch.object(
+                harness, "run_sandboxed", _timed(harness.run_sandboxed, "run_sandboxed", sink)
+            )
+        )
+        for name in STEP_ACTIVITY_PARTS:
+            fn = getattr(StepActivities, name)
+            stack.enter_context(
+                mock.patch.object(StepActivities, name, _timed(fn, f"StepActivities.{name}", sink))
+            )
+        fn = EventStore.publish_artifact
+        stack.enter_context(
+            mock.patch.object(
+                EventStore, "publish_artifact", _timed(fn, "EventStore.publish_artifact", sink)
+            )
+        )
+        yield
+
+
+async def _measure(home: Path) -> tuple[Timing, Timing, dict[str, float]]:
+    document, profile = harness_plan(), serial_profile()
+    async with temporal_test_env() as env:
+        bare_queue = f"bench-bare-{uuid.uuid4()}"
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            bare_worker = Worker(
+                env.client,
+                task_queue=bare_queue,
+                workflows=[BareSpawnWorkflow],
+                activities=[bare_spawn],
+                activity_executor=pool,
+                workflow_runner=UnsandboxedWorkflowRunner(),
+                max_concurrent_activities=8,
+            )
+            bare_root = home / "bare"
+            bare_root.mkdir(parents=True)
+            async with bare_worker, engine(env, home / "forge", f"bench-{uuid.uuid4()}") as eng:
+                ours: list[Timing] = []
+                base: list[Timing] = []
+                for _ in range(ROUNDS):  # alternated, to share warm-up and machine noise
+                    ours.append(await _run_harness(eng, document, profile))
+                    base.append(await _run_bare(env.client, bare_queue, bare_root))
+                # One more harness run, instrumented, for the breakdown (not in the figures).
+                sink: dict[str, list[float]] = defaultdict(list)
+                with _instrumented(sink):
+                    await _run_harness(eng, document, profile)
+    breakdown = {k: round(sum(v) / STEPS, 3) for k, v in sink.items()}
+    best = functools.partial(min, key=lambda t: t.total_ms)
+    return best(ours), best(base), breakdown
+
+
+def run() -> list[dict[str, Any]]:
+    with tempfile.TemporaryDirectory(prefix="forge-bench-harness-") as tmp:
+        ours, base, breakdown = asyncio.run(_measure(Path(tmp)))
+    per_step = ours.total_ms / STEPS
+    base_per_step = base.total_ms / STEPS
+    ratio = ours.total_ms / base.total_ms
+    overhead = per_step - base_per_step
+    compile_ms = ours.compile_ms
+    no_compile = per_step - (compile_ms or 0.0) / STEPS
+    compile_text = f", compile {compile_ms:.0f} ms" if compile_ms is not None else ""
+    parts = sorted(breakdown.items(), key=lambda kv: -kv[1])
+    return [
+        {
+            "name": f"harness.{STEPS}_noop_steps",
+            "steps": STEPS,
+            "ms": round(ours.total_ms, 1),
+            "ms_per_step": round(per_step, 2),
+            "compile_ms": None if compile_ms is None else round(compile_ms, 1),
+            "ms_per_step_excluding_compile": round(no_compile, 2),
+            "history": ours.history,
+            "baseline": f"{STEPS} sequential bare activities spawning the same sandboxed process",
+            "baseline_ms": round(base.total_ms, 1),
+            "baseline_ms_per_step": round(base_per_step, 2),
+            "baseline_history": base.history,
+            "ratio_to_baseline": round(ratio, 3),
+            "goal_ratio": GOAL_RATIO,
+            "meets_goal": ratio <= GOAL_RATIO,
+            "figure": f"{ours.total_ms:.0f} ms ({per_step:.1f} ms/step{compile_text})",
+            "versus": f"{ratio:.2f}× bare spawns ({base.total_ms:.0f} ms, {base_per_step:.1f} "
+            "ms/step)",
+            "goal": f"≤ {GOAL_RATIO}×",
+        },
+        {
+            "name": "harness.overhead_per_step",
+            "ms_per_step": round(overhead, 2),
+            "ms_per_step_excluding_compile": round(no_compile - base_per_step, 2),
+            "baseline": f"harness.{STEPS}_noop_steps baseline per step",
+            "goal_ms": GOAL_OVERHEAD_MS,
+            "meets_goal": overhead <= GOAL_OVERHEAD_MS,
+            "breakdown_ms_per_step": dict(parts),
+            "figure": f"{overhead:.1f} ms/step beyond process start "
+            f"({no_compile - base_per_step:.1f} without compile)",
+            "versus": f"{per_step:.1f} − {base_per_step:.1f} ms/step (bare spawn)",
+            "goal": f"≤ {GOAL_OVERHEAD_MS:.0f} ms",
+        },
+    ]
