@@ -142,6 +142,7 @@ class StepActivities:
             str(attempt),
             started,
             {
+                "attempt": attempt,
                 "receipt_ref": pre_ref.model_dump(mode="json"),
                 "files": receipt_summary(pre),
             },
@@ -160,6 +161,7 @@ class StepActivities:
             str(attempt),
             started,
             {
+                "attempt": attempt,
                 "receipt_ref": post_ref.model_dump(mode="json"),
                 "files": receipt_summary(post),
             },

@@ -148,7 +148,7 @@ async def _follow(
     )
     bar = progress.add_task("running", total=None)
     view: RunStatusView | None = None
-    with Live(progress, console=out, refresh_per_second=4) as live:
+    with Live(progress, console=out, refresh_per_second=4, transient=True) as live:
         while not result_task.done():
             try:
                 view = await handle.query(CompiledRunWorkflow.status)
