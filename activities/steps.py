@@ -46,6 +46,29 @@ class StepActivities:
         yaml_path = Path(self._library.sources[adapter_id])
         return (yaml_path.parent / f"{adapter.module}.py").read_bytes()
 
+    def _draft(
+        self,
+        inp: StepExecuteInput,
+        type_: str,
+        suffix: str,
+        cause: str | None,
+        payload: dict[str, Any],
+    ) -> EventDraft:
+        return EventDraft(
+            event_id=f"{inp.run_id}:{type_}:{inp.step_key}:{suffix}",
+            type=type_,
+            tenant_id=inp.tenant_id,
+            project_id=inp.project_id,
+            run_id=inp.run_id,
+            caused_by=cause,
+            timestamp=datetime.now(UTC),
+            payload={"step_key": inp.step_key, **payload},
+        )
+
+    def _append(self, inp: StepExecuteInput, drafts: list[EventDraft]) -> None:
+        """One transaction for several events (each commit costs a SQLite fsync)."""
+        self._events.append(drafts, stream_id=f"{inp.run_id}:step:{inp.step_key}")
+
     def _emit(
         self,
         inp: StepExecuteInput,
@@ -54,23 +77,9 @@ class StepActivities:
         cause: str | None,
         payload: dict[str, Any],
     ) -> str:
-        event_id = f"{inp.run_id}:{type_}:{inp.step_key}:{suffix}"
-        self._events.append(
-            [
-                EventDraft(
-                    event_id=event_id,
-                    type=type_,
-                    tenant_id=inp.tenant_id,
-                    project_id=inp.project_id,
-                    run_id=inp.run_id,
-                    caused_by=cause,
-                    timestamp=datetime.now(UTC),
-                    payload={"step_key": inp.step_key, **payload},
-                )
-            ],
-            stream_id=f"{inp.run_id}:step:{inp.step_key}",
-        )
-        return event_id
+        draft = self._draft(inp, type_, suffix, cause, payload)
+        self._append(inp, [draft])
+        return draft.event_id
 
     def _store_receipt(self, inp: StepExecuteInput, receipt: Receipt, attempt: int) -> ArtifactRef:
         return self._artifacts.put_bytes(
@@ -85,7 +94,8 @@ class StepActivities:
         attempt = activity.info().attempt
         plan = self._plan(inp.compiled_ref)
         step = next(s for s in plan.steps if s.step_key == inp.step_key)
-        done = self._already_completed(inp, step, attempt)
+        # Attempt 1 cannot find an earlier completion; later attempts may (a lost report).
+        done = self._already_completed(inp, step, attempt) if attempt > 1 else None
         if done is not None:
             return done
         started = self._emit(
@@ -176,21 +186,24 @@ class StepActivities:
             code_hash=step.executable_contract_v2.code_sha256,
             attempt=attempt,
         )
+        drafts = []
         for ref in outputs:
             published = self._events.publish_artifact(ref, provenance)
-            self._emit(
-                inp,
-                "artifact.published.v1",
-                ref.path,
-                post_event,
-                {
-                    "artifact": ref.model_dump(mode="json"),
-                    "version": published.version,
-                    "contract_hash": step.contract_hash,
-                },
+            drafts.append(
+                self._draft(
+                    inp,
+                    "artifact.published.v1",
+                    ref.path,
+                    post_event,
+                    {
+                        "artifact": ref.model_dump(mode="json"),
+                        "version": published.version,
+                        "contract_hash": step.contract_hash,
+                    },
+                )
             )
         summary = receipt_summary(post)
-        completed = self._emit(
+        completed = self._draft(
             inp,
             "step.completed.v1",
             "done",
@@ -203,6 +216,7 @@ class StepActivities:
                 "receipt": summary,
             },
         )
+        self._append(inp, [*drafts, completed])
         return StepExecuteResult(
             step_key=step.step_key,
             attempt=attempt,
@@ -210,7 +224,7 @@ class StepActivities:
             preflight_ref=pre_ref,
             postflight_ref=post_ref,
             receipt_summary=summary,
-            completed_event_id=completed,
+            completed_event_id=completed.event_id,
         )
 
     def _already_completed(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import select
 import selectors
@@ -74,7 +75,7 @@ def supervise(
     pass_fds = [report_w] + ([status_pipe[1]] if status_pipe else [])
     try:
         proc = subprocess.Popen(
-            [*cmd, json.dumps({**spec, "report_fd": report_w})],
+            [*cmd, marshal.dumps({**spec, "report_fd": report_w}).hex()],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -53,7 +53,14 @@ HARNESS_PARTS = (
     "verify_outputs",
     "persist_outputs",
 )
-STEP_ACTIVITY_PARTS = ("_plan", "_already_completed", "_emit", "_store_receipt", "_attempt")
+STEP_ACTIVITY_PARTS = (
+    "execute",
+    "_plan",
+    "_already_completed",
+    "_emit",
+    "_store_receipt",
+    "_attempt",
+)
 
 
 def step_code(i: int) -> str:
@@ -89,13 +96,19 @@ class BareRunInput:
     steps: int
 
 
+# In-thread wall time of each bare_spawn and of its run_sandboxed call (two clock reads each).
+BARE_TIMES: dict[str, list[float]] = defaultdict(list)
+
+
 @activity.defn(name="bench__bare_spawn")
 def bare_spawn(inp: BareSpawnInput) -> int:
     """A temp workspace, the step script in meta/, run_sandboxed: no receipts, stores or events."""
+    start = time.perf_counter()
     workspace = Path(tempfile.mkdtemp(prefix=f"s{inp.index}-", dir=inp.root))
     try:
         (workspace / "meta").mkdir()
         (workspace / harness.STEP_SCRIPT).write_text(step_code(inp.index))
+        spawn = time.perf_counter()
         result = run_sandboxed(
             ["python", f"/workspace/{harness.STEP_SCRIPT}"],
             workspace=workspace,
@@ -103,11 +116,13 @@ def bare_spawn(inp: BareSpawnInput) -> int:
             isolation="bwrap",
             heartbeat=activity.heartbeat,
         )
+        BARE_TIMES["run_sandboxed"].append((time.perf_counter() - spawn) * 1000)
         if result.exit_code != 0:
             raise RuntimeError(f"bare step {inp.index} failed: {result.stderr[-500:]}")
         return result.exit_code
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
+        BARE_TIMES["activity"].append((time.perf_counter() - start) * 1000)
 
 
 @functools.cache
@@ -123,7 +138,9 @@ class BareSpawnWorkflow:
     async def run(self, inp: BareRunInput) -> int:
         for i in range(inp.steps):
             await workflow.execute_activity(
-                bare_spawn, BareSpawnInput(root=inp.root, index=i), start_to_close_timeout=STEP_TIMEOUT
+                bare_spawn,
+                BareSpawnInput(root=inp.root, index=i),
+                start_to_close_timeout=STEP_TIMEOUT,
             )
         return inp.steps
 
@@ -136,6 +153,7 @@ class Timing:
     total_ms: float
     history: dict[str, float]  # mean ms per step activity, from the workflow history
     compile_ms: float | None = None
+    inner: dict[str, float] | None = None  # in-thread ms per step (bare side only)
 
 
 async def _history(handle: WorkflowHandle[Any, Any], activity_type: str) -> dict[str, float]:
@@ -206,9 +224,11 @@ async def _run_bare(client: Client, task_queue: str, root: Path) -> Timing:
         id=f"bench-bare-{uuid.uuid4()}",
         task_queue=task_queue,
     )
+    BARE_TIMES.clear()
     await handle.result()
     total = (time.perf_counter() - start) * 1000
-    return Timing(total_ms=total, history=await _history(handle, "bench__bare_spawn"))
+    inner = {k: sum(v) / STEPS for k, v in BARE_TIMES.items()}
+    return Timing(total_ms=total, history=await _history(handle, "bench__bare_spawn"), inner=inner)
 
 
 def _timed(fn: Callable[..., Any], name: str, sink: dict[str, list[float]]) -> Callable[..., Any]:
@@ -233,7 +253,7 @@ def _instrumented(sink: dict[str, list[float]]) -> Iterator[None]:
         # run_executor's process start, separated from its own work (script write, limits).
         stack.enter_context(
             mock.patch.object(
-                harness, "run_sandboxed", _timed(harness.run_sandboxed, "run_sandboxed", sink)
+                harness, "run_sandboxed", _timed(run_sandboxed, "run_sandboxed", sink)
             )
         )
         for name in STEP_ACTIVITY_PARTS:
@@ -250,7 +270,7 @@ def _instrumented(sink: dict[str, list[float]]) -> Iterator[None]:
         yield
 
 
-async def _measure(home: Path) -> tuple[Timing, Timing, dict[str, float]]:
+async def _measure(home: Path) -> tuple[Timing, Timing, Timing, dict[str, float]]:
     document, profile = harness_plan(), serial_profile()
     async with temporal_test_env() as env:
         bare_queue = f"bench-bare-{uuid.uuid4()}"
@@ -272,18 +292,54 @@ async def _measure(home: Path) -> tuple[Timing, Timing, dict[str, float]]:
                 for _ in range(ROUNDS):  # alternated, to share warm-up and machine noise
                     ours.append(await _run_harness(eng, document, profile))
                     base.append(await _run_bare(env.client, bare_queue, bare_root))
-                # One more harness run, instrumented, for the breakdown (not in the figures).
-                sink: dict[str, list[float]] = defaultdict(list)
-                with _instrumented(sink):
-                    await _run_harness(eng, document, profile)
-    breakdown = {k: round(sum(v) / STEPS, 3) for k, v in sink.items()}
+        # The breakdown comes from extra, instrumented runs on a worker built inside the patches
+        # (it binds StepActivities.execute when built); they are not part of the figures above.
+        sink: dict[str, list[float]] = defaultdict(list)
+        kept: tuple[Timing, dict[str, float]] | None = None
+        with _instrumented(sink):
+            async with engine(env, home / "forge", f"bench-{uuid.uuid4()}") as eng:
+                for _ in range(ROUNDS):  # the faster one is kept, like the figures above
+                    sink.clear()
+                    timing = await _run_harness(eng, document, profile)
+                    if kept is None or timing.total_ms < kept[0].total_ms:
+                        kept = timing, {k: sum(v) / STEPS for k, v in sink.items()}
+    if kept is None:
+        raise RuntimeError("ROUNDS must be at least 1")
     best = functools.partial(min, key=lambda t: t.total_ms)
-    return best(ours), best(base), breakdown
+    return best(ours), best(base), kept[0], kept[1]
+
+
+def _breakdown_text(parts: dict[str, float], ours: Timing, base: Timing) -> str:
+    """Where a harness step's time goes, next to a bare spawn (ms per step).
+
+    `ours` is the instrumented harness run `parts` comes from; `base` the kept bare run.
+    """
+    inner = base.inner or {}
+    execute = parts.get("StepActivities.execute", 0.0)
+    sandbox = parts.get("run_sandboxed", 0.0)
+    bare = inner.get("activity", 0.0)
+    receipts = parts.get("StepActivities._store_receipt", 0.0) + sum(
+        parts.get(k, 0.0) for k in ("preflight", "postflight")
+    )
+    harness_fs = sum(
+        parts.get(k, 0.0)
+        for k in ("prepare_workspace", "persist_outputs", "check_undeclared_writes")
+    )
+    events = parts.get("StepActivities._emit", 0.0) + parts.get("EventStore.publish_artifact", 0.0)
+    # Server-seen activity time beyond the in-thread time: payload conversion and the RPCs.
+    payload = ours.history["activity_ms"] - execute - (base.history["activity_ms"] - bare)
+    turnaround = ours.history["workflow_turnaround_ms"] - base.history["workflow_turnaround_ms"]
+    return (
+        f"activity {execute:.1f} vs bare {bare:.1f} (sandbox {sandbox:.1f} vs "
+        f"{inner.get('run_sandboxed', 0.0):.1f}); events {events:.1f}, "
+        f"receipts {receipts:.1f}, workspace+outputs {harness_fs:.1f}; "
+        f"payloads/RPC {payload:+.1f}; workflow turnaround {turnaround:+.1f}"
+    )
 
 
 def run() -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="forge-bench-harness-") as tmp:
-        ours, base, breakdown = asyncio.run(_measure(Path(tmp)))
+        ours, base, instrumented, breakdown = asyncio.run(_measure(Path(tmp)))
     per_step = ours.total_ms / STEPS
     base_per_step = base.total_ms / STEPS
     ratio = ours.total_ms / base.total_ms
@@ -291,7 +347,7 @@ def run() -> list[dict[str, Any]]:
     compile_ms = ours.compile_ms
     no_compile = per_step - (compile_ms or 0.0) / STEPS
     compile_text = f", compile {compile_ms:.0f} ms" if compile_ms is not None else ""
-    parts = sorted(breakdown.items(), key=lambda kv: -kv[1])
+    parts = {k: round(v, 3) for k, v in sorted(breakdown.items(), key=lambda kv: -kv[1])}
     return [
         {
             "name": f"harness.{STEPS}_noop_steps",
@@ -320,10 +376,20 @@ def run() -> list[dict[str, Any]]:
             "baseline": f"harness.{STEPS}_noop_steps baseline per step",
             "goal_ms": GOAL_OVERHEAD_MS,
             "meets_goal": overhead <= GOAL_OVERHEAD_MS,
-            "breakdown_ms_per_step": dict(parts),
             "figure": f"{overhead:.1f} ms/step beyond process start "
             f"({no_compile - base_per_step:.1f} without compile)",
             "versus": f"{per_step:.1f} − {base_per_step:.1f} ms/step (bare spawn)",
             "goal": f"≤ {GOAL_OVERHEAD_MS:.0f} ms",
+        },
+        {
+            "name": "harness.breakdown_per_step",
+            "baseline": "bare_spawn activity, same run",
+            "breakdown_ms_per_step": parts,
+            "history": instrumented.history,
+            "baseline_inner_ms_per_step": {k: round(v, 3) for k, v in (base.inner or {}).items()},
+            "meets_goal": None,
+            "figure": _breakdown_text(breakdown, instrumented, base),
+            "versus": "instrumented extra run; ms per step, inclusive",
+            "goal": "-",
         },
     ]

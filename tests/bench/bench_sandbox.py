@@ -57,7 +57,8 @@ def _case(limits: SandboxLimits, root: Path, code: str, bare_code: str) -> dict[
     def bare() -> None:
         subprocess.run([sys.executable, "-c", bare_code], cwd=bare_cwd, check=True)
 
-    sandboxed(), bare()  # warm-up: page cache, the sandbox user, the stage directory
+    sandboxed()  # warm-up: page cache, the sandbox user, the stage directory
+    bare()
     ours: list[float] = []
     base: list[float] = []
     for i in range(N):

@@ -542,3 +542,36 @@ def test_a_workspace_subdir_replaced_by_a_symlink_is_refused(tmp_path):
     (ws / "output").symlink_to("/etc")
     with pytest.raises(WorkspaceViolation, match="output: is a symlink"):
         run_sandboxed(["python", "-c", "pass"], workspace=ws, limits=LIMITS, isolation="none")
+
+
+def test_launcher_report_encoding_is_json():
+    """The launcher writes its report without importing json; it must still be JSON."""
+    import json
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from activities.sandbox import launcher
+
+    @settings(max_examples=300, deadline=None)
+    @given(
+        st.dictionaries(
+            st.text(),
+            st.none()
+            | st.booleans()
+            | st.integers()
+            | st.text()
+            | st.floats(allow_nan=False, allow_infinity=False),
+        )
+    )
+    def check(fields):
+        r, w = os.pipe()
+        try:
+            launcher._report(w, **{f"k{i}": v for i, v in enumerate(fields.values())})
+            line = os.read(r, 1 << 20)
+        finally:
+            os.close(r)
+            os.close(w)
+        assert json.loads(line) == {f"k{i}": v for i, v in enumerate(fields.values())}
+
+    check()
