@@ -14,7 +14,9 @@ venv: $(STAMP)
 
 # Step code runs inside bubblewrap (DESIGN.md §5) and the store tests start a real PostgreSQL
 # server; install what is missing once (as root), stay silent when everything is present.
+CC ?= gcc
 SYSTEM_PACKAGES := $(if $(shell command -v bwrap),,bubblewrap) \
+                   $(if $(shell command -v $(CC)),,gcc libc6-dev) \
                    $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql)
 
 system-deps:
@@ -28,11 +30,15 @@ system-deps:
 	  fi; \
 	fi
 
-$(STAMP): pyproject.toml | system-deps
+LAUNCHER := $(BIN)/forge-sandbox-launcher
+
+$(STAMP): pyproject.toml activities/sandbox/launcher.c | system-deps
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	@echo "installing forge and its dev tools into $(VENV) ..."
 	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
 	@$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@# The native sandbox launcher (activities/sandbox/launcher.py is the fallback without it).
+	@$(CC) -O2 -Wall -Wextra -Werror -o $(LAUNCHER) activities/sandbox/launcher.c
 	@touch $(STAMP)
 
 DEMO_DATA := .forge/demo/data

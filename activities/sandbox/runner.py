@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ from activities.sandbox.bwrap import (
     python_runtime_paths,
     sandbox_identity,
 )
+from activities.sandbox.native import NATIVE_NAME, native_argv, native_launcher
 from activities.sandbox.supervise import Outcome, supervise
 from activities.sandbox.workspace import (
     WorkspaceViolation,
@@ -116,6 +118,7 @@ def run_sandboxed(
     isolation: Isolation = "bwrap",
     heartbeat: Callable[[], None] | None = None,
     bwrap: str = "bwrap",
+    launcher_impl: Literal["auto", "native", "python"] = "auto",
 ) -> SandboxResult:
     """Run argv with cwd /workspace under the limits; blocks until it ends or is killed.
 
@@ -155,7 +158,7 @@ def run_sandboxed(
         "reap": isolation == "bwrap",
     }
     outcome = supervise(
-        [sys.executable, "-I", "-S", launcher.__file__],
+        _launcher_command(launcher_impl),
         spec,
         cwd=launch.cwd,
         wall_clock_s=limits.wall_clock_s,
@@ -164,6 +167,18 @@ def run_sandboxed(
         status_pipe=status,
     )
     return _result(outcome, launch, workspace, limits, isolation)
+
+
+def _launcher_command(choice: str) -> Callable[[dict[str, Any]], list[str]]:
+    """The native launcher when built (`make`), else the Python one; both do the same steps."""
+    binary = native_launcher() if choice in ("auto", "native") else None
+    if binary is None and choice == "native":
+        raise SandboxUnavailable(
+            f"the native sandbox launcher is not built: run `make` (it compiles {NATIVE_NAME})"
+        )
+    if binary is not None:
+        return lambda spec: native_argv(binary, spec)
+    return lambda spec: [sys.executable, "-I", "-S", launcher.__file__, marshal.dumps(spec).hex()]
 
 
 def _step_env(home: str) -> dict[str, str]:

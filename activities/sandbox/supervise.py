@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import select
 import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,7 +60,7 @@ class _Capped:
 
 
 def supervise(
-    cmd: Sequence[str],
+    cmd: Callable[[dict[str, Any]], list[str]],
     spec: dict[str, Any],
     *,
     cwd: Path,
@@ -70,12 +69,12 @@ def supervise(
     heartbeat: Callable[[], None] | None,
     status_pipe: tuple[int, int] | None,
 ) -> Outcome:
-    """Run `cmd SPEC-JSON` in a new session and watch it to the end; takes over status_pipe."""
+    """Run `cmd(spec)` in a new session and watch it to the end; takes over status_pipe."""
     report_r, report_w = os.pipe()
     pass_fds = [report_w] + ([status_pipe[1]] if status_pipe else [])
     try:
         proc = subprocess.Popen(
-            [*cmd, marshal.dumps({**spec, "report_fd": report_w}).hex()],
+            cmd({**spec, "report_fd": report_w}),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -46,6 +46,18 @@ STEP_ENV = {
 }
 
 
+@pytest.fixture(autouse=True, params=["native", "python"])
+def launcher_impl(request, monkeypatch) -> str:
+    """Every test runs with the native launcher (built by make) and the Python fallback."""
+    from activities.sandbox import native, runner
+
+    if request.param == "python":
+        monkeypatch.setattr(runner, "native_launcher", lambda: None)
+    else:
+        assert native.native_launcher() is not None, "build it: make (gcc launcher.c)"
+    return request.param
+
+
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     return tmp_path / "ws"
@@ -575,3 +587,14 @@ def test_launcher_report_encoding_is_json():
         assert json.loads(line) == {f"k{i}": v for i, v in enumerate(fields.values())}
 
     check()
+
+
+def test_native_launcher_rejects_direct_use():
+    import subprocess
+
+    from activities.sandbox.native import native_launcher
+
+    binary = native_launcher()
+    assert binary is not None
+    done = subprocess.run([str(binary)], capture_output=True, text=True)
+    assert done.returncode == 2 and "Forge's sandbox runner" in done.stderr
