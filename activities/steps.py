@@ -69,18 +69,6 @@ class StepActivities:
         """One transaction for several events (each commit costs a SQLite fsync)."""
         self._events.append(drafts, stream_id=f"{inp.run_id}:step:{inp.step_key}")
 
-    def _emit(
-        self,
-        inp: StepExecuteInput,
-        type_: str,
-        suffix: str,
-        cause: str | None,
-        payload: dict[str, Any],
-    ) -> str:
-        draft = self._draft(inp, type_, suffix, cause, payload)
-        self._append(inp, [draft])
-        return draft.event_id
-
     def _store_receipt(self, inp: StepExecuteInput, receipt: Receipt, attempt: int) -> ArtifactRef:
         return self._artifacts.put_bytes(
             receipt.model_dump_json(indent=2).encode("utf-8"),
@@ -98,7 +86,9 @@ class StepActivities:
         done = self._already_completed(inp, step, attempt) if attempt > 1 else None
         if done is not None:
             return done
-        started = self._emit(
+        # Events of one attempt are buffered and appended in two transactions (after the
+        # preflight receipt, and at the end), since every commit costs a disk flush.
+        started_draft = self._draft(
             inp,
             "step.started.v1",
             str(attempt),
@@ -109,12 +99,14 @@ class StepActivities:
                 "step_id": step.step_id,
             },
         )
+        pending = [started_draft]
+        started = started_draft.event_id
         workspace = self._runs_dir / inp.run_id / inp.step_key / f"attempt-{attempt}"
         try:
-            result = self._attempt(inp, plan, step, workspace, attempt, started)
+            result = self._attempt(inp, plan, step, workspace, attempt, started, pending)
         except StepFailure as failure:
             retryable = failure.failure_class in step.repair_policy.retryable_failure_classes
-            self._emit(
+            failed = self._draft(
                 inp,
                 "step.failed.v1",
                 str(attempt),
@@ -127,6 +119,7 @@ class StepActivities:
                     "workspace": str(workspace),
                 },
             )
+            self._append(inp, [*pending, failed])
             raise step_failure(
                 failure.failure_class, failure.message, attempt=attempt, retryable=retryable
             ) from None
@@ -141,22 +134,27 @@ class StepActivities:
         workspace: Path,
         attempt: int,
         started: str,
+        pending: list[EventDraft],
     ) -> StepExecuteResult:
         harness.prepare_workspace(workspace)
         harness.materialize_inputs(workspace, step, inp.inputs, self._artifacts)
         pre = harness.preflight(workspace, step)
         pre_ref = self._store_receipt(inp, pre, attempt)
-        self._emit(
-            inp,
-            "step.receipt.preflight.v1",
-            str(attempt),
-            started,
-            {
-                "attempt": attempt,
-                "receipt_ref": pre_ref.model_dump(mode="json"),
-                "files": receipt_summary(pre),
-            },
+        pending.append(
+            self._draft(
+                inp,
+                "step.receipt.preflight.v1",
+                str(attempt),
+                started,
+                {
+                    "attempt": attempt,
+                    "receipt_ref": pre_ref.model_dump(mode="json"),
+                    "files": receipt_summary(pre),
+                },
+            )
         )
+        self._append(inp, pending)
+        pending.clear()
         harness.verify_inputs(pre, step)
         executor = harness.executor_for(step, self._adapter_source)
         harness.run_executor(
@@ -165,7 +163,7 @@ class StepActivities:
         harness.check_undeclared_writes(workspace, step, pre)
         post = harness.postflight(workspace, step)
         post_ref = self._store_receipt(inp, post, attempt)
-        post_event = self._emit(
+        post_draft = self._draft(
             inp,
             "step.receipt.postflight.v1",
             str(attempt),
@@ -176,6 +174,8 @@ class StepActivities:
                 "files": receipt_summary(post),
             },
         )
+        pending.append(post_draft)
+        post_event = post_draft.event_id
         harness.verify_outputs(post, step)
         outputs = harness.persist_outputs(workspace, step, self._artifacts)
         provenance = Provenance(
@@ -216,7 +216,8 @@ class StepActivities:
                 "receipt": summary,
             },
         )
-        self._append(inp, [*drafts, completed])
+        self._append(inp, [*pending, *drafts, completed])
+        pending.clear()
         return StepExecuteResult(
             step_key=step.step_key,
             attempt=attempt,
