@@ -325,7 +325,9 @@ def _breakdown_text(parts: dict[str, float], ours: Timing, base: Timing) -> str:
         parts.get(k, 0.0)
         for k in ("prepare_workspace", "persist_outputs", "check_undeclared_writes")
     )
-    events = parts.get("StepActivities._append", 0.0) + parts.get("EventStore.publish_artifact", 0.0)
+    events = parts.get("StepActivities._append", 0.0) + parts.get(
+        "EventStore.publish_artifact", 0.0
+    )
     # Server-seen activity time beyond the in-thread time: payload conversion and the RPCs.
     payload = ours.history["activity_ms"] - execute - (base.history["activity_ms"] - bare)
     turnaround = ours.history["workflow_turnaround_ms"] - base.history["workflow_turnaround_ms"]
