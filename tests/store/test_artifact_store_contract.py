@@ -5,7 +5,10 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import subprocess
+import sys
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,7 +16,6 @@ from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
-from moto.server import ThreadedMotoServer
 
 from activities.store.artifacts import (
     ArtifactStore,
@@ -193,12 +195,29 @@ def moto_endpoint() -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    # A separate moto_server process, as production talks to S3 over the network.
+    binary = Path(sys.executable).parent / "moto_server"
+    proc = subprocess.Popen(
+        [str(binary), "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
+        for _ in range(300):
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    break
+            except OSError:
+                if proc.poll() is not None:
+                    raise RuntimeError(f"moto_server exited with {proc.returncode}") from None
+                time.sleep(0.05)
+        else:
+            raise RuntimeError("moto_server did not start listening within 15 s")
         yield f"http://127.0.0.1:{port}"
     finally:
-        server.stop()
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 class TestS3(ArtifactStoreContract):
