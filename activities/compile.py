@@ -100,12 +100,14 @@ class CompileActivities:
             max_parallel=compiled.profile_snapshot.profile.budgets.max_parallel_steps,
             history_threshold=compiled.profile_snapshot.profile.budgets.history_event_threshold,
             profile_id=compiled.profile_snapshot.profile_id,
+            gates=compiled.gates,
         )
 
 
 def step_nodes(plan: CompiledPlan) -> list[StepNode]:
     """The scheduling view of each step, in topological order."""
     packets = {p.step_key: p for p in plan.dispatch_packets}
+    gate_of = {k: g.gate_id for g in plan.gates for k in g.gated_step_keys}
     return [
         StepNode(
             step_key=s.step_key,
@@ -118,6 +120,7 @@ def step_nodes(plan: CompiledPlan) -> list[StepNode]:
             write_paths=list(s.executable_contract_v2.write_paths),
             max_attempts=s.repair_policy.max_retries + 1,
             timeout_s=packets[s.step_key].execution_contract.timeout_s,
+            gate_id=gate_of.get(s.step_key),
         )
         for s in plan.steps
     ]

@@ -138,6 +138,26 @@ class DispatchPacket(FrozenModel):
     materialized_skill_packages: list[MaterializedSkillPackage] = Field(default_factory=list)
 
 
+class GateSpec(FrozenModel):
+    """A human decision the run waits for; bound to the gated steps' contract hashes."""
+
+    gate_id: str
+    gated_step_keys: list[str]
+    contract_hash: str = Field(
+        description="the gated step's contract hash (or, for a deduplicated gate, the hash of "
+        "the sorted contract hashes of all its steps)"
+    )
+    approver_role: str
+    prompt: str
+    evidence: list[str]
+    deadline_s: int | None = None
+    on_timeout: Literal["reject", "escalate"] = "reject"
+    escalate_to_role: str | None = None
+    dedupe_key: str
+    reminder_interval_s: int | None = None
+    reason: str
+
+
 class CompiledPlan(FrozenModel):
     """The whole compiled run: contracts in topological order, frozen profile, packets."""
 
@@ -149,6 +169,7 @@ class CompiledPlan(FrozenModel):
     plan_hash: str
     profile_snapshot: ExecutionProfileSnapshot
     dispatch_packets: list[DispatchPacket]
+    gates: list[GateSpec] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
 
 

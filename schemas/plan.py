@@ -70,6 +70,19 @@ class RunInputDecl(FrozenModel):
     description: str = ""
 
 
+class ApprovalRequest(FrozenModel):
+    """Who must approve a step before it runs, and what happens if nobody does."""
+
+    approver_role: str | None = None
+    prompt: str = ""
+    deadline_s: int | None = Field(default=None, gt=0)
+    on_timeout: Literal["reject", "escalate"] = "reject"
+    escalate_to_role: str | None = None
+    dedupe_key: str | None = Field(
+        default=None, description="steps with the same key share one gate, decided together"
+    )
+
+
 class PlannerStep(FrozenModel):
     """One abstract step: structure only, no paths frozen, no contract (seed 000 §5.2)."""
 
@@ -86,6 +99,8 @@ class PlannerStep(FrozenModel):
     semantic_hints: SemanticHints = SemanticHints()
     kind: StepKind = "code"
     code: str | None = None
+    requires_approval: bool = False
+    approval: ApprovalRequest | None = None
     # A recipe or capsule may pin what Pass B would otherwise resolve.
     domain_pack_ids: list[str] | None = None
     workflow_pack_ids: list[str] | None = None

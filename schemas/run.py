@@ -7,9 +7,12 @@ from pydantic import Field
 
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel
-from schemas.events import EventDraft
+from schemas.compiled import GateSpec
+from schemas.events import Actor, EventDraft
 
-StepStatus = Literal["pending", "in_progress", "done", "error", "skipped"]
+StepStatus = Literal["pending", "awaiting_approval", "in_progress", "done", "error", "skipped"]
+GateStatus = Literal["dormant", "pending", "approved", "rejected", "changes_requested"]
+Decision = Literal["approve", "reject", "request_changes"]
 RunStatus = Literal["compiling", "running", "completed", "failed", "cancelled"]
 
 
@@ -26,6 +29,36 @@ class StepNode(FrozenModel):
     write_paths: list[str]
     max_attempts: int = Field(ge=1)
     timeout_s: int = Field(ge=1)
+    gate_id: str | None = None
+
+
+class DecideGateInput(FrozenModel):
+    """A person's decision on a gate (update `decide_gate`, or the signal of the same name)."""
+
+    gate_id: str
+    decision: Decision
+    actor: Actor
+    reason: str = Field(min_length=1)
+    contract_hash: str
+
+
+class GateDecision(FrozenModel):
+    gate_id: str
+    decision: Decision
+    actor: Actor
+    reason: str
+    contract_hash: str
+    decided_at: datetime
+
+
+class GateState(FrozenModel):
+    spec: GateSpec
+    status: GateStatus = "dormant"
+    approver_role: str
+    requested_at: datetime | None = None
+    escalated: bool = False
+    reminders: int = 0
+    decision: GateDecision | None = None
 
 
 class StepError(FrozenModel):
@@ -70,6 +103,7 @@ class RunCarry(FrozenModel):
     history_threshold: int
     root_event_id: str
     generation: int = Field(ge=1)
+    gates: dict[str, GateState] = Field(default_factory=dict)
 
 
 class RunResult(FrozenModel):
@@ -80,6 +114,7 @@ class RunResult(FrozenModel):
     outputs: list[ArtifactRef] = Field(default_factory=list)
     failed_steps: list[str] = Field(default_factory=list)
     skipped_steps: dict[str, str] = Field(default_factory=dict)
+    gates: dict[str, GateState] = Field(default_factory=dict)
     generation: int = Field(default=1, ge=1, description="runs in the continue-as-new chain")
     error: str | None = None
 
@@ -93,6 +128,7 @@ class RunStatusView(FrozenModel):
     generation: int
     steps: list[StepState]
     order: list[str]
+    gates: list[GateState] = Field(default_factory=list)
 
 
 class CompileInput(FrozenModel):
@@ -113,6 +149,7 @@ class FreezeResult(FrozenModel):
     max_parallel: int
     history_threshold: int
     profile_id: str
+    gates: list[GateSpec] = Field(default_factory=list)
 
 
 class StepExecuteInput(FrozenModel):

@@ -15,13 +15,22 @@ from schemas.compiled import (
     ContractPlan,
     DispatchPacket,
     ExecutableContract,
+    GateSpec,
 )
 from schemas.diagnostics import Diagnostic
 from schemas.events import Event, EventDraft
 from schemas.plan import ArtifactContract, PlannerCandidate, PlannerStep, ResolvedPlan, ResolvedStep
 from schemas.profile import ExecutionProfile, ExecutionProfileSnapshot
 from schemas.receipts import Receipt
-from schemas.run import RunInput, RunResult, RunStatusView, StepExecuteInput, StepExecuteResult
+from schemas.run import (
+    DecideGateInput,
+    GateDecision,
+    RunInput,
+    RunResult,
+    RunStatusView,
+    StepExecuteInput,
+    StepExecuteResult,
+)
 from schemas.typesystem import (
     Adapter,
     ArtifactKind,
@@ -71,6 +80,9 @@ EXPORTED: tuple[type[FrozenModel], ...] = (
     RunStatusView,
     StepExecuteInput,
     StepExecuteResult,
+    GateSpec,
+    DecideGateInput,
+    GateDecision,
 )
 
 

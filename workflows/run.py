@@ -1,6 +1,7 @@
 """CompiledRunWorkflow: compile a plan through activities, then run its DAG of step contracts."""
 
 import asyncio
+from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
@@ -8,15 +9,18 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from schemas.artifacts import ArtifactRef
-    from schemas.events import EventDraft
+    from schemas.events import SYSTEM_ACTOR, Actor, EventDraft
     from schemas.run import (
         AppendEventsInput,
         AppendEventsResult,
         CompileInput,
         CompileResult,
+        DecideGateInput,
         FinalizeInput,
         FinalizeResult,
         FreezeResult,
+        GateDecision,
+        GateState,
         RunCarry,
         RunInput,
         RunResult,
@@ -28,6 +32,7 @@ with workflow.unsafe.imports_passed_through():
         StepNode,
         StepState,
     )
+    from workflows import gates as gatebook
     from workflows import policies
 
 WORKFLOW_NAME = "CompiledRunWorkflow"
@@ -44,6 +49,12 @@ class CompiledRunWorkflow:
         self._nodes: list[StepNode] = []
         self._states: dict[str, StepState] = {}
         self._generation = 1
+        self._gates: dict[str, GateState] = {}
+        self._gate_version = 0
+        self._gate_clocks: dict[str, asyncio.Task[None]] = {}
+        self._finished = False
+        self._input: RunInput | None = None
+        self._carry: RunCarry | None = None
 
     @workflow.query(name="status")
     def status(self) -> RunStatusView:
@@ -55,11 +66,61 @@ class CompiledRunWorkflow:
             generation=self._generation,
             steps=[self._states[n.step_key] for n in self._nodes],
             order=[n.step_key for n in self._nodes],
+            gates=list(self._gates.values()),
         )
+
+    @workflow.update(name="decide_gate")
+    async def decide_gate(self, inp: DecideGateInput) -> GateDecision:
+        """Record a person's decision; the validator refused anything that does not apply."""
+        return await self._decide(inp)
+
+    @decide_gate.validator
+    def _validate_decision(self, inp: DecideGateInput) -> None:
+        problem = gatebook.refusal(self._gates, inp, self._finished)
+        if problem is not None:
+            raise ValueError(problem)
+
+    @workflow.signal(name="decide_gate")
+    async def decide_gate_signal(self, inp: DecideGateInput) -> None:
+        """The same decision, fire-and-forget: a refused one is recorded, never applied."""
+        problem = gatebook.refusal(self._gates, inp, self._finished)
+        if problem is not None:
+            await self._gate_event(
+                "gate.decision_refused.v1",
+                inp.gate_id,
+                inp.actor,
+                {
+                    "decision": inp.decision,
+                    "reason": inp.reason,
+                    "refused_because": problem,
+                },
+                suffix=f"{inp.actor.id}:{workflow.now().isoformat()}",
+            )
+            return
+        await self._decide(inp)
+
+    async def _decide(self, inp: DecideGateInput) -> GateDecision:
+        gate = gatebook.decided(self._gates[inp.gate_id], inp, workflow.now())
+        self._gates[inp.gate_id] = gate
+        self._gate_version += 1
+        assert gate.decision is not None
+        await self._gate_event(
+            "gate.decided.v1",
+            inp.gate_id,
+            inp.actor,
+            {
+                "decision": inp.decision,
+                "reason": inp.reason,
+                "contract_hash": inp.contract_hash,
+                "gated_steps": gate.spec.gated_step_keys,
+            },
+        )
+        return gate.decision
 
     @workflow.run
     async def run(self, inp: RunInput) -> RunResult:
         self._run_id = inp.run_id
+        self._input = inp
         if inp.carry is not None:
             carry = inp.carry
             self._generation = carry.generation
@@ -79,6 +140,8 @@ class CompiledRunWorkflow:
         self._plan_hash = carry.plan_hash
         self._nodes = carry.nodes
         self._states = dict(carry.states)
+        self._gates = dict(carry.gates)
+        self._carry = carry
         self._status = "running"
         try:
             await self._run_dag(inp, carry)
@@ -154,20 +217,45 @@ class CompiledRunWorkflow:
             history_threshold=inp.history_threshold or frozen.history_threshold,
             root_event_id=compiled,
             generation=1,
+            gates={
+                g.gate_id: GateState(spec=g, approver_role=g.approver_role) for g in frozen.gates
+            },
         )
 
     async def _run_dag(self, inp: RunInput, carry: RunCarry) -> None:
         running: dict[str, asyncio.Task[StepExecuteResult]] = {}
+        for gate_id, gate in self._gates.items():  # after continue-as-new: restart the clocks
+            if gate.status == "pending":
+                self._start_gate_clock(inp, carry, gate_id)
         while True:
             if not running and self._should_continue_as_new(carry):
-                workflow.continue_as_new(inp.model_copy(update={"carry": self._carry(carry)}))
+                workflow.continue_as_new(inp.model_copy(update={"carry": self._carry_over(carry)}))
+            await self._open_gates(inp, carry)
+            self._settle_gates()
+            progressed = False
             for node in self._ready():
+                if node.kind == "gate":  # approved: a gate step has nothing else to do
+                    self._states[node.step_key] = self._states[node.step_key].model_copy(
+                        update={"status": "done", "finished_at": workflow.now()}
+                    )
+                    progressed = True
+                    continue
                 if len(running) >= carry.max_parallel:
                     break
                 running[node.step_key] = self._start_step(inp, carry, node)
-            if not running:
+            if progressed:
+                continue
+            awaiting = any(s.status == "awaiting_approval" for s in self._states.values())
+            if not running and not awaiting:
                 return
-            await workflow.wait(list(running.values()), return_when=asyncio.FIRST_COMPLETED)
+            gate_change = asyncio.ensure_future(
+                workflow.wait_condition(self._gate_changed_since(self._gate_version))
+            )
+            await workflow.wait(
+                [*running.values(), gate_change], return_when=asyncio.FIRST_COMPLETED
+            )
+            if not gate_change.done():
+                gate_change.cancel()
             for key in [k for k, t in running.items() if t.done()]:
                 self._settle(key, running.pop(key))
             if self._should_continue_as_new(carry) and running:
@@ -176,14 +264,153 @@ class CompiledRunWorkflow:
                 for key in list(running):
                     self._settle(key, running.pop(key))
 
+    def _gate_changed_since(self, version: int) -> Callable[[], bool]:
+        return lambda: self._gate_version != version
+
+    def _deps_done(self, node: StepNode) -> bool:
+        return all(self._states[d].status == "done" for d in node.depends_on)
+
     def _ready(self) -> list[StepNode]:
+        """Steps whose dependencies are done and whose gate, if any, is approved."""
         ready = []
         for node in self._nodes:
-            if self._states[node.step_key].status != "pending":
+            if self._states[node.step_key].status not in ("pending", "awaiting_approval"):
                 continue
-            if all(self._states[d].status == "done" for d in node.depends_on):
-                ready.append(node)
+            if not self._deps_done(node):
+                continue
+            if node.gate_id is not None and self._gates[node.gate_id].status != "approved":
+                continue
+            ready.append(node)
         return ready
+
+    async def _open_gates(self, inp: RunInput, carry: RunCarry) -> None:
+        """Request the gate of every step that is otherwise ready (once per gate)."""
+        for node in self._nodes:
+            state = self._states[node.step_key]
+            if node.gate_id is None or state.status != "pending" or not self._deps_done(node):
+                continue
+            gate = self._gates[node.gate_id]
+            if gate.status == "dormant":
+                self._gates[node.gate_id] = gate.model_copy(
+                    update={"status": "pending", "requested_at": workflow.now()}
+                )
+                await self._gate_event(
+                    "gate.requested.v1",
+                    node.gate_id,
+                    SYSTEM_ACTOR,
+                    {
+                        "gate": gate.spec.model_dump(mode="json"),
+                    },
+                )
+                self._start_gate_clock(inp, carry, node.gate_id)
+            if self._gates[node.gate_id].status == "pending":
+                self._states[node.step_key] = state.model_copy(
+                    update={"status": "awaiting_approval"}
+                )
+
+    def _settle_gates(self) -> None:
+        """A rejected gate fails its waiting steps (and so skips their dependents)."""
+        for node in self._nodes:
+            if node.gate_id is None:
+                continue
+            gate = self._gates[node.gate_id]
+            state = self._states[node.step_key]
+            if gate.status in gatebook.FAILURE_OF and state.status in (
+                "pending",
+                "awaiting_approval",
+            ):
+                d = gate.decision
+                who = f"{d.actor.id} ({d.actor.role})" if d else "the gate"
+                self._states[node.step_key] = state.model_copy(
+                    update={
+                        "status": "error",
+                        "finished_at": workflow.now(),
+                        "error": StepError(
+                            failure_class=gatebook.FAILURE_OF[gate.status],
+                            message=f"{who}: {d.reason if d else gate.status}",
+                        ),
+                    }
+                )
+                self._skip_dependents(node.step_key)
+
+    def _start_gate_clock(self, inp: RunInput, carry: RunCarry, gate_id: str) -> None:
+        if gate_id not in self._gate_clocks or self._gate_clocks[gate_id].done():
+            self._gate_clocks[gate_id] = asyncio.ensure_future(self._gate_clock(inp, gate_id))
+
+    async def _gate_clock(self, inp: RunInput, gate_id: str) -> None:
+        """Durable timers for a pending gate: reminders and its deadline. No polling."""
+        while True:
+            timer = gatebook.next_timer(self._gates[gate_id], workflow.now())
+            if timer is None:
+                return
+            kind, delay = timer
+            try:
+                await workflow.wait_condition(
+                    lambda: self._gates[gate_id].status != "pending", timeout=delay.total_seconds()
+                )
+                return
+            except TimeoutError:
+                await self._on_gate_timer(gate_id, kind)
+
+    async def _on_gate_timer(self, gate_id: str, kind: str) -> None:
+        gate = self._gates[gate_id]
+        if kind == "reminder":
+            self._gates[gate_id] = gate.model_copy(update={"reminders": gate.reminders + 1})
+            await self._gate_event(
+                "gate.reminder.v1",
+                gate_id,
+                SYSTEM_ACTOR,
+                {
+                    "reminder": gate.reminders + 1,
+                    "approver_role": gate.approver_role,
+                    "waiting_s": (workflow.now() - gate.requested_at).total_seconds()
+                    if gate.requested_at
+                    else 0,
+                },
+                suffix=str(gate.reminders + 1),
+            )
+            return
+        if gate.spec.on_timeout == "escalate" and gate.spec.escalate_to_role:
+            self._gates[gate_id] = gate.model_copy(
+                update={"escalated": True, "approver_role": gate.spec.escalate_to_role}
+            )
+            await self._gate_event(
+                "gate.escalated.v1",
+                gate_id,
+                SYSTEM_ACTOR,
+                {
+                    "from_role": gate.approver_role,
+                    "to_role": gate.spec.escalate_to_role,
+                },
+            )
+            return
+        timeout = DecideGateInput(
+            gate_id=gate_id,
+            decision="reject",
+            actor=SYSTEM_ACTOR,
+            reason=f"no decision within the {gate.spec.deadline_s}s deadline",
+            contract_hash=gate.spec.contract_hash,
+        )
+        await self._decide(timeout)
+
+    async def _gate_event(
+        self,
+        type_: str,
+        gate_id: str,
+        actor: Actor,
+        payload: dict[str, object],
+        suffix: str = "",
+    ) -> None:
+        assert self._input is not None and self._carry is not None
+        await self._emit(
+            self._input,
+            type_,
+            f"gate:{gate_id}",
+            self._carry.root_event_id,
+            {"gate_id": gate_id, **payload},
+            actor=actor,
+            id_suffix=f"{gate_id}" + (f":{suffix}" if suffix else ""),
+        )
 
     def _start_step(
         self, inp: RunInput, carry: RunCarry, node: StepNode
@@ -280,10 +507,11 @@ class CompiledRunWorkflow:
             or info.is_continue_as_new_suggested()
         )
 
-    def _carry(self, carry: RunCarry) -> RunCarry:
+    def _carry_over(self, carry: RunCarry) -> RunCarry:
         return carry.model_copy(
             update={
                 "states": dict(self._states),
+                "gates": dict(self._gates),
                 "generation": self._generation + 1,
             }
         )
@@ -333,6 +561,9 @@ class CompiledRunWorkflow:
                 retry_policy=policies.EVENTS_RETRY,
             )
             self._status = "failed" if final.problems else "completed"
+        self._finished = True
+        # Let in-flight update/signal handlers (gate decisions) record their events first.
+        await workflow.wait_condition(workflow.all_handlers_finished)
         return RunResult(
             run_id=inp.run_id,
             status=self._status,
@@ -341,6 +572,7 @@ class CompiledRunWorkflow:
             outputs=outputs,
             failed_steps=failed,
             skipped_steps=skipped,
+            gates=dict(self._gates),
             generation=self._generation,
         )
 
@@ -369,13 +601,17 @@ class CompiledRunWorkflow:
         stream: str,
         caused_by: str | None,
         payload: dict[str, object],
+        *,
+        actor: Actor = SYSTEM_ACTOR,
+        id_suffix: str | None = None,
     ) -> str:
         """Append one run-level event with a deterministic id; returns that id."""
-        suffix = payload.get("step_key", "")
+        suffix = id_suffix if id_suffix is not None else str(payload.get("step_key", ""))
         event_id = f"{inp.run_id}:{type_}" + (f":{suffix}" if suffix else "")
         draft = EventDraft(
             event_id=event_id,
             type=type_,
+            actor=actor,
             tenant_id=inp.tenant_id,
             project_id=inp.project_id,
             run_id=inp.run_id,

@@ -2,6 +2,7 @@
 
 from compiler.errors import CompilerError
 from compiler.plan.context import CompileContext, resolve_profile
+from compiler.plan.gates import plan_gates
 from schemas.compiled import (
     Backend,
     CompiledPlan,
@@ -60,6 +61,7 @@ def freeze(plan: ContractPlan, *, ctx: CompileContext) -> CompiledPlan:
                 artifact_contracts=step.resolved_artifact_contracts,
             )
         )
+    gates = plan_gates(plan.steps, ctx.library, snapshot.profile)
     return CompiledPlan(
         mission=plan.mission,
         run_inputs=plan.run_inputs,
@@ -68,5 +70,6 @@ def freeze(plan: ContractPlan, *, ctx: CompileContext) -> CompiledPlan:
         plan_hash=plan.plan_hash,
         profile_snapshot=snapshot,
         dispatch_packets=packets,
+        gates=gates,
         warnings=plan.warnings,
     )
