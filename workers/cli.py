@@ -5,6 +5,7 @@ import typer
 from workers.cli_compile import compile_cmd, explain_cmd
 from workers.cli_dev import dev_app
 from workers.cli_events import db_app, events_app
+from workers.cli_gates import approve_cmd, gates_cmd, reject_cmd
 from workers.cli_packs import packs_app
 from workers.cli_run import (
     artifacts_cmd,
@@ -37,6 +38,9 @@ app.command("cancel")(cancel_cmd)
 app.command("artifacts")(artifacts_cmd)
 app.command("receipts")(receipts_cmd)
 app.command("worker")(worker_cmd)
+app.command("gates")(gates_cmd)
+app.command("approve")(approve_cmd)
+app.command("reject")(reject_cmd)
 app.add_typer(dev_app, name="dev")
 app.add_typer(events_app, name="events")
 app.add_typer(db_app, name="db")

@@ -1,0 +1,131 @@
+"""`forge gates|approve|reject`, and the same decision through the plain `temporal` CLI."""
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.workflows.engine import engine
+from tests.workflows.test_gates import gated_plan, pending_gate
+from workers.cli import app
+from workers.devserver import find_binary
+
+
+@pytest.fixture
+def cli(temporal_env, task_queue, tmp_path, monkeypatch):
+    monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(
+        "FORGE_TEMPORAL_ADDRESS", temporal_env.client.service_client.config.target_host
+    )
+    monkeypatch.setenv("FORGE_TASK_QUEUE", task_queue)
+    monkeypatch.setenv("COLUMNS", "200")
+    runner = CliRunner()
+    return lambda *args: runner.invoke(app, [str(a) for a in args])
+
+
+async def test_inbox_approve_and_refusals_from_the_cli(cli, temporal_env, task_queue, tmp_path):
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        handle = await eng.start(gated_plan())
+        await pending_gate(handle)
+        inbox = await asyncio.to_thread(cli, "gates")
+        assert inbox.exit_code == 0
+        assert handle.id in inbox.output and "gate-ship" in inbox.output
+        assert "Ship it?" in inbox.output and "output/a.json" in inbox.output
+        wrong = await asyncio.to_thread(
+            cli,
+            "approve",
+            handle.id,
+            "gate-ship",
+            "--as",
+            "bo",
+            "--role",
+            "intern",
+            "--reason",
+            "looks fine",
+        )
+        assert wrong.exit_code == 2 and "may not decide" in wrong.output
+        assert "nothing changed" in wrong.output
+        unknown = await asyncio.to_thread(
+            cli, "approve", handle.id, "gate-x", "--as", "bo", "--role", "ops", "--reason", "ok"
+        )
+        assert unknown.exit_code == 2 and "no pending gate" in unknown.output
+        ok = await asyncio.to_thread(
+            cli,
+            "approve",
+            handle.id,
+            "gate-ship",
+            "--as",
+            "ana",
+            "--role",
+            "ops",
+            "--reason",
+            "evidence checked",
+        )
+        assert ok.exit_code == 0 and "approve by ana (ops)" in ok.output
+        result = await handle.result()
+    assert result.status == "completed"
+    assert "no pending gates" in (await asyncio.to_thread(cli, "gates")).output
+
+
+async def test_reject_with_request_changes(cli, temporal_env, task_queue, tmp_path):
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        handle = await eng.start(gated_plan())
+        await pending_gate(handle)
+        done = await asyncio.to_thread(
+            cli,
+            "reject",
+            handle.id,
+            "gate-ship",
+            "--as",
+            "ana",
+            "--role",
+            "ops",
+            "--reason",
+            "split the batch",
+            "--request-changes",
+        )
+        assert done.exit_code == 0
+        result = await handle.result()
+    assert result.steps["ship"].error.failure_class == "GATE_CHANGES_REQUESTED"
+
+
+async def test_a_gate_decided_with_the_plain_temporal_cli(temporal_env, task_queue, tmp_path):
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        handle = await eng.start(gated_plan())
+        gate = await pending_gate(handle)
+        payload = {
+            "gate_id": "gate-ship",
+            "decision": "approve",
+            "actor": {"id": "ops-bot", "name": "Ops bot", "role": "ops", "kind": "agent"},
+            "reason": "approved from a script",
+            "contract_hash": gate.spec.contract_hash,
+        }
+        done = await asyncio.to_thread(
+            subprocess.run,
+            [
+                str(find_binary()),
+                "workflow",
+                "update",
+                "execute",
+                "--address",
+                temporal_env.client.service_client.config.target_host,
+                "--namespace",
+                "default",
+                "--workflow-id",
+                handle.id,
+                "--name",
+                "decide_gate",
+                "--input",
+                json.dumps(payload),
+            ],
+            capture_output=True,
+            text=True,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "approve" in done.stdout
+        result = await handle.result()
+    assert result.status == "completed"
+    assert Path(find_binary()).name == "temporal"

@@ -1,0 +1,182 @@
+"""`forge gates`, `forge approve`, `forge reject`: the approval inbox and its decisions."""
+
+import asyncio
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from activities.store.events import open_event_store
+from schemas.events import Actor, Event
+from schemas.run import DecideGateInput, Decision, GateDecision
+from workers.cli_common import fail, out, settings
+from workers.runs import connect
+from workflows.run import CompiledRunWorkflow
+
+_CLOSING = ("run.completed.v1", "run.failed.v1", "run.cancelled.v1")
+
+
+@dataclass
+class PendingGate:
+    run_id: str
+    gate_id: str
+    role: str
+    contract_hash: str
+    requested_at: datetime
+    spec: dict[str, Any]
+    reminders: int
+
+
+def pending_gates(events: list[Event]) -> list[PendingGate]:
+    """Gates requested and not yet decided, in runs that have not ended (from the log)."""
+    closed = {e.run_id for e in events if e.type in _CLOSING}
+    found: dict[tuple[str, str], PendingGate] = {}
+    for e in events:
+        if e.run_id is None or e.run_id in closed:
+            continue
+        key = (e.run_id, str(e.payload.get("gate_id")))
+        if e.type == "gate.requested.v1":
+            spec = e.payload["gate"]
+            found[key] = PendingGate(
+                e.run_id, key[1], spec["approver_role"], spec["contract_hash"], e.timestamp, spec, 0
+            )
+        elif e.type == "gate.decided.v1":
+            found.pop(key, None)
+        elif e.type == "gate.escalated.v1" and key in found:
+            found[key].role = str(e.payload["to_role"])
+        elif e.type == "gate.reminder.v1" and key in found:
+            found[key].reminders += 1
+    return sorted(found.values(), key=lambda g: g.requested_at)
+
+
+def _age(since: datetime) -> str:
+    seconds = int((datetime.now(UTC) - since).total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def gates_cmd(
+    run: Annotated[str | None, typer.Option("--run", help="Only this run's gates.")] = None,
+) -> None:
+    """The approval inbox: pending gates across runs, oldest first, with their evidence."""
+    s = settings()
+    events = open_event_store(s.database_url).list_events(run_id=run, limit=100_000)
+    pending = pending_gates(events)
+    if not pending:
+        out.print("no pending gates" + (f" in {run}" if run else ""))
+        return
+    table = Table(title=f"{len(pending)} pending gate(s)", title_justify="left", show_lines=True)
+    for col in ("run", "gate", "role", "age", "steps", "prompt", "evidence", "contract"):
+        table.add_column(col, overflow="fold")
+    for g in pending:
+        table.add_row(
+            g.run_id,
+            g.gate_id,
+            g.role,
+            _age(g.requested_at) + (f" ({g.reminders} reminders)" if g.reminders else ""),
+            ", ".join(g.spec["gated_step_keys"]),
+            escape(g.spec["prompt"]),
+            "\n".join(g.spec["evidence"]) or "-",
+            g.contract_hash[:19] + "…",
+        )
+    out.print(table)
+    out.print(
+        "decide with: forge approve RUN GATE --as ID --role ROLE --reason TEXT (or forge reject …)"
+    )
+
+
+def _decide(
+    run_id: str,
+    gate_id: str,
+    decision: Decision,
+    actor_id: str,
+    name: str | None,
+    role: str,
+    reason: str,
+    contract_hash: str | None,
+) -> None:
+    s = settings()
+    if not reason.strip():
+        fail("--reason must say why (it is recorded with the decision)")
+    if contract_hash is None:
+        events = open_event_store(s.database_url).list_events(run_id=run_id, limit=100_000)
+        match = [g for g in pending_gates(events) if g.gate_id == gate_id]
+        if not match:
+            fail(
+                f"no pending gate {gate_id!r} in run {run_id!r}",
+                f"see the inbox with `forge gates --run {run_id}`",
+            )
+        contract_hash = match[0].contract_hash
+    inp = DecideGateInput(
+        gate_id=gate_id,
+        decision=decision,
+        reason=reason,
+        contract_hash=contract_hash,
+        actor=Actor(id=actor_id, name=name or actor_id, role=role, kind="human"),
+    )
+
+    async def go() -> None:
+        client = await connect(s)
+        handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+        try:
+            recorded = await handle.execute_update("decide_gate", inp, result_type=GateDecision)
+        except WorkflowUpdateFailedError as exc:
+            fail(f"decision refused: {exc.cause}", "nothing changed")
+        except RPCError as exc:
+            fail(f"cannot decide on run {run_id}: {exc.message}", "nothing changed")
+        out.print(
+            f"[green]✓[/] {gate_id}: {recorded.decision} by {recorded.actor.id} "
+            f"({recorded.actor.role}) at {recorded.decided_at:%Y-%m-%d %H:%M:%S}"
+        )
+
+    asyncio.run(go())
+
+
+_As = Annotated[str, typer.Option("--as", help="Your id (recorded as the actor).")]
+_Role = Annotated[str, typer.Option("--role", help="The role you decide in.")]
+_Reason = Annotated[str, typer.Option("--reason", help="Why; recorded with the decision.")]
+_Name = Annotated[str | None, typer.Option("--name", help="Your display name.")]
+_Hash = Annotated[
+    str | None,
+    typer.Option(
+        "--contract-hash",
+        help="The contract hash you reviewed (default: the gate's, from the log).",
+    ),
+]
+
+
+def approve_cmd(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    gate_id: Annotated[str, typer.Argument(metavar="GATE")],
+    actor_id: _As,
+    role: _Role,
+    reason: _Reason,
+    name: _Name = None,
+    contract_hash: _Hash = None,
+) -> None:
+    """Approve a pending gate: its steps run."""
+    _decide(run_id, gate_id, "approve", actor_id, name, role, reason, contract_hash)
+
+
+def reject_cmd(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    gate_id: Annotated[str, typer.Argument(metavar="GATE")],
+    actor_id: _As,
+    role: _Role,
+    reason: _Reason,
+    name: _Name = None,
+    contract_hash: _Hash = None,
+    request_changes: Annotated[
+        bool, typer.Option("--request-changes", help="Reject asking for changes.")
+    ] = False,
+) -> None:
+    """Reject a pending gate: its steps fail and their dependents are skipped."""
+    verdict: Decision = "request_changes" if request_changes else "reject"
+    _decide(run_id, gate_id, verdict, actor_id, name, role, reason, contract_hash)
