@@ -1,0 +1,84 @@
+"""Record workflow histories of real runs into tests/replay/histories/ (run by hand, committed).
+
+    .venv/bin/python -m tests.replay.record [NAME ...]
+
+Re-record only when a workflow change is meant to break replay (a new workflow type); a change
+to an existing workflow must keep every committed history replaying (see README: versioning).
+"""
+
+import asyncio
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from uuid import uuid4
+
+from temporalio.client import WorkflowHandle
+
+from tests.temporal_env import temporal_test_env
+from tests.workflows.engine import Engine, billing_inputs, billing_plan, engine
+from tests.workflows.plans import code_step, plan, write_json
+from tests.workflows.test_gates import decision, gated_plan, pending_gate
+from workflows.run import CompiledRunWorkflow
+
+HISTORIES = Path(__file__).parent / "histories"
+
+
+async def _demo(eng: Engine, tmp: Path) -> WorkflowHandle:
+    handle = await eng.start(billing_plan(), billing_inputs(tmp))
+    await handle.result()
+    return handle
+
+
+async def _gated(eng: Engine, tmp: Path) -> WorkflowHandle:
+    handle = await eng.start(gated_plan())
+    gate = await pending_gate(handle)
+    await handle.execute_update(CompiledRunWorkflow.decide_gate, decision(gate))
+    await handle.result()
+    return handle
+
+
+async def _failed(eng: Engine, tmp: Path) -> WorkflowHandle:
+    doc = plan(
+        code_step("boom", "raise SystemExit('bad data')", ["output/x.json"]),
+        code_step(
+            "next",
+            write_json("output/y.json"),
+            ["output/y.json"],
+            depends_on=["boom"],
+            reads=["output/x.json"],
+        ),
+        code_step(
+            "last",
+            write_json("output/z.json"),
+            ["output/z.json"],
+            depends_on=["next"],
+            reads=["output/y.json"],
+        ),
+    )
+    handle = await eng.start(doc)
+    await handle.result()
+    return handle
+
+
+SCENARIOS: dict[str, Callable[[Engine, Path], Awaitable[WorkflowHandle]]] = {
+    "billing_demo": _demo,
+    "gated_approved": _gated,
+    "failed_with_skips": _failed,
+}
+
+
+async def record(names: list[str]) -> None:
+    HISTORIES.mkdir(exist_ok=True)
+    async with temporal_test_env() as env:
+        for name in names:
+            with tempfile.TemporaryDirectory() as tmp:
+                async with engine(env, Path(tmp) / "home", f"record-{uuid4()}") as eng:
+                    handle = await SCENARIOS[name](eng, Path(tmp))
+                    history = await handle.fetch_history()
+            (HISTORIES / f"{name}.json").write_text(history.to_json())
+            print(f"recorded {name}: {len(history.events)} events")
+
+
+if __name__ == "__main__":
+    asyncio.run(record(sys.argv[1:] or list(SCENARIOS)))
