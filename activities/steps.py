@@ -1,6 +1,10 @@
 """step__execute and run__finalize: the harness as activities, with events and provenance."""
 
+import contextvars
 import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,28 @@ from schemas.receipts import Receipt
 from schemas.run import FinalizeInput, FinalizeResult, StepExecuteInput, StepExecuteResult
 
 MAX_PLAN_BYTES = 64 * 1024 * 1024
+# Well inside the workflow's heartbeat timeout: materializing, hashing and persisting large
+# files must never look like a dead worker (that would start a second attempt alongside).
+HEARTBEAT_EVERY_S = 2.0
+
+
+@contextmanager
+def _heartbeating() -> Iterator[None]:
+    """Heartbeat from a side thread for as long as the attempt runs."""
+    stop = threading.Event()
+    context = contextvars.copy_context()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_EVERY_S):
+            context.run(activity.heartbeat)
+
+    thread = threading.Thread(target=beat, name="forge-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 class StepActivities:
@@ -69,6 +95,19 @@ class StepActivities:
         """One transaction for several events (each commit costs a SQLite fsync)."""
         self._events.append(drafts, stream_id=f"{inp.run_id}:step:{inp.step_key}")
 
+    def _workspace(self, inp: StepExecuteInput, attempt: int) -> Path:
+        """The attempt's workspace; it must stay under runs/ whatever the ids say."""
+        root = self._runs_dir.resolve()
+        workspace = (root / inp.run_id / inp.step_key / f"attempt-{attempt}").resolve()
+        if not workspace.is_relative_to(root) or workspace == root:
+            raise step_failure(
+                "CONTRACT_VIOLATION",
+                f"workspace {workspace} escapes {root}",
+                attempt=attempt,
+                retryable=False,
+            )
+        return workspace
+
     def _store_receipt(self, inp: StepExecuteInput, receipt: Receipt, attempt: int) -> ArtifactRef:
         return self._artifacts.put_bytes(
             receipt.model_dump_json(indent=2).encode("utf-8"),
@@ -101,9 +140,10 @@ class StepActivities:
         )
         pending = [started_draft]
         started = started_draft.event_id
-        workspace = self._runs_dir / inp.run_id / inp.step_key / f"attempt-{attempt}"
+        workspace = self._workspace(inp, attempt)
         try:
-            result = self._attempt(inp, plan, step, workspace, attempt, started, pending)
+            with _heartbeating():
+                result = self._attempt(inp, plan, step, workspace, attempt, started, pending)
         except StepFailure as failure:
             retryable = failure.failure_class in step.repair_policy.retryable_failure_classes
             failed = self._draft(
@@ -116,14 +156,15 @@ class StepActivities:
                     "failure_class": failure.failure_class,
                     "message": failure.message,
                     "retryable": retryable,
-                    "workspace": str(workspace),
                 },
             )
             self._append(inp, [*pending, failed])
             raise step_failure(
                 failure.failure_class, failure.message, attempt=attempt, retryable=retryable
             ) from None
-        shutil.rmtree(workspace, ignore_errors=True)
+        finally:
+            # Receipts and events keep what matters; a workspace never outlives its attempt.
+            shutil.rmtree(workspace, ignore_errors=True)
         return result
 
     def _attempt(
@@ -271,7 +312,7 @@ class StepActivities:
                     project_id=inp.project_id,
                     run_id=inp.run_id,
                     caused_by=inp.cause_event_id,
-                    timestamp=datetime.now(UTC),
+                    timestamp=inp.finished_at or datetime.now(UTC),
                     payload={
                         "plan_hash": plan.plan_hash,
                         "problems": problems,

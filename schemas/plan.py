@@ -86,7 +86,8 @@ class ApprovalRequest(FrozenModel):
 class PlannerStep(FrozenModel):
     """One abstract step: structure only, no paths frozen, no contract (seed 000 §5.2)."""
 
-    step_key: str = Field(min_length=1)
+    # Step keys name workspace directories, events and activity ids: plain names only.
+    step_key: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
     label: str
     objective: str
     depends_on: list[str] = Field(default_factory=list)

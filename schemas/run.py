@@ -78,10 +78,14 @@ class StepState(FrozenModel):
     receipt: dict[str, Any] = Field(default_factory=dict)
 
 
+RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
+
+
 class RunInput(FrozenModel):
     """Start a compiled run: the plan (by reference) and the run's input files (by reference)."""
 
-    run_id: str
+    # Run ids name directories and streams: plain names only.
+    run_id: str = Field(pattern=RUN_ID_PATTERN)
     plan_ref: ArtifactRef
     inputs: dict[str, ArtifactRef] = Field(default_factory=dict)
     profile_ref: str | None = None
@@ -185,6 +189,8 @@ class AppendEventsResult(FrozenModel):
 
 class FinalizeInput(FrozenModel):
     run_id: str
+    # The workflow's clock, so a retried finalize writes the very same event.
+    finished_at: datetime | None = None
     tenant_id: str = "default"
     project_id: str = "default"
     compiled_ref: ArtifactRef

@@ -554,6 +554,7 @@ class CompiledRunWorkflow:
                     project_id=inp.project_id,
                     compiled_ref=carry.compiled_ref,
                     outputs=outputs,
+                    finished_at=workflow.now(),
                     cause_event_id=carry.root_event_id,
                 ),
                 result_type=FinalizeResult,

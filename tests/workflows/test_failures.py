@@ -200,3 +200,30 @@ async def test_output_shape_failures_retry_under_the_same_contract(
     todo = once.steps["todo"]
     assert todo.error.failure_class == "OUTPUT_SHAPE" and "TODO" in todo.error.message
     assert todo.attempts == 1
+
+
+async def test_a_slow_harness_phase_never_starts_a_second_attempt(
+    temporal_env, task_queue, tmp_path, monkeypatch
+):
+    import time
+
+    from activities.sandbox import harness
+
+    original = harness.postflight
+
+    def slow_postflight(*args, **kwargs):
+        time.sleep(12)  # longer than the step's heartbeat timeout
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(harness, "postflight", slow_postflight)
+    code = write_json("output/a.json")
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        result = await eng.run(plan(code_step("slow", code, ["output/a.json"])))
+        events = eng.services.events.list_events(run_id=result.run_id)
+        published = eng.services.events.list_published(result.run_id)
+    assert result.status == "completed"
+    assert [e.payload["attempt"] for e in events if e.type == "step.started.v1"] == [1]
+    assert [p.version for p in published] == [1]
+    assert not (tmp_path / "home" / "runs" / result.run_id / "slow").exists() or not any(
+        (tmp_path / "home" / "runs" / result.run_id / "slow").iterdir()
+    )
