@@ -36,6 +36,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows import policies
 
 WORKFLOW_NAME = "CompiledRunWorkflow"
+# workflow.patched ids, one per change to command order; removed only with workflow.deprecate_patch
+# once no history without the marker can be replayed (README: versioning).
+PATCH_CANCEL_INFLIGHT = "cancel-inflight-steps-v1"
 
 
 @workflow.defn(name=WORKFLOW_NAME)
@@ -54,6 +57,7 @@ class CompiledRunWorkflow:
         self._gate_clocks: dict[str, asyncio.Task[None]] = {}
         self._finished = False
         self._input: RunInput | None = None
+        self._running: dict[str, asyncio.Task[StepExecuteResult]] = {}
         self._carry: RunCarry | None = None
 
     @workflow.query(name="status")
@@ -146,6 +150,12 @@ class CompiledRunWorkflow:
         try:
             await self._run_dag(inp, carry)
         except asyncio.CancelledError:
+            # Versioning: runs started before this change never cancelled their in-flight
+            # steps; replaying them must not issue the cancel commands (README: versioning).
+            if workflow.patched(PATCH_CANCEL_INFLIGHT) and self._running:
+                for task in self._running.values():
+                    task.cancel()
+                await workflow.wait(list(self._running.values()))
             await self._cancelled(inp, carry)
             raise
         return await self._finish(inp, carry)
@@ -223,7 +233,7 @@ class CompiledRunWorkflow:
         )
 
     async def _run_dag(self, inp: RunInput, carry: RunCarry) -> None:
-        running: dict[str, asyncio.Task[StepExecuteResult]] = {}
+        running = self._running
         for gate_id, gate in self._gates.items():  # after continue-as-new: restart the clocks
             if gate.status == "pending":
                 self._start_gate_clock(inp, carry, gate_id)

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from uuid import uuid4
 
-from temporalio.client import WorkflowHandle
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 
 from tests.temporal_env import temporal_test_env
 from tests.workflows.engine import Engine, billing_inputs, billing_plan, engine
@@ -61,10 +61,36 @@ async def _failed(eng: Engine, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def _cancelled(eng: Engine, tmp: Path) -> WorkflowHandle:
+    doc = plan(
+        code_step("first", write_json("output/a.json"), ["output/a.json"]),
+        code_step(
+            "slow",
+            "import time\ntime.sleep(60)\n" + write_json("output/b.json"),
+            ["output/b.json"],
+            depends_on=["first"],
+            reads=["output/a.json"],
+        ),
+    )
+    handle = await eng.start(doc)
+    for _ in range(300):
+        events = eng.services.events.list_events(run_id=handle.id)
+        if any(e.type == "step.started.v1" and e.payload["step_key"] == "slow" for e in events):
+            break
+        await asyncio.sleep(0.1)
+    await handle.cancel()
+    try:
+        await handle.result()
+    except WorkflowFailureError:
+        pass
+    return handle
+
+
 SCENARIOS: dict[str, Callable[[Engine, Path], Awaitable[WorkflowHandle]]] = {
     "billing_demo": _demo,
     "gated_approved": _gated,
     "failed_with_skips": _failed,
+    "cancelled_in_flight": _cancelled,
 }
 
 

@@ -12,7 +12,13 @@ HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 
 
 def test_there_are_recorded_histories():
-    assert {p.stem for p in HISTORIES} >= {"billing_demo", "gated_approved", "failed_with_skips"}
+    assert {p.stem for p in HISTORIES} >= {
+        "billing_demo",
+        "gated_approved",
+        "failed_with_skips",
+        "cancelled_in_flight",
+        "cancelled_before_patch",
+    }
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])

@@ -132,6 +132,21 @@ async def test_cancel_stops_the_run_and_records_it(temporal_env, task_queue, tmp
         cancelled = [e for e in events if e.type == "run.cancelled.v1"]
         assert len(cancelled) == 1
         assert set(cancelled[0].payload["stopped_steps"]) == {"slow", "never"}
+        # The in-flight step is cancelled too: its sandbox dies and it never completes.
+        for _ in range(60):
+            if not any(
+                e.type == "step.completed.v1" and e.payload["step_key"] == "slow"
+                for e in eng.services.events.list_events(run_id=handle.id)
+            ):
+                await asyncio.sleep(0.1)
+        events = eng.services.events.list_events(run_id=handle.id)
+        assert not any(
+            e.type == "step.completed.v1" and e.payload["step_key"] == "slow" for e in events
+        )
+        history = await handle.fetch_history()
+        assert any(
+            ev.HasField("activity_task_cancel_requested_event_attributes") for ev in history.events
+        )
         published = eng.services.events.list_published(handle.id)
         assert [p.path for p in published] == ["output/a.json"]  # kept, not clawed back
 
