@@ -70,7 +70,8 @@ class Budgets(FrozenModel):
     max_tokens_per_run: int | None = Field(default=None, gt=0)
     max_cost_usd_per_run: float | None = Field(default=None, gt=0)
     step_timeout_s: int = Field(gt=0)
-    history_event_threshold: int = Field(default=10_000, gt=0)
+    # Below ~50 a new generation could continue as new before settling any step.
+    history_event_threshold: int = Field(default=10_000, ge=50)
 
 
 HttpMethod = Literal["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]

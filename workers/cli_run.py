@@ -15,6 +15,7 @@ from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
 from activities.store.artifacts import open_artifact_store
+from activities.store.errors import StoreError
 from activities.store.events import open_event_store
 from compiler.errors import CompilerError
 from compiler.plan.parse import parse_candidate
@@ -183,7 +184,13 @@ def _report(result: RunResult, s: Settings, services: Services) -> int:
                 out.print(f"[red]{key} failed[/] ({err.failure_class}): {escape(err.message)}")
         out.print(f"[red]run {result.run_id} {result.status}[/]")
         return EXIT_RUN_FAILED
-    paths = runs.export_outputs(s, services.artifacts, result)
+    try:
+        paths = runs.export_outputs(s, services.artifacts, result)
+    except (OSError, StoreError) as exc:
+        fail(
+            f"run {result.run_id} completed, but its outputs could not be copied out: {exc}",
+            f"fetch them with `forge artifacts get {result.run_id} PATH -o FILE`",
+        )
     table = Table(title=f"outputs of {result.run_id}", title_justify="left")
     for col in ("path", "size", "sha256", "copied to"):
         table.add_column(col, overflow="fold")
@@ -257,6 +264,10 @@ def watch_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     async def go() -> int:
         client = await _client(s)
         handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+        try:
+            await handle.describe()
+        except RPCError as exc:
+            fail(f"no run {run_id!r}: {exc.message}", "list runs with `forge runs`")
         return await _follow(handle, s, Services.from_settings(s))
 
     raise typer.Exit(asyncio.run(go()))
@@ -334,9 +345,13 @@ def artifacts_cmd(
         latest = events.latest(run_id, path)
         if latest is None:
             fail(f"{run_id} published nothing at {path}", f"see `forge artifacts {run_id}`")
-        open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint).get_to_file(
-            latest.sha256, output
-        )
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint).get_to_file(
+                latest.sha256, output
+            )
+        except (OSError, StoreError) as exc:
+            fail(f"cannot write {output}: {exc}")
         out.print(f"[green]✓[/] {path} (v{latest.version}, {latest.size_bytes:,} bytes) → {output}")
         return
     if len(words) != 1:
@@ -379,7 +394,14 @@ def receipts_cmd(
         )
     for event in found:
         ref = event.payload["receipt_ref"]
-        receipt = Receipt.model_validate_json(store.read_bytes(ref["sha256"], 16 * 1024 * 1024))
+        try:
+            raw = store.read_bytes(ref["sha256"], 16 * 1024 * 1024)
+        except StoreError as exc:
+            fail(
+                f"the {event.type} receipt of {step_key} is not in the artifact store: {exc}",
+                "check FORGE_ARTIFACTS_URL points at the store this run used",
+            )
+        receipt = Receipt.model_validate_json(raw)
         table = Table(
             title=f"{receipt.phase} · attempt {event.payload.get('attempt', '?')}"
             f" · {receipt.step_key} · {receipt.contract_hash[:19]}…",

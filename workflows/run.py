@@ -58,6 +58,7 @@ class CompiledRunWorkflow:
         self._finished = False
         self._input: RunInput | None = None
         self._running: dict[str, asyncio.Task[StepExecuteResult]] = {}
+        self._settled = 0
         self._carry: RunCarry | None = None
 
     @workflow.query(name="status")
@@ -460,6 +461,7 @@ class CompiledRunWorkflow:
         return {p: available[p] for p in node.read_paths if p in available}
 
     def _settle(self, key: str, task: "asyncio.Task[StepExecuteResult]") -> None:
+        self._settled += 1
         state = self._states[key]
         now = workflow.now()
         try:
@@ -510,6 +512,8 @@ class CompiledRunWorkflow:
                     changed = True
 
     def _should_continue_as_new(self, carry: RunCarry) -> bool:
+        if self._settled == 0:  # every generation moves the run forward at least one step
+            return False
         info = workflow.info()
         pending = any(s.status in ("pending", "in_progress") for s in self._states.values())
         return pending and (

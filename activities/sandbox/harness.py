@@ -7,6 +7,7 @@ from pathlib import Path
 
 from activities.sandbox.receipts import build_receipt, hash_file
 from activities.sandbox.runner import (
+    SandboxBusy,
     SandboxLimits,
     SandboxResult,
     SandboxUnavailable,
@@ -139,6 +140,8 @@ def run_executor(
             isolation=policy.isolation,
             heartbeat=heartbeat,
         )
+    except SandboxBusy as exc:
+        raise StepFailure("SANDBOX_SESSION_DEAD", str(exc)) from exc
     except SandboxUnavailable as exc:
         raise StepFailure("POLICY_BLOCKED", str(exc)) from exc
     if result.killed_by == "memory":
@@ -149,6 +152,10 @@ def run_executor(
         raise StepFailure("CODE_ERROR", f"killed: file size limit {policy.file_size_mb} MB")
     if result.killed_by is not None:
         raise StepFailure("SANDBOX_SESSION_DEAD", f"sandbox died: {result.killed_by}")
+    if result.violations:
+        # Planted links or special files in meta/ or output/: the platform refuses the attempt
+        # even when the code exited 0.
+        raise StepFailure("CONTRACT_VIOLATION", "; ".join(result.violations))
     if result.exit_code != 0:
         tail = result.stderr.strip().splitlines()[-5:]
         raise StepFailure("CODE_ERROR", f"exit {result.exit_code}: " + " | ".join(tail))

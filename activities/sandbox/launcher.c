@@ -169,18 +169,21 @@ int main(int argc, char **argv) {
     if (fcntl(report_fd, F_SETFD, FD_CLOEXEC) != 0) fail("setup", "report fd close-on-exec");
     int reap = (int)parse_ll(argv[i++]);
     const char *stage_dir = argv[i++];
-    int nbinds = (int)parse_ll(argv[i++]);
-    if (nbinds < 0 || i + 2 * nbinds >= argc) usage("bind list runs past the arguments");
+    long long nbinds = parse_ll(argv[i++]);
+    if (nbinds < 0 || nbinds > 4096 || i + 2 * nbinds + 1 > argc)
+        usage("bind list runs past the arguments");
     char **binds = &argv[i];
-    i += 2 * nbinds;
-    int nlimits = (int)parse_ll(argv[i++]);
-    if (nlimits < 0 || i + 3 * nlimits >= argc) usage("rlimit list runs past the arguments");
+    i += (int)(2 * nbinds);
+    long long nlimits = parse_ll(argv[i++]);
+    /* the limits, then UID GID NENV: three more arguments must follow */
+    if (nlimits < 0 || nlimits > 64 || i + 3 * nlimits + 3 > argc)
+        usage("rlimit list runs past the arguments");
     char **limits = &argv[i];
-    i += 3 * nlimits;
+    i += (int)(3 * nlimits);
     long long uid = parse_ll(argv[i++]);
     long long gid = parse_ll(argv[i++]);
-    int nenv = (int)parse_ll(argv[i++]);
-    if (nenv < 0 || i + nenv >= argc) usage("environment runs past the arguments");
+    long long nenv = parse_ll(argv[i++]);
+    if (nenv < 0 || nenv > 4096 || i + nenv >= argc) usage("environment runs past the arguments");
     char **envp = calloc((size_t)nenv + 1, sizeof(char *));
     if (!envp) fail("setup", "calloc");
     for (int k = 0; k < nenv; k++) envp[k] = argv[i++];

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import marshal
 import os
 import re
@@ -62,6 +63,10 @@ _STDERR_TAIL = 4096
 
 class SandboxUnavailable(RuntimeError):
     """The requested isolation cannot be provided on this host; the step must not run."""
+
+
+class SandboxBusy(SandboxUnavailable):
+    """The sandbox user is out of processes right now (EAGAIN): a later attempt may succeed."""
 
 
 class SandboxLimits(BaseModel):
@@ -314,7 +319,11 @@ def _result(
         if stage == "exec" and isolation == "none":
             # The step's own argv[0] could not be executed: a step failure, like a shell's 127.
             return _build(outcome, isolation, 127, None, f"cannot run {launch.argv[0]}: {message}")
-        raise SandboxUnavailable(f"the sandbox launcher failed ({stage}: {message})")
+        text = f"the sandbox launcher failed ({stage}: {message})"
+        # RLIMIT_NPROC is per uid, so other sandboxes of forge-sandbox can exhaust it for a while.
+        if os.strerror(errno.EAGAIN) in message:
+            raise SandboxBusy(text)
+        raise SandboxUnavailable(text)
     if isolation == "bwrap" and outcome.child_pid is None and not outcome.timed_out:
         detail = outcome.stderr.decode("utf-8", errors="replace").strip()[-_STDERR_TAIL:]
         raise SandboxUnavailable(

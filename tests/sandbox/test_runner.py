@@ -598,3 +598,26 @@ def test_native_launcher_rejects_direct_use():
     assert binary is not None
     done = subprocess.run([str(binary)], capture_output=True, text=True)
     assert done.returncode == 2 and "Forge's sandbox runner" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["2", "0", "-", "0", "1", "RLIMIT_CORE", "0", "0", "-1"],  # gid and env missing
+        ["2", "0", "-", "0", "0", "-1", "-1", "5", "--", "x"],  # env count past the end
+        ["2", "0", "-", "99999999999999", "a", "b", "c", "d", "e", "f"],  # absurd counts
+        ["2", "0", "-", "0", "0", "-1", "-1", "0", "x"],  # no -- separator
+    ],
+)
+def test_native_launcher_refuses_malformed_arguments_without_crashing(args):
+    import json as _json
+    import subprocess
+
+    from activities.sandbox.native import native_launcher
+
+    done = subprocess.run([str(native_launcher()), *args], capture_output=True, text=True)
+    assert done.returncode == 127  # a reported setup error, never a signal
+    report = _json.loads(done.stderr.strip().splitlines()[-1])
+    assert (
+        report["error"] == "setup" and "arguments" in report["message"] or "--" in report["message"]
+    )

@@ -242,3 +242,10 @@ async def test_a_slow_harness_phase_never_starts_a_second_attempt(
     assert not (tmp_path / "home" / "runs" / result.run_id / "slow").exists() or not any(
         (tmp_path / "home" / "runs" / result.run_id / "slow").iterdir()
     )
+
+
+async def test_a_planted_symlink_fails_the_step(temporal_env, task_queue, tmp_path):
+    code = "import os\nos.symlink('/etc/passwd', 'meta/peek')\n" + write_json("output/bad.json")
+    result, _ = await _run(temporal_env, task_queue, tmp_path, _two_steps(code))
+    err = result.steps["bad"].error
+    assert err.failure_class == "CONTRACT_VIOLATION" and "meta/peek" in err.message
