@@ -81,6 +81,15 @@ class StepState(FrozenModel):
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
 
 
+class ReusableStep(FrozenModel):
+    """A step an earlier run completed; reused only if its contract and inputs are unchanged."""
+
+    step_key: str
+    contract_hash: str
+    input_hashes: dict[str, str]
+    outputs: list[ArtifactRef]
+
+
 class RunInput(FrozenModel):
     """Start a compiled run: the plan (by reference) and the run's input files (by reference)."""
 
@@ -93,6 +102,8 @@ class RunInput(FrozenModel):
     tenant_id: str = "default"
     project_id: str = "default"
     history_threshold: int | None = Field(default=None, ge=50)
+    resumed_from: str | None = None
+    reusable: list[ReusableStep] = Field(default_factory=list)
     carry: "RunCarry | None" = None
 
 
@@ -176,6 +187,23 @@ class StepExecuteResult(FrozenModel):
     postflight_ref: ArtifactRef
     receipt_summary: dict[str, Any]
     completed_event_id: str
+
+
+class ReuseInput(FrozenModel):
+    run_id: str
+    tenant_id: str = "default"
+    project_id: str = "default"
+    resumed_from: str
+    step: ReusableStep
+    contract_hash: str
+    inputs: dict[str, ArtifactRef]
+    cause_event_id: str
+
+
+class ReuseResult(FrozenModel):
+    reused: bool
+    reason: str
+    outputs: list[ArtifactRef] = Field(default_factory=list)
 
 
 class AppendEventsInput(FrozenModel):

@@ -11,6 +11,7 @@ from workers.cli_run import (
     artifacts_cmd,
     cancel_cmd,
     receipts_cmd,
+    resume_cmd,
     run_cmd,
     runs_cmd,
     status_cmd,
@@ -38,6 +39,7 @@ app.command("cancel")(cancel_cmd)
 app.command("artifacts")(artifacts_cmd)
 app.command("receipts")(receipts_cmd)
 app.command("worker")(worker_cmd)
+app.command("resume")(resume_cmd)
 app.command("gates")(gates_cmd)
 app.command("approve")(approve_cmd)
 app.command("reject")(reject_cmd)

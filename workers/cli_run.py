@@ -105,7 +105,12 @@ def run_cmd(
 
 
 async def _run(s: Settings, services: Services, run: RunInput, detach: bool) -> int:
-    client = await _client(s)
+    return await _run_started(await _client(s), s, services, run, detach)
+
+
+async def _run_started(
+    client: Client, s: Settings, services: Services, run: RunInput, detach: bool
+) -> int:
     if detach:
         await runs.start_run(client, s, run)
         out.print(
@@ -453,3 +458,36 @@ def worker_cmd() -> None:
         asyncio.run(go())
     except KeyboardInterrupt:
         out.print("worker stopped")
+
+
+def resume_cmd(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    from_step: Annotated[
+        str | None,
+        typer.Option(
+            "--from", metavar="STEP", help="Re-run this step and everything downstream of it."
+        ),
+    ] = None,
+    detach: Annotated[bool, typer.Option("--detach")] = False,
+) -> None:
+    """Run RUN's plan again, reusing completed steps whose contract and inputs are unchanged.
+
+    Reused outputs are verified in the store, not re-executed; the rest runs again.
+    """
+    s = settings()
+    services = Services.from_settings(s)
+
+    async def go() -> int:
+        client = await _client(s)
+        ctx = compile_context(None)
+        try:
+            run = await runs.resume_input(client, services, run_id, from_step, ctx)
+        except runs.PlanFileError as exc:
+            fail(str(exc))
+        except CompilerError as exc:
+            reject_plan(exc, f"the plan of {run_id}")
+        names = ", ".join(r.step_key for r in run.reusable) or "none"
+        out.print(f"resuming {run_id} as [bold]{run.run_id}[/]; may reuse: {names}")
+        return await _run_started(client, s, services, run, detach)
+
+    raise typer.Exit(asyncio.run(go()))

@@ -124,3 +124,71 @@ def export_outputs(settings: Settings, store: ArtifactStore, result: RunResult) 
 
 def plan_bytes(document: Mapping[str, Any]) -> bytes:
     return json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")
+
+
+async def resume_input(
+    client: Client, services: Any, run_id: str, from_step: str | None, ctx: Any
+) -> RunInput:
+    """A new run of RUN's plan and inputs that may reuse RUN's completed steps.
+
+    `from_step` forces that step and everything downstream of it to run again.
+    """
+    from compiler.plan.parse import parse_candidate
+    from compiler.plan.pipeline import compile_plan
+    from schemas.run import ReusableStep
+
+    handle = client.get_workflow_handle(run_id)
+    try:
+        history = await handle.fetch_history()
+    except RPCError as exc:
+        raise PlanFileError(f"no run {run_id!r}: {exc.message}") from None
+    started = history.events[0].workflow_execution_started_event_attributes
+    [old] = await client.data_converter.decode(started.input.payloads, [RunInput])
+    if not isinstance(old, RunInput):
+        raise PlanFileError(f"{run_id} is not a Forge run")
+    plan_doc = json.loads(services.artifacts.read_bytes(old.plan_ref.sha256, 64 * 1024 * 1024))
+    compiled = compile_plan(parse_candidate(plan_doc), ctx=ctx)
+    keys = [s.step_key for s in compiled.steps]
+    rerun: set[str] = set()
+    if from_step is not None:
+        if from_step not in keys:
+            raise PlanFileError(
+                f"--from {from_step!r} is not a step of {run_id}; steps: {', '.join(keys)}"
+            )
+        rerun = {from_step}
+        for step in compiled.steps:  # topological order: descendants follow their parents
+            if rerun & set(step.depends_on):
+                rerun.add(step.step_key)
+    events = services.events.list_events(run_id=run_id, limit=1_000_000)
+    contract = {
+        e.payload["step_key"]: e.payload["contract_hash"]
+        for e in events
+        if e.type in ("step.started.v1", "step.reused.v1")
+    }
+    outputs: dict[str, list[ArtifactRef]] = {}
+    for e in events:
+        if e.type in ("step.completed.v1", "step.reused.v1"):
+            outputs[e.payload["step_key"]] = [
+                ArtifactRef.model_validate(o) for o in e.payload["outputs"]
+            ]
+    input_hashes = {
+        p.step_key: p.provenance.input_hashes for p in services.events.list_published(run_id)
+    }
+    reusable = [
+        ReusableStep(
+            step_key=k,
+            contract_hash=contract[k],
+            outputs=refs,
+            input_hashes=input_hashes.get(k, {}),
+        )
+        for k, refs in outputs.items()
+        if k in contract and k not in rerun
+    ]
+    return old.model_copy(
+        update={
+            "run_id": new_run_id(),
+            "carry": None,
+            "resumed_from": run_id,
+            "reusable": reusable,
+        }
+    )

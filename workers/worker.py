@@ -9,7 +9,7 @@ from temporalio.worker import Worker
 
 from activities.compile import CompileActivities
 from activities.events import EventActivities
-from activities.steps import StepActivities
+from activities.steps import ReuseActivities, StepActivities
 from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.events import EventStore, open_event_store
 from activities.typelib import load_library, load_profiles
@@ -38,6 +38,7 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
     compile_ = CompileActivities(services.artifacts, library, layers)
     steps = StepActivities(services.artifacts, services.events, library, settings.home / "runs")
     events = EventActivities(services.events)
+    reuse = ReuseActivities(services.artifacts, services.events)
     return [
         compile_.resolve,
         compile_.contracts,
@@ -46,6 +47,7 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
         steps.execute,
         steps.finalize,
         events.append,
+        reuse.reuse,
     ]
 
 

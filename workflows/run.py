@@ -21,6 +21,8 @@ with workflow.unsafe.imports_passed_through():
         FreezeResult,
         GateDecision,
         GateState,
+        ReuseInput,
+        ReuseResult,
         RunCarry,
         RunInput,
         RunResult,
@@ -148,6 +150,8 @@ class CompiledRunWorkflow:
         self._gates = dict(carry.gates)
         self._carry = carry
         self._status = "running"
+        if inp.carry is None and inp.reusable:
+            await self._reuse(inp, carry)
         try:
             await self._run_dag(inp, carry)
         except asyncio.CancelledError:
@@ -449,6 +453,42 @@ class CompiledRunWorkflow:
                 activity_id=f"{node.step_key}",
             )
         )
+
+    async def _reuse(self, inp: RunInput, carry: RunCarry) -> None:
+        """A resumed run adopts earlier verified outputs, in topological order (no re-execution)."""
+        reusable = {r.step_key: r for r in inp.reusable}
+        for node in self._nodes:
+            if node.step_key not in reusable or node.gate_id is not None:
+                continue
+            if not self._deps_done(node):
+                continue
+            done = await workflow.execute_activity(
+                "step__reuse",
+                ReuseInput(
+                    run_id=inp.run_id,
+                    tenant_id=inp.tenant_id,
+                    project_id=inp.project_id,
+                    resumed_from=inp.resumed_from or "",
+                    step=reusable[node.step_key],
+                    contract_hash=node.contract_hash,
+                    inputs=self._inputs_for(inp, node),
+                    cause_event_id=carry.root_event_id,
+                ),
+                result_type=ReuseResult,
+                start_to_close_timeout=policies.FINALIZE_TIMEOUT,
+                retry_policy=policies.EVENTS_RETRY,
+            )
+            if done.reused:
+                now = workflow.now()
+                self._states[node.step_key] = self._states[node.step_key].model_copy(
+                    update={
+                        "status": "done",
+                        "started_at": now,
+                        "finished_at": now,
+                        "outputs": done.outputs,
+                        "receipt": {"reused_from": inp.resumed_from},
+                    }
+                )
 
     def _inputs_for(self, inp: RunInput, node: StepNode) -> dict[str, ArtifactRef]:
         """Every read path of the step, from the run's inputs or an upstream step's outputs."""
