@@ -19,6 +19,23 @@ async def temporal_env() -> AsyncIterator[WorkflowEnvironment]:
 
 
 @pytest.fixture
+def cli(temporal_env, task_queue, tmp_path, monkeypatch):
+    """`forge` as a user runs it, against the session dev server, with its own FORGE_HOME."""
+    from typer.testing import CliRunner
+
+    from workers.cli import app
+
+    monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(
+        "FORGE_TEMPORAL_ADDRESS", temporal_env.client.service_client.config.target_host
+    )
+    monkeypatch.setenv("FORGE_TASK_QUEUE", task_queue)
+    monkeypatch.setenv("COLUMNS", "200")
+    runner = CliRunner()
+    return lambda *args: runner.invoke(app, [str(a) for a in args])
+
+
+@pytest.fixture
 def task_queue() -> str:
     """A task queue no other test uses, so workers never steal each other's tasks."""
     return f"test-{uuid4()}"

@@ -1,9 +1,10 @@
 """The system-owned step harness (seed 000 §6.3): nine steps around the executor."""
 
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from activities.sandbox.receipts import build_receipt, hash_file
 from activities.sandbox.runner import (
@@ -18,6 +19,7 @@ from activities.sandbox.runner import (
 from activities.store.artifacts import ArtifactCorrupt, ArtifactStore
 from schemas.artifacts import ArtifactRef
 from schemas.compiled import CompiledStep
+from schemas.plan import ArtifactContract
 from schemas.profile import SandboxPolicy
 from schemas.receipts import Receipt
 
@@ -76,15 +78,24 @@ def materialize_inputs(
 
 # 4. Preflight receipt
 def preflight(workspace: Path, step: CompiledStep) -> Receipt:
-    contracts = {b.path: None for b in step.bindings}
-    files = [(p, contracts.get(p)) for p in step.executable_contract_v2.read_paths]
+    # Inputs carry no artifact contract of this step: their kind comes from the extension.
+    files = [(p, None) for p in step.executable_contract_v2.read_paths]
+    return _receipt(workspace, step, "preflight", files)
+
+
+def _receipt(
+    workspace: Path,
+    step: CompiledStep,
+    phase: Literal["preflight", "postflight"],
+    files: Sequence[tuple[str, ArtifactContract | None]],
+) -> Receipt:
     return build_receipt(
         workspace,
         files,
         step_id=step.step_id,
         step_key=step.step_key,
         contract_hash=step.contract_hash,
-        phase="preflight",
+        phase=phase,
     )
 
 
@@ -168,14 +179,7 @@ def postflight(workspace: Path, step: CompiledStep) -> Receipt:
         (p, step.resolved_artifact_contracts.get(p))
         for p in step.executable_contract_v2.write_paths
     ]
-    return build_receipt(
-        workspace,
-        files,
-        step_id=step.step_id,
-        step_key=step.step_key,
-        contract_hash=step.contract_hash,
-        phase="postflight",
-    )
+    return _receipt(workspace, step, "postflight", files)
 
 
 # 8. Verify expected outputs

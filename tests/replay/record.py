@@ -16,7 +16,13 @@ from uuid import uuid4
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 
 from tests.temporal_env import temporal_test_env
-from tests.workflows.engine import Engine, billing_inputs, billing_plan, engine
+from tests.workflows.engine import (
+    Engine,
+    billing_inputs,
+    billing_plan,
+    engine,
+    wait_for_event,
+)
 from tests.workflows.plans import code_step, plan, write_json
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
 from workflows.run import CompiledRunWorkflow
@@ -73,11 +79,7 @@ async def _cancelled(eng: Engine, tmp: Path) -> WorkflowHandle:
         ),
     )
     handle = await eng.start(doc)
-    for _ in range(300):
-        events = eng.services.events.list_events(run_id=handle.id)
-        if any(e.type == "step.started.v1" and e.payload["step_key"] == "slow" for e in events):
-            break
-        await asyncio.sleep(0.1)
+    await wait_for_event(eng.services.events, handle.id, "step.started.v1", "slow")
     await handle.cancel()
     try:
         await handle.result()

@@ -5,25 +5,9 @@ import json
 import subprocess
 from pathlib import Path
 
-import pytest
-from typer.testing import CliRunner
-
 from tests.workflows.engine import engine
 from tests.workflows.test_gates import gated_plan, pending_gate
-from workers.cli import app
 from workers.devserver import find_binary
-
-
-@pytest.fixture
-def cli(temporal_env, task_queue, tmp_path, monkeypatch):
-    monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv(
-        "FORGE_TEMPORAL_ADDRESS", temporal_env.client.service_client.config.target_host
-    )
-    monkeypatch.setenv("FORGE_TASK_QUEUE", task_queue)
-    monkeypatch.setenv("COLUMNS", "200")
-    runner = CliRunner()
-    return lambda *args: runner.invoke(app, [str(a) for a in args])
 
 
 async def test_inbox_approve_and_refusals_from_the_cli(cli, temporal_env, task_queue, tmp_path):

@@ -8,25 +8,11 @@ from pathlib import Path
 import pytest
 from temporalio.client import WorkflowFailureError
 from temporalio.exceptions import CancelledError
-from typer.testing import CliRunner
 
-from tests.workflows.engine import BILLING, billing_inputs, engine
+from tests.workflows.engine import BILLING, billing_inputs, engine, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
-from workers.cli import app
 
 PLAN = BILLING / "frozen-plan.json"
-
-
-@pytest.fixture
-def cli(temporal_env, task_queue, tmp_path, monkeypatch):
-    monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv(
-        "FORGE_TEMPORAL_ADDRESS", temporal_env.client.service_client.config.target_host
-    )
-    monkeypatch.setenv("FORGE_TASK_QUEUE", task_queue)
-    monkeypatch.setenv("COLUMNS", "200")
-    runner = CliRunner()
-    return lambda *args: runner.invoke(app, [str(a) for a in args])
 
 
 def _inputs(tmp_path: Path) -> list[str]:
@@ -114,12 +100,7 @@ async def test_detach_then_cancel(cli, temporal_env, task_queue, tmp_path):
     assert started.exit_code == 0, started.output
     run_id = _run_id(started.output)
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
-        for _ in range(300):
-            if any(
-                e.type == "step.started.v1" for e in eng.services.events.list_events(run_id=run_id)
-            ):
-                break
-            await asyncio.sleep(0.1)
+        await wait_for_event(eng.services.events, run_id, "step.started.v1")
         cancelled = await asyncio.to_thread(cli, "cancel", run_id)
         assert cancelled.exit_code == 0
         handle = eng.client.get_workflow_handle(run_id)

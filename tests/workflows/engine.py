@@ -1,5 +1,6 @@
 """Test harness for the run engine: a Forge client on the session dev server, a worker, helpers."""
 
+import asyncio
 import concurrent.futures
 import json
 import sys
@@ -12,6 +13,8 @@ from typing import Any
 from temporalio.client import Client, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
+from activities.store.events import EventStore
+from schemas.events import Event
 from schemas.run import RunInput, RunResult
 from workers import runs
 from workers.plugin import ForgePlugin
@@ -87,3 +90,23 @@ def billing_inputs(tmp: Path) -> dict[str, Path]:
         "rate_cards": data / "rate_cards.csv",
         "contracts": data / "contracts.json",
     }
+
+
+async def wait_for_event(
+    events: EventStore,
+    run_id: str,
+    type_: str,
+    step_key: str | None = None,
+    *,
+    timeout_s: float = 60.0,
+) -> list[Event]:
+    """Poll the event log until `type_` (for `step_key`, if given) appears; the run's events."""
+    for _ in range(int(timeout_s * 10)):
+        found = events.list_events(run_id=run_id)
+        if any(
+            e.type == type_ and (step_key is None or e.payload.get("step_key") == step_key)
+            for e in found
+        ):
+            return found
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{type_} ({step_key or 'any step'}) never happened in {run_id}")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tests.workflows.engine import engine
+from tests.workflows.engine import engine, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
 
 OK = write_json("output/a.json")
@@ -119,11 +119,7 @@ async def test_cancel_stops_the_run_and_records_it(temporal_env, task_queue, tmp
     )
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         handle = await eng.start(slow)
-        for _ in range(300):
-            events = eng.services.events.list_events(run_id=handle.id)
-            if any(e.type == "step.started.v1" and e.payload["step_key"] == "slow" for e in events):
-                break
-            await asyncio.sleep(0.1)
+        await wait_for_event(eng.services.events, handle.id, "step.started.v1", "slow")
         await handle.cancel()
         with pytest.raises(WorkflowFailureError) as err:
             await handle.result()

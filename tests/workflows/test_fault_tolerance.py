@@ -11,7 +11,7 @@ from pathlib import Path
 
 from activities.store.events import open_event_store
 from schemas.run import RunInput
-from tests.workflows.engine import forge_client
+from tests.workflows.engine import forge_client, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
 from workers import runs
 from workers.devserver import DevServer
@@ -60,14 +60,7 @@ def _worker(home: Path, address: str, task_queue: str) -> subprocess.Popen[bytes
 
 async def _wait_for_event(home: Path, run_id: str, type_: str, step: str) -> None:
     store = open_event_store(f"sqlite:///{home / 'forge.db'}")
-    for _ in range(600):
-        if any(
-            e.type == type_ and e.payload.get("step_key") == step
-            for e in store.list_events(run_id=run_id)
-        ):
-            return
-        await asyncio.sleep(0.1)
-    raise AssertionError(f"{type_} for {step} never happened")
+    await wait_for_event(store, run_id, type_, step)
 
 
 def _assert_exactly_once(settings: Settings, run_id: str) -> None:

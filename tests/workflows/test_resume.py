@@ -4,11 +4,9 @@ import asyncio
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.workflows.engine import engine
+from tests.workflows.engine import engine, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
-from workers.cli import app
 
 
 def _plan() -> dict:
@@ -31,18 +29,6 @@ def _plan() -> dict:
     )
 
 
-@pytest.fixture
-def cli(temporal_env, task_queue, tmp_path, monkeypatch):
-    monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv(
-        "FORGE_TEMPORAL_ADDRESS", temporal_env.client.service_client.config.target_host
-    )
-    monkeypatch.setenv("FORGE_TASK_QUEUE", task_queue)
-    monkeypatch.setenv("COLUMNS", "200")
-    runner = CliRunner()
-    return lambda *args: runner.invoke(app, [str(a) for a in args])
-
-
 async def test_resume_reuses_completed_steps_and_reruns_the_rest(
     cli, temporal_env, task_queue, tmp_path
 ):
@@ -50,13 +36,8 @@ async def test_resume_reuses_completed_steps_and_reruns_the_rest(
     path.write_text(json.dumps(_plan()))
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         handle = await eng.start(_plan())
-        for _ in range(300):  # cancel while b is running: a completed, b and c did not
-            if any(
-                e.type == "step.started.v1" and e.payload["step_key"] == "b"
-                for e in eng.services.events.list_events(run_id=handle.id)
-            ):
-                break
-            await asyncio.sleep(0.1)
+        # Cancel while b is running: a completed, b and c did not.
+        await wait_for_event(eng.services.events, handle.id, "step.started.v1", "b")
         await handle.cancel()
         with pytest.raises(Exception):  # noqa: B017  (the cancelled run's failure)
             await handle.result()
@@ -66,11 +47,7 @@ async def test_resume_reuses_completed_steps_and_reruns_the_rest(
         assert "may reuse: a" in resumed.output
         new_id = resumed.output.split("resuming ")[1].split(" as ")[1].split(";")[0]
         new = eng.client.get_workflow_handle(new_id)
-        for _ in range(300):
-            events = eng.services.events.list_events(run_id=new_id)
-            if any(e.type == "step.started.v1" and e.payload["step_key"] == "b" for e in events):
-                break
-            await asyncio.sleep(0.1)
+        events = await wait_for_event(eng.services.events, new_id, "step.started.v1", "b")
         types = [(e.type, e.payload.get("step_key")) for e in events]
         assert ("step.reused.v1", "a") in types
         assert ("step.started.v1", "a") not in types  # reused, not executed again
