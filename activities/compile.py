@@ -18,6 +18,7 @@ from compiler.plan.passes.resolve import resolve
 from compiler.plan.passes.skills import skills
 from compiler.typesystem.library import TypeLibrary
 from schemas.artifacts import ArtifactRef
+from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan, ContractPlan
 from schemas.plan import ResolvedPlan
 from schemas.profile import ExecutionProfile
@@ -93,14 +94,18 @@ class CompileActivities:
         except CompilerError as exc:
             raise compiler_failure(exc) from None
         ref = self._store(inp.run_id, "compiled_plan", compiled)
+        budgets = compiled.profile_snapshot.profile.budgets
         return FreezeResult(
             compiled_ref=ref,
             plan_hash=compiled.plan_hash,
             nodes=step_nodes(compiled),
-            max_parallel=compiled.profile_snapshot.profile.budgets.max_parallel_steps,
-            history_threshold=compiled.profile_snapshot.profile.budgets.history_event_threshold,
+            max_parallel=budgets.max_parallel_steps,
+            history_threshold=budgets.history_event_threshold,
             profile_id=compiled.profile_snapshot.profile_id,
             gates=compiled.gates,
+            budget=BudgetLimits(
+                max_tokens=budgets.max_tokens_per_run, max_cost_usd=budgets.max_cost_usd_per_run
+            ),
         )
 
 
@@ -121,6 +126,8 @@ def step_nodes(plan: CompiledPlan) -> list[StepNode]:
             max_attempts=s.repair_policy.max_retries + 1,
             timeout_s=packets[s.step_key].execution_contract.timeout_s,
             gate_id=gate_of.get(s.step_key),
+            projected=packets[s.step_key].execution_contract.projected,
+            tool_budget=packets[s.step_key].execution_contract.tool_budget,
         )
         for s in plan.steps
     ]

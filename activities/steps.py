@@ -17,8 +17,10 @@ from activities.sandbox.harness import StepFailure
 from activities.sandbox.receipts import receipt_summary
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
+from compiler.budget import step_overrun, usage_from_events
 from compiler.typesystem.library import TypeLibrary
 from schemas.artifacts import ArtifactRef, Provenance
+from schemas.budget import Usage
 from schemas.compiled import CompiledPlan, CompiledStep
 from schemas.events import EventDraft
 from schemas.receipts import Receipt
@@ -29,6 +31,7 @@ from schemas.run import (
     ReuseResult,
     StepExecuteInput,
     StepExecuteResult,
+    StepUsageInput,
 )
 
 MAX_PLAN_BYTES = 64 * 1024 * 1024
@@ -102,6 +105,17 @@ class StepActivities:
         """One transaction for several events (each commit costs a SQLite fsync)."""
         self._events.append(drafts, stream_id=f"{inp.run_id}:step:{inp.step_key}")
 
+    def _usage(self, inp: StepExecuteInput | StepUsageInput, attempt: int | None = None) -> Usage:
+        """The step's recorded usage (over every attempt, or one) from the usage ledger."""
+        return usage_from_events(
+            self._events.read_stream(f"{inp.run_id}:step:{inp.step_key}"), attempt=attempt
+        )
+
+    @activity.defn(name="step__usage")
+    def usage(self, inp: StepUsageInput) -> Usage:
+        """Recorded usage of a step whose last attempt died without reporting it."""
+        return self._usage(inp)
+
     def _workspace(self, inp: StepExecuteInput, attempt: int) -> Path:
         """The attempt's workspace; it must stay under runs/ whatever the ids say."""
         root = self._runs_dir.resolve()
@@ -167,7 +181,11 @@ class StepActivities:
             )
             self._append(inp, [*pending, failed])
             raise step_failure(
-                failure.failure_class, failure.message, attempt=attempt, retryable=retryable
+                failure.failure_class,
+                failure.message,
+                attempt=attempt,
+                retryable=retryable,
+                usage=self._usage(inp).model_dump(mode="json"),
             ) from None
         finally:
             # Receipts and events keep what matters; a workspace never outlives its attempt.
@@ -208,6 +226,16 @@ class StepActivities:
         harness.run_executor(
             workspace, executor, plan.profile_snapshot.profile.sandbox, heartbeat=activity.heartbeat
         )
+        contract = next(
+            p.execution_contract for p in plan.dispatch_packets if p.step_key == step.step_key
+        )
+        overrun = step_overrun(
+            self._usage(inp, attempt),
+            tool_budget=contract.tool_budget,
+            bridge_call_budget=contract.bridge_call_budget,
+        )
+        if overrun is not None:
+            raise StepFailure("BUDGET_EXHAUSTED", f"step {step.step_key}: {overrun}")
         harness.check_undeclared_writes(workspace, step, pre)
         post = harness.postflight(workspace, step)
         post_ref = self._store_receipt(inp, post, attempt)
@@ -274,6 +302,7 @@ class StepActivities:
             postflight_ref=post_ref,
             receipt_summary=summary,
             completed_event_id=completed.event_id,
+            usage=self._usage(inp),
         )
 
     def _already_completed(
@@ -291,6 +320,7 @@ class StepActivities:
                     postflight_ref=ArtifactRef.model_validate(p["postflight_ref"]),
                     receipt_summary=p["receipt"],
                     completed_event_id=event.event_id,
+                    usage=self._usage(inp),
                 )
         return None
 

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from compiler.errors import PackError
 from compiler.plan.context import ProfileLayers
 from compiler.typesystem.library import Category, LibraryDocument, TypeLibrary, build_library
+from schemas.budget import ModelPrice, PriceTable
 from schemas.profile import ExecutionProfile
 
 STDLIB_DIR = Path(__file__).resolve().parent.parent / "stdlib"
@@ -127,6 +128,7 @@ def load_profiles(
 
     `run_profile` is a profile id, or a path to a profile YAML file used for this run only.
     """
+    extra_dirs = tuple(extra_dirs)
     builtin = _profiles_in(STDLIB_DIR / "profiles")
     for d in extra_dirs:
         builtin.update(_profiles_in(d / "profiles"))
@@ -147,5 +149,28 @@ def load_profiles(
         run = _profile_file(path)
         ref = next(iter(run))
     return ProfileLayers(
-        builtin=builtin, workspace=workspace, run=run, workspace_default=default
+        builtin=builtin,
+        workspace=workspace,
+        run=run,
+        workspace_default=default,
+        prices=load_prices(extra_dirs),
     ), ref
+
+
+def load_prices(extra_dirs: Iterable[Path] = ()) -> PriceTable:
+    """The model price table: stdlib/models/prices.yaml, overlaid by each pack directory's."""
+    models: dict[str, ModelPrice] = {}
+    for directory in (STDLIB_DIR, *extra_dirs):
+        path = directory / "models" / "prices.yaml"
+        if not path.is_file():
+            continue
+        try:
+            models.update(PriceTable.model_validate(read_yaml(path)).models)
+        except ValidationError as exc:
+            raise PackError(
+                [
+                    (_display(path), ".".join(str(x) for x in e["loc"]) or "(document)", e["msg"])
+                    for e in exc.errors()
+                ]
+            ) from None
+    return PriceTable(models=models)

@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from schemas.base import FrozenModel
+from schemas.budget import StepProjection
 from schemas.plan import ArtifactContract, ResolvedStep, RunInputDecl
 from schemas.profile import ExecutionProfileSnapshot
 from schemas.typesystem import RepairPolicy
@@ -113,6 +114,7 @@ class ExecutionContract(FrozenModel):
     timeout_s: int
     repair_strategy: str
     max_retries: int
+    projected: StepProjection = StepProjection()
 
 
 class SkillBinding(FrozenModel):

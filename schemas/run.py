@@ -7,13 +7,14 @@ from pydantic import Field
 
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel
+from schemas.budget import BudgetLimits, BudgetState, StepProjection, Usage
 from schemas.compiled import GateSpec
 from schemas.events import Actor, EventDraft
 
 StepStatus = Literal["pending", "awaiting_approval", "in_progress", "done", "error", "skipped"]
 GateStatus = Literal["dormant", "pending", "approved", "rejected", "changes_requested"]
 Decision = Literal["approve", "reject", "request_changes"]
-RunStatus = Literal["compiling", "running", "completed", "failed", "cancelled"]
+RunStatus = Literal["compiling", "running", "budget_exhausted", "completed", "failed", "cancelled"]
 
 
 class StepNode(FrozenModel):
@@ -30,6 +31,8 @@ class StepNode(FrozenModel):
     max_attempts: int = Field(ge=1)
     timeout_s: int = Field(ge=1)
     gate_id: str | None = None
+    projected: StepProjection = StepProjection()
+    tool_budget: int = Field(default=0, ge=0)
 
 
 class DecideGateInput(FrozenModel):
@@ -76,6 +79,7 @@ class StepState(FrozenModel):
     skipped_because: str | None = None
     outputs: list[ArtifactRef] = Field(default_factory=list)
     receipt: dict[str, Any] = Field(default_factory=dict)
+    usage: Usage = Usage()
 
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
@@ -102,6 +106,9 @@ class RunInput(FrozenModel):
     tenant_id: str = "default"
     project_id: str = "default"
     history_threshold: int | None = Field(default=None, ge=50)
+    budget: BudgetLimits | None = Field(
+        default=None, description="caps for this run only; otherwise the profile's"
+    )
     resumed_from: str | None = None
     reusable: list[ReusableStep] = Field(default_factory=list)
     carry: "RunCarry | None" = None
@@ -119,6 +126,7 @@ class RunCarry(FrozenModel):
     root_event_id: str
     generation: int = Field(ge=1)
     gates: dict[str, GateState] = Field(default_factory=dict)
+    budget: BudgetState = BudgetState()
 
 
 class RunResult(FrozenModel):
@@ -132,6 +140,7 @@ class RunResult(FrozenModel):
     gates: dict[str, GateState] = Field(default_factory=dict)
     generation: int = Field(default=1, ge=1, description="runs in the continue-as-new chain")
     error: str | None = None
+    budget: BudgetState = BudgetState()
 
 
 class RunStatusView(FrozenModel):
@@ -144,6 +153,7 @@ class RunStatusView(FrozenModel):
     steps: list[StepState]
     order: list[str]
     gates: list[GateState] = Field(default_factory=list)
+    budget: BudgetState = BudgetState()
 
 
 class CompileInput(FrozenModel):
@@ -165,6 +175,7 @@ class FreezeResult(FrozenModel):
     history_threshold: int
     profile_id: str
     gates: list[GateSpec] = Field(default_factory=list)
+    budget: BudgetLimits = BudgetLimits()
 
 
 class StepExecuteInput(FrozenModel):
@@ -187,6 +198,12 @@ class StepExecuteResult(FrozenModel):
     postflight_ref: ArtifactRef
     receipt_summary: dict[str, Any]
     completed_event_id: str
+    usage: Usage = Field(default=Usage(), description="recorded over every attempt of the step")
+
+
+class StepUsageInput(FrozenModel):
+    run_id: str
+    step_key: str
 
 
 class ReuseInput(FrozenModel):

@@ -139,6 +139,7 @@ FailureClass = Literal[
     "MISSING_INPUT",
     "CONTRACT_VIOLATION",
     "MAX_RETRIES_REACHED",
+    "BUDGET_EXHAUSTED",
 ]
 
 

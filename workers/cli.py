@@ -2,6 +2,7 @@
 
 import typer
 
+from workers.cli_budget import budget_app
 from workers.cli_compile import compile_cmd, explain_cmd
 from workers.cli_dev import dev_app
 from workers.cli_events import db_app, events_app
@@ -43,6 +44,7 @@ app.command("resume")(resume_cmd)
 app.command("gates")(gates_cmd)
 app.command("approve")(approve_cmd)
 app.command("reject")(reject_cmd)
+app.add_typer(budget_app, name="budget")
 app.add_typer(dev_app, name="dev")
 app.add_typer(events_app, name="events")
 app.add_typer(db_app, name="db")

@@ -20,9 +20,11 @@ from activities.store.events import open_event_store
 from compiler.errors import CompilerError
 from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
+from schemas.budget import BudgetLimits
 from schemas.receipts import Receipt
 from schemas.run import RunInput, RunResult, RunStatusView, StepState
 from workers import runs
+from workers.cli_budget import budget_line
 from workers.cli_common import compile_context, fail, out, read_json, reject_plan, settings
 from workers.devserver import DevServerError
 from workers.settings import Settings
@@ -62,6 +64,14 @@ def run_cmd(
         bool,
         typer.Option("--detach", help="Start the run and return; watch it with `forge watch RUN`."),
     ] = False,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, help="Token cap for this run (default: profile's)."),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", min=0.0001, help="USD cap for this run (default: profile's)."),
+    ] = None,
 ) -> None:
     """Compile PLAN.json, run it durably on Temporal and show each step live."""
     s = settings()
@@ -85,10 +95,17 @@ def run_cmd(
         logical_path=f"meta/plans/{plan_file.name}",
         media_type="application/json",
     )
+    budgets = compiled.profile_snapshot.profile.budgets
     run = RunInput(
         run_id=runs.new_run_id(),
         plan_ref=plan_ref,
         inputs=refs,
+        budget=BudgetLimits(
+            max_tokens=max_tokens or budgets.max_tokens_per_run,
+            max_cost_usd=max_cost or budgets.max_cost_usd_per_run,
+        )
+        if max_tokens or max_cost
+        else None,
         profile_ref=compiled.profile_snapshot.profile_id if ctx.profile_ref else None,
         profile_document=(
             compiled.profile_snapshot.profile.model_dump(mode="json")
@@ -168,7 +185,7 @@ async def _follow(
                     completed=finished,
                     description=f"{view.run_id} {view.status}",
                 )
-                live.update(Group(progress, steps_table(view.steps)))
+                live.update(Group(progress, steps_table(view.steps), budget_line(view.budget)))
             await asyncio.wait([result_task], timeout=0.5)
     try:
         result = result_task.result()
@@ -208,7 +225,7 @@ def _report(result: RunResult, s: Settings, services: Services) -> int:
 
 def steps_table(states: list[StepState]) -> Table:
     table = Table(show_header=True, title_justify="left")
-    for col in ("step", "status", "attempts", "duration", "detail"):
+    for col in ("step", "status", "attempts", "duration", "tokens", "detail"):
         table.add_column(col, overflow="fold")
     for st in states:
         duration = ""
@@ -227,6 +244,7 @@ def steps_table(states: list[StepState]) -> Table:
             f"[{style}]{st.status}[/]",
             str(st.attempts or ""),
             duration,
+            f"{st.usage.tokens:,}" if st.usage.tokens else "",
             escape(detail),
         )
     return table
@@ -250,11 +268,14 @@ async def _status(s: Settings, run_id: str) -> int:
             f"{run_id} is running but could not be queried: {exc.message}",
             f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
         )
-    out.print(f"run [bold]{run_id}[/]: {status.lower()}")
+    shown = view.status if view is not None else result.status if result else status.lower()
+    out.print(f"run [bold]{run_id}[/]: {shown}")
     if view is not None:
         out.print(steps_table(view.steps))
+        out.print(budget_line(view.budget))
     elif result is not None:
         out.print(steps_table(list(result.steps.values())))
+        out.print(budget_line(result.budget))
     return (
         0
         if status in ("RUNNING", "COMPLETED") and (result is None or result.status == "completed")

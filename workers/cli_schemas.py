@@ -8,6 +8,7 @@ import typer
 
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.base import FrozenModel
+from schemas.budget import BudgetState, ExtendBudgetInput, ModelCalled, PriceTable, ToolCalled
 from schemas.compiled import (
     CompiledPlan,
     CompiledStep,
@@ -83,6 +84,11 @@ EXPORTED: tuple[type[FrozenModel], ...] = (
     GateSpec,
     DecideGateInput,
     GateDecision,
+    ExtendBudgetInput,
+    BudgetState,
+    ModelCalled,
+    ToolCalled,
+    PriceTable,
 )
 
 

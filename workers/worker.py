@@ -46,6 +46,7 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
         compile_.freeze,
         steps.execute,
         steps.finalize,
+        steps.usage,
         events.append,
         reuse.reuse,
     ]

@@ -8,7 +8,9 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from compiler import budget as budgetbook
     from schemas.artifacts import ArtifactRef
+    from schemas.budget import BudgetExtension, BudgetState, ExtendBudgetInput, Usage
     from schemas.events import SYSTEM_ACTOR, Actor, EventDraft
     from schemas.run import (
         AppendEventsInput,
@@ -33,6 +35,7 @@ with workflow.unsafe.imports_passed_through():
         StepExecuteResult,
         StepNode,
         StepState,
+        StepUsageInput,
     )
     from workflows import gates as gatebook
     from workflows import policies
@@ -41,6 +44,7 @@ WORKFLOW_NAME = "CompiledRunWorkflow"
 # workflow.patched ids, one per change to command order; removed only with workflow.deprecate_patch
 # once no history without the marker can be replayed (README: versioning).
 PATCH_CANCEL_INFLIGHT = "cancel-inflight-steps-v1"
+PATCH_LOST_USAGE = "usage-of-lost-failures-v1"
 
 
 @workflow.defn(name=WORKFLOW_NAME)
@@ -55,7 +59,9 @@ class CompiledRunWorkflow:
         self._states: dict[str, StepState] = {}
         self._generation = 1
         self._gates: dict[str, GateState] = {}
-        self._gate_version = 0
+        # Bumped by every gate decision and budget extension: the DAG loop wakes on it.
+        self._version = 0
+        self._budget = BudgetState()
         self._gate_clocks: dict[str, asyncio.Task[None]] = {}
         self._finished = False
         self._input: RunInput | None = None
@@ -74,6 +80,7 @@ class CompiledRunWorkflow:
             steps=[self._states[n.step_key] for n in self._nodes],
             order=[n.step_key for n in self._nodes],
             gates=list(self._gates.values()),
+            budget=self._budget,
         )
 
     @workflow.update(name="decide_gate")
@@ -109,7 +116,7 @@ class CompiledRunWorkflow:
     async def _decide(self, inp: DecideGateInput) -> GateDecision:
         gate = gatebook.decided(self._gates[inp.gate_id], inp, workflow.now())
         self._gates[inp.gate_id] = gate
-        self._gate_version += 1
+        self._version += 1
         assert gate.decision is not None
         await self._gate_event(
             "gate.decided.v1",
@@ -123,6 +130,74 @@ class CompiledRunWorkflow:
             },
         )
         return gate.decision
+
+    @workflow.update(name="extend_budget")
+    async def extend_budget(self, inp: ExtendBudgetInput) -> BudgetState:
+        """Raise the run's caps; a run blocked in budget_exhausted goes on when there is room."""
+        return await self._extend(inp)
+
+    @extend_budget.validator
+    def _validate_extension(self, inp: ExtendBudgetInput) -> None:
+        problem = self._extension_refusal(inp)
+        if problem is not None:
+            raise ValueError(problem)
+
+    @workflow.signal(name="extend_budget")
+    async def extend_budget_signal(self, inp: ExtendBudgetInput) -> None:
+        """The same extension, fire-and-forget: a refused one is recorded, never applied."""
+        problem = self._extension_refusal(inp)
+        if problem is not None:
+            if self._input is not None and self._carry is not None:
+                await self._emit(
+                    self._input,
+                    "budget.extension_refused.v1",
+                    "budget",
+                    self._carry.root_event_id,
+                    {
+                        "tokens": inp.tokens,
+                        "cost_usd": inp.cost_usd,
+                        "reason": inp.reason,
+                        "refused_because": problem,
+                    },
+                    actor=inp.actor,
+                    id_suffix=f"{inp.actor.id}:{workflow.now().isoformat()}",
+                )
+            return
+        await self._extend(inp)
+
+    def _extension_refusal(self, inp: ExtendBudgetInput) -> str | None:
+        if self._carry is None and not self._finished:
+            return "the run is still compiling; its budget is known once it runs"
+        return budgetbook.extension_refusal(self._budget, inp, self._finished)
+
+    async def _extend(self, inp: ExtendBudgetInput) -> BudgetState:
+        assert self._input is not None and self._carry is not None
+        extension = BudgetExtension(
+            tokens=inp.tokens,
+            cost_usd=inp.cost_usd,
+            actor=inp.actor,
+            reason=inp.reason,
+            extended_at=workflow.now(),
+        )
+        self._budget = budgetbook.extended(self._budget, extension)
+        self._version += 1
+        state = self._budget
+        await self._emit(
+            self._input,
+            "budget.extended.v1",
+            "budget",
+            self._carry.root_event_id,
+            {
+                "tokens": inp.tokens,
+                "cost_usd": inp.cost_usd,
+                "reason": inp.reason,
+                "limits": state.limits.model_dump(mode="json"),
+                "spent": state.spent.model_dump(mode="json"),
+            },
+            actor=inp.actor,
+            id_suffix=str(len(state.extensions)),
+        )
+        return state
 
     @workflow.run
     async def run(self, inp: RunInput) -> RunResult:
@@ -148,6 +223,7 @@ class CompiledRunWorkflow:
         self._nodes = carry.nodes
         self._states = dict(carry.states)
         self._gates = dict(carry.gates)
+        self._budget = carry.budget
         self._carry = carry
         self._status = "running"
         if inp.carry is None and inp.reusable:
@@ -235,6 +311,7 @@ class CompiledRunWorkflow:
             gates={
                 g.gate_id: GateState(spec=g, approver_role=g.approver_role) for g in frozen.gates
             },
+            budget=BudgetState(limits=inp.budget or frozen.budget),
         )
 
     async def _run_dag(self, inp: RunInput, carry: RunCarry) -> None:
@@ -247,40 +324,88 @@ class CompiledRunWorkflow:
                 workflow.continue_as_new(inp.model_copy(update={"carry": self._carry_over(carry)}))
             await self._open_gates(inp, carry)
             self._settle_gates()
-            progressed = False
-            for node in self._ready():
-                if node.kind == "gate":  # approved: a gate step has nothing else to do
-                    self._states[node.step_key] = self._states[node.step_key].model_copy(
-                        update={"status": "done", "finished_at": workflow.now()}
-                    )
-                    progressed = True
-                    continue
-                if len(running) >= carry.max_parallel:
-                    break
-                running[node.step_key] = self._start_step(inp, carry, node)
+            progressed, refused = self._start_ready(inp, carry)
             if progressed:
                 continue
+            if refused and not running:
+                await self._budget_exhausted(inp, carry, refused)
+            elif not refused and self._budget.status == "exhausted":
+                self._budget = self._budget.model_copy(
+                    update={"status": "ok", "blocked_reason": None, "blocked_steps": []}
+                )
+                self._status = "running"
             awaiting = any(s.status == "awaiting_approval" for s in self._states.values())
-            if not running and not awaiting:
+            if not running and not awaiting and not refused:
                 return
-            gate_change = asyncio.ensure_future(
-                workflow.wait_condition(self._gate_changed_since(self._gate_version))
+            change = asyncio.ensure_future(
+                workflow.wait_condition(self._changed_since(self._version))
             )
-            await workflow.wait(
-                [*running.values(), gate_change], return_when=asyncio.FIRST_COMPLETED
-            )
-            if not gate_change.done():
-                gate_change.cancel()
+            await workflow.wait([*running.values(), change], return_when=asyncio.FIRST_COMPLETED)
+            if not change.done():
+                change.cancel()
             for key in [k for k, t in running.items() if t.done()]:
-                self._settle(key, running.pop(key))
+                await self._settle(inp, key, running.pop(key))
             if self._should_continue_as_new(carry) and running:
                 # Drain what is in flight before continuing as new; start nothing more.
                 await workflow.wait(list(running.values()))
                 for key in list(running):
-                    self._settle(key, running.pop(key))
+                    await self._settle(inp, key, running.pop(key))
 
-    def _gate_changed_since(self, version: int) -> Callable[[], bool]:
-        return lambda: self._gate_version != version
+    def _start_ready(self, inp: RunInput, carry: RunCarry) -> tuple[bool, dict[str, str]]:
+        """Start what may start; returns (a gate step passed, steps the budget refused)."""
+        progressed = False
+        refused: dict[str, str] = {}
+        for node in self._ready():
+            if node.kind == "gate":  # approved: a gate step has nothing else to do
+                self._states[node.step_key] = self._states[node.step_key].model_copy(
+                    update={"status": "done", "finished_at": workflow.now()}
+                )
+                progressed = True
+                continue
+            if len(self._running) >= carry.max_parallel:
+                break
+            # Checked at every start against recorded spend: steps already in flight are never
+            # stopped, so spend overshoots a cap by at most one batch of steps.
+            refusal = budgetbook.start_refusal(self._budget, node.step_key, node.projected)
+            if refusal is not None:
+                refused[node.step_key] = refusal
+                continue
+            self._running[node.step_key] = self._start_step(inp, carry, node)
+        return progressed, refused
+
+    async def _budget_exhausted(
+        self, inp: RunInput, carry: RunCarry, refused: dict[str, str]
+    ) -> None:
+        """Block (not fail) the run until an extension makes room; accepted results stay."""
+        if self._budget.status == "exhausted" and self._budget.blocked_steps == sorted(refused):
+            return
+        reason = next(iter(refused.values()))
+        self._budget = self._budget.model_copy(
+            update={
+                "status": "exhausted",
+                "blocked_reason": reason,
+                "blocked_steps": sorted(refused),
+                "exhaustions": self._budget.exhaustions + 1,
+            }
+        )
+        self._status = "budget_exhausted"
+        await self._emit(
+            inp,
+            "budget.exhausted.v1",
+            "budget",
+            carry.root_event_id,
+            {
+                "reason": reason,
+                "refusals": refused,
+                "limits": self._budget.limits.model_dump(mode="json"),
+                "spent": self._budget.spent.model_dump(mode="json"),
+                "resume_with": f"forge budget extend {inp.run_id} --tokens N [--cost USD]",
+            },
+            id_suffix=str(self._budget.exhaustions),
+        )
+
+    def _changed_since(self, version: int) -> Callable[[], bool]:
+        return lambda: self._version != version
 
     def _deps_done(self, node: StepNode) -> bool:
         return all(self._states[d].status == "done" for d in node.depends_on)
@@ -309,6 +434,10 @@ class CompiledRunWorkflow:
                 self._gates[node.gate_id] = gate.model_copy(
                     update={"status": "pending", "requested_at": workflow.now()}
                 )
+                # Before the event's await, so no query sees a pending gate with a pending step.
+                self._states[node.step_key] = state.model_copy(
+                    update={"status": "awaiting_approval"}
+                )
                 await self._gate_event(
                     "gate.requested.v1",
                     node.gate_id,
@@ -319,7 +448,7 @@ class CompiledRunWorkflow:
                 )
                 self._start_gate_clock(inp, carry, node.gate_id)
             if self._gates[node.gate_id].status == "pending":
-                self._states[node.step_key] = state.model_copy(
+                self._states[node.step_key] = self._states[node.step_key].model_copy(
                     update={"status": "awaiting_approval"}
                 )
 
@@ -500,7 +629,9 @@ class CompiledRunWorkflow:
                 available[ref.path] = ref
         return {p: available[p] for p in node.read_paths if p in available}
 
-    def _settle(self, key: str, task: "asyncio.Task[StepExecuteResult]") -> None:
+    async def _settle(
+        self, inp: RunInput, key: str, task: "asyncio.Task[StepExecuteResult]"
+    ) -> None:
         self._settled += 1
         state = self._states[key]
         now = workflow.now()
@@ -510,16 +641,31 @@ class CompiledRunWorkflow:
             cause = err.cause
             failure = cause.type if isinstance(cause, ApplicationError) and cause.type else "ERROR"
             attempts = _attempts(err)
+            usage = _failure_usage(err)
+            if usage is None:
+                # The last attempt died without reporting (timeout, lost worker): ask the ledger.
+                usage = Usage()
+                if workflow.patched(PATCH_LOST_USAGE):
+                    usage = await workflow.execute_activity(
+                        "step__usage",
+                        StepUsageInput(run_id=inp.run_id, step_key=key),
+                        result_type=Usage,
+                        start_to_close_timeout=policies.EVENTS_TIMEOUT,
+                        retry_policy=policies.EVENTS_RETRY,
+                    )
+            self._spend(usage)
             self._states[key] = state.model_copy(
                 update={
                     "status": "error",
                     "finished_at": now,
                     "attempts": attempts,
                     "error": StepError(failure_class=failure, message=_cause_message(err)),
+                    "usage": usage,
                 }
             )
             self._skip_dependents(key)
             return
+        self._spend(result.usage)
         self._states[key] = state.model_copy(
             update={
                 "status": "done",
@@ -527,8 +673,12 @@ class CompiledRunWorkflow:
                 "attempts": result.attempt,
                 "outputs": result.outputs,
                 "receipt": result.receipt_summary,
+                "usage": result.usage,
             }
         )
+
+    def _spend(self, usage: Usage) -> None:
+        self._budget = self._budget.model_copy(update={"spent": self._budget.spent.plus(usage)})
 
     def _skip_dependents(self, failed: str) -> None:
         changed = True
@@ -566,6 +716,7 @@ class CompiledRunWorkflow:
             update={
                 "states": dict(self._states),
                 "gates": dict(self._gates),
+                "budget": self._budget,
                 "generation": self._generation + 1,
             }
         )
@@ -629,6 +780,7 @@ class CompiledRunWorkflow:
             skipped_steps=skipped,
             gates=dict(self._gates),
             generation=self._generation,
+            budget=self._budget,
         )
 
     async def _fail_run(self, inp: RunInput, root: str, stage: str, err: ActivityError) -> None:
@@ -691,6 +843,17 @@ def _step_timeout(node: StepNode) -> timedelta:
 def _cause_message(err: ActivityError) -> str:
     cause = err.cause
     return str(cause.message if isinstance(cause, ApplicationError) else cause or err)
+
+
+def _failure_usage(err: ActivityError) -> Usage | None:
+    """The step's recorded usage, which step__execute puts in its error details."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError) and cause.details:
+        first = cause.details[0]
+        raw = first.get("usage") if isinstance(first, dict) else None
+        if isinstance(raw, dict):
+            return Usage.model_validate(raw)
+    return None
 
 
 def _attempts(err: ActivityError) -> int:

@@ -6,6 +6,7 @@ from compiler.errors import CompilerError
 from compiler.hashing import sha256_of
 from compiler.typesystem.library import TypeLibrary
 from schemas.base import FrozenModel
+from schemas.budget import PriceTable
 from schemas.diagnostics import Diagnostic
 from schemas.profile import ExecutionProfile, ExecutionProfileSnapshot, ProfileScope
 
@@ -19,6 +20,7 @@ class ProfileLayers(FrozenModel):
     workspace: dict[str, ExecutionProfile] = Field(default_factory=dict)
     run: dict[str, ExecutionProfile] = Field(default_factory=dict)
     workspace_default: str | None = None
+    prices: PriceTable = PriceTable()
 
 
 class CompileContext(FrozenModel):

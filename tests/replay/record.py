@@ -15,6 +15,7 @@ from uuid import uuid4
 
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 
+from schemas.budget import BudgetLimits, ExtendBudgetInput
 from tests.temporal_env import temporal_test_env
 from tests.workflows.engine import (
     Engine,
@@ -24,7 +25,16 @@ from tests.workflows.engine import (
     wait_for_event,
 )
 from tests.workflows.plans import code_step, plan, write_json
+from tests.workflows.test_budgets import (
+    OPS,
+    PER_STEP,
+    independent,
+    profile,
+    seed_usage,
+    wait_status,
+)
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
+from workers import runs
 from workflows.run import CompiledRunWorkflow
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -32,6 +42,19 @@ HISTORIES = Path(__file__).parent / "histories"
 
 async def _demo(eng: Engine, tmp: Path) -> WorkflowHandle:
     handle = await eng.start(billing_plan(), billing_inputs(tmp))
+    await handle.result()
+    return handle
+
+
+async def _demo_gated(eng: Engine, tmp: Path) -> WorkflowHandle:
+    """The billing demo with a person approving the correction candidates before the report."""
+    doc = billing_plan()
+    for step in doc["steps"]:
+        if step["step_key"] == "render_report":
+            step["approval"] = {"approver_role": "ops", "prompt": "Send the corrections?"}
+    handle = await eng.start(doc, billing_inputs(tmp))
+    gate = await pending_gate(handle, "gate-render_report")
+    await handle.execute_update(CompiledRunWorkflow.decide_gate, decision(gate))
     await handle.result()
     return handle
 
@@ -88,11 +111,33 @@ async def _cancelled(eng: Engine, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def _budget_exhausted(eng: Engine, tmp: Path) -> WorkflowHandle:
+    """Blocked by its token cap after one step, extended by update, then completed."""
+    run_id = runs.new_run_id()
+    for i in range(3):
+        seed_usage(eng.services.events, run_id, f"s{i}")
+    handle = await eng.start(
+        independent(3),
+        run_id=run_id,
+        profile_document=profile(max_parallel_steps=1),
+        budget=BudgetLimits(max_tokens=PER_STEP),
+    )
+    await wait_status(handle, "budget_exhausted")
+    await handle.execute_update(
+        CompiledRunWorkflow.extend_budget,
+        ExtendBudgetInput(tokens=5 * PER_STEP, actor=OPS, reason="recorded extension"),
+    )
+    await handle.result()
+    return handle
+
+
 SCENARIOS: dict[str, Callable[[Engine, Path], Awaitable[WorkflowHandle]]] = {
     "billing_demo": _demo,
+    "billing_demo_gated": _demo_gated,
     "gated_approved": _gated,
     "failed_with_skips": _failed,
     "cancelled_in_flight": _cancelled,
+    "budget_exhausted_extended": _budget_exhausted,
 }
 
 

@@ -14,10 +14,12 @@ HISTORIES = sorted((Path(__file__).parent / "histories").glob("*.json"))
 def test_there_are_recorded_histories():
     assert {p.stem for p in HISTORIES} >= {
         "billing_demo",
+        "billing_demo_gated",
         "gated_approved",
         "failed_with_skips",
         "cancelled_in_flight",
         "cancelled_before_patch",
+        "budget_exhausted_extended",
     }
 
 

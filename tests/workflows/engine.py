@@ -42,7 +42,8 @@ class Engine:
         plan_ref = self.services.artifacts.put_bytes(
             runs.plan_bytes(document), logical_path="meta/plans/test.json"
         )
-        run = RunInput(run_id=runs.new_run_id(), plan_ref=plan_ref, inputs=refs, **extra)
+        run_id = extra.pop("run_id", None) or runs.new_run_id()
+        run = RunInput(run_id=run_id, plan_ref=plan_ref, inputs=refs, **extra)
         return await runs.start_run(self.client, self.settings, run)
 
     async def run(

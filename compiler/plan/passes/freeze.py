@@ -1,5 +1,6 @@
 """Pass E, compile-time part: one frozen execution profile and a dispatch packet per step."""
 
+from compiler.budget import project_step
 from compiler.errors import CompilerError
 from compiler.plan.context import CompileContext, resolve_profile
 from compiler.plan.gates import plan_gates
@@ -42,6 +43,7 @@ def freeze(plan: ContractPlan, *, ctx: CompileContext) -> CompiledPlan:
     for step in plan.steps:
         ex = step.executable_contract_v2
         model_written = step.backend == "sandbox.session"
+        tool_budget = budgets.tool_budget_per_step if model_written else 0
         packets.append(
             DispatchPacket(
                 step_key=step.step_key,
@@ -52,11 +54,14 @@ def freeze(plan: ContractPlan, *, ctx: CompileContext) -> CompiledPlan:
                 execution_contract=ExecutionContract(
                     pattern=PATTERNS[step.backend],
                     backend=step.backend,
-                    tool_budget=budgets.tool_budget_per_step if model_written else 0,
+                    tool_budget=tool_budget,
                     bridge_call_budget=budgets.bridge_calls_per_step,
                     timeout_s=min(budgets.step_timeout_s, snapshot.profile.sandbox.wall_clock_s),
                     repair_strategy=ex.execution_policy.repair_strategy,
                     max_retries=ex.execution_policy.max_retries,
+                    projected=project_step(
+                        step.backend, tool_budget, snapshot.profile, ctx.profiles.prices
+                    ),
                 ),
                 artifact_contracts=step.resolved_artifact_contracts,
             )

@@ -1,0 +1,186 @@
+"""Layered budgets, pure: the usage ledger projection, step projections and the run's caps.
+
+The workflow enforces the run's caps with these functions before every step starts; the step
+harness checks a step's tool-call budgets against its own recorded calls; the tool bridge (model
+layer) refuses a call over budget with the same functions before dispatching it.
+"""
+
+import math
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from schemas.budget import (
+    MODEL_CALLED,
+    TOOL_CALLED,
+    BudgetExtension,
+    BudgetLimits,
+    BudgetState,
+    ExtendBudgetInput,
+    ModelCalled,
+    PriceTable,
+    StepProjection,
+    ToolCalled,
+    Usage,
+)
+from schemas.profile import ExecutionProfile
+
+
+class LedgerEvent(Protocol):
+    @property
+    def event_id(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def payload(self) -> dict[str, Any]: ...
+
+
+class LedgerError(ValueError):
+    """A usage event the platform wrote is malformed: accounting cannot be trusted."""
+
+
+def usage_from_events(events: Iterable[LedgerEvent], *, attempt: int | None = None) -> Usage:
+    """Sum model.called and tool.called events (of one attempt, if given): deriveUsageTotals."""
+    total = Usage()
+    for event in events:
+        if event.type not in (MODEL_CALLED, TOOL_CALLED):
+            continue
+        try:
+            if event.type == MODEL_CALLED:
+                call = ModelCalled.model_validate(event.payload)
+                one = Usage(
+                    input_tokens=call.input_tokens,
+                    output_tokens=call.output_tokens,
+                    cache_read_tokens=call.cache_read_tokens,
+                    cache_creation_tokens=call.cache_creation_tokens,
+                    cost_usd=call.cost_usd,
+                    model_calls=1,
+                )
+                call_attempt = call.attempt
+            else:
+                tool = ToolCalled.model_validate(event.payload)
+                call_attempt = tool.attempt
+                one = Usage(tool_calls=1) if tool.channel == "executor" else Usage(bridge_calls=1)
+        except ValueError as exc:
+            raise LedgerError(f"usage event {event.event_id} is malformed: {exc}") from None
+        if attempt is None or call_attempt == attempt:
+            total = total.plus(one)
+    return total
+
+
+def cost_of(model: str, usage: Usage, prices: PriceTable) -> float | None:
+    """USD for `usage` on `model` from the price table; None when the model has no price."""
+    price = prices.models.get(model)
+    if price is None:
+        return None
+    micro = (
+        usage.input_tokens * price.input_per_mtok
+        + usage.output_tokens * price.output_per_mtok
+        + usage.cache_read_tokens * price.cache_read_per_mtok
+        + usage.cache_creation_tokens * price.cache_write_per_mtok
+    )
+    return round(micro / 1_000_000, 9)
+
+
+def project_step(
+    backend: str, tool_budget: int, profile: ExecutionProfile, prices: PriceTable
+) -> StepProjection:
+    """The most a step's own model calls may produce: calls x the binding's max_tokens.
+
+    Frozen code makes no executor calls; its governed bridge calls are metered one by one at call
+    time against what remains, so they are not projected here.
+    """
+    if backend == "sandbox.session":
+        calls, binding_key = tool_budget, "sandbox.session"
+    elif backend == "evaluator":
+        calls, binding_key = 1, "evaluator"
+    else:
+        return StepProjection(basis=f"{backend}: no executor model calls")
+    binding = profile.executor_by_backend.get(binding_key)
+    if binding is None or binding.runtime_overrides.max_tokens is None or calls == 0:
+        return StepProjection(basis=f"{backend}: no max_tokens bound, nothing to project")
+    per_call = binding.runtime_overrides.max_tokens
+    tokens = calls * per_call
+    model = binding.model_binding_ref
+    cost = cost_of(model, Usage(output_tokens=tokens), prices)
+    basis = f"{calls} call(s) x {per_call} max output tokens on {model}"
+    if cost is None:
+        basis += " (no price for this model: cost not projected)"
+    return StepProjection(tokens=tokens, cost_usd=cost, basis=basis)
+
+
+def exhaustion(state: BudgetState) -> str | None:
+    """Why recorded spend has reached a cap, or None while there is room."""
+    lim, spent = state.limits, state.spent
+    if lim.max_tokens is not None and spent.tokens >= lim.max_tokens:
+        return f"recorded usage {spent.tokens:,} tokens reached the run's cap of {lim.max_tokens:,}"
+    if lim.max_cost_usd is not None and spent.cost_usd >= lim.max_cost_usd:
+        return (
+            f"recorded cost ${spent.cost_usd:,.4f} reached the run's cap of "
+            f"${lim.max_cost_usd:,.2f}"
+        )
+    return None
+
+
+def start_refusal(state: BudgetState, step_key: str, projection: StepProjection) -> str | None:
+    """Why `step_key` may not start now (caps reached, or its projection exceeds what remains)."""
+    spent_out = exhaustion(state)
+    if spent_out is not None:
+        return spent_out
+    lim, spent = state.limits, state.spent
+    if lim.max_tokens is not None and projection.tokens > lim.max_tokens - spent.tokens:
+        return (
+            f"step {step_key} projects {projection.tokens:,} tokens ({projection.basis}) but only "
+            f"{lim.max_tokens - spent.tokens:,} of the run's {lim.max_tokens:,} remain"
+        )
+    cost, cap = projection.cost_usd, lim.max_cost_usd
+    if cap is not None and cost is not None and cost > cap - spent.cost_usd:
+        return (
+            f"step {step_key} projects ${cost:,.4f} ({projection.basis}) but only "
+            f"${cap - spent.cost_usd:,.4f} of the run's ${cap:,.2f} remain"
+        )
+    return None
+
+
+def extension_refusal(state: BudgetState, inp: ExtendBudgetInput, finished: bool) -> str | None:
+    """Why an extension cannot apply; None when it can. A refused extension changes nothing."""
+    if finished:
+        return "the run has finished; there is no budget left to extend"
+    if not inp.reason.strip():
+        return "an extension needs a reason (it is recorded with the actor)"
+    if isinstance(inp.tokens, bool) or inp.tokens < 0:
+        return f"tokens must be a whole number of 0 or more, not {inp.tokens!r}"
+    if not math.isfinite(inp.cost_usd) or inp.cost_usd < 0:
+        return f"cost must be a finite amount of USD of 0 or more, not {inp.cost_usd!r}"
+    if inp.tokens == 0 and inp.cost_usd == 0:
+        return "nothing to extend: give tokens, cost or both (more than 0)"
+    if inp.tokens and state.limits.max_tokens is None:
+        return "the run has no token cap; there is nothing to extend (leave tokens at 0)"
+    if inp.cost_usd and state.limits.max_cost_usd is None:
+        return "the run has no cost cap; there is nothing to extend (leave cost at 0)"
+    return None
+
+
+def extended(state: BudgetState, ext: BudgetExtension) -> BudgetState:
+    """The state after an accepted extension: caps raised, the extension recorded."""
+    lim = state.limits
+    cap = lim.max_cost_usd
+    limits = BudgetLimits(
+        max_tokens=None if lim.max_tokens is None else lim.max_tokens + ext.tokens,
+        max_cost_usd=None if cap is None else round(cap + ext.cost_usd, 9),
+    )
+    return state.model_copy(update={"limits": limits, "extensions": [*state.extensions, ext]})
+
+
+def step_overrun(usage: Usage, *, tool_budget: int, bridge_call_budget: int) -> str | None:
+    """Why one attempt's recorded tool calls broke its contract's budgets, or None."""
+    if usage.tool_calls > tool_budget:
+        return (
+            f"the attempt dispatched {usage.tool_calls} tool calls; its contract allows "
+            f"{tool_budget}"
+        )
+    if usage.bridge_calls > bridge_call_budget:
+        return (
+            f"the attempt made {usage.bridge_calls} bridge calls; its contract allows "
+            f"{bridge_call_budget}"
+        )
+    return None

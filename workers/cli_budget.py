@@ -1,0 +1,115 @@
+"""`forge budget show|extend`: a run's caps, its recorded spend, and raising the caps."""
+
+import asyncio
+import getpass
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from temporalio.client import WorkflowUpdateFailedError
+from temporalio.service import RPCError
+
+from schemas.budget import BudgetState, ExtendBudgetInput
+from schemas.events import Actor
+from workers import runs
+from workers.cli_common import fail, out, settings
+from workers.runs import connect
+from workflows.run import CompiledRunWorkflow
+
+budget_app = typer.Typer(
+    help="A run's token and cost budget: see it, or extend it to unblock the run.",
+    no_args_is_help=True,
+)
+
+
+def budget_line(budget: BudgetState) -> str:
+    """One line of rich markup: spent against each cap, and why the run is blocked if it is."""
+    spent, lim = budget.spent, budget.limits
+    tokens = f"{spent.tokens:,}" + (f" / {lim.max_tokens:,}" if lim.max_tokens else "")
+    cost = f"${spent.cost_usd:,.4f}" + (f" / ${lim.max_cost_usd:,.2f}" if lim.max_cost_usd else "")
+    line = f"budget: {tokens} tokens · {cost} · {spent.model_calls} model calls"
+    if budget.extensions:
+        line += f" · extended {len(budget.extensions)}×"
+    if budget.status == "exhausted":
+        line += (
+            f"\n[red]blocked: budget exhausted[/] — {escape(budget.blocked_reason or '')}"
+            f"\n  waiting steps: {', '.join(budget.blocked_steps)}"
+        )
+    return line
+
+
+def _positive_or_zero(name: str, value: float) -> None:
+    if value < 0:
+        fail(
+            f"{name} must be 0 or more, not {value:g}",
+            "an extension only adds to the cap; nothing changed",
+        )
+
+
+def extend_cmd(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    tokens: Annotated[int, typer.Option("--tokens", help="Tokens to add to the cap.")] = 0,
+    cost: Annotated[float, typer.Option("--cost", help="USD to add to the cost cap.")] = 0.0,
+    actor_id: Annotated[
+        str | None, typer.Option("--as", help="Your id (default: your login name).")
+    ] = None,
+    role: Annotated[str, typer.Option("--role", help="The role you act in.")] = "operator",
+    reason: Annotated[
+        str, typer.Option("--reason", help="Why; recorded with the extension.")
+    ] = "budget extended from the CLI",
+) -> None:
+    """Raise a run's caps; a run blocked in budget_exhausted goes on when there is room."""
+    _positive_or_zero("--tokens", tokens)
+    _positive_or_zero("--cost", cost)
+    if tokens == 0 and cost == 0:
+        fail("give --tokens N, --cost USD or both", "nothing changed")
+    who = actor_id or getpass.getuser()
+    inp = ExtendBudgetInput(
+        tokens=tokens,
+        cost_usd=cost,
+        reason=reason,
+        actor=Actor(id=who, name=who, role=role, kind="human"),
+    )
+    s = settings()
+
+    async def go() -> None:
+        client = await connect(s)
+        handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+        try:
+            state = await handle.execute_update("extend_budget", inp, result_type=BudgetState)
+        except WorkflowUpdateFailedError as exc:
+            fail(f"extension refused: {exc.cause}", "nothing changed")
+        except RPCError as exc:
+            fail(f"cannot extend the budget of run {run_id}: {exc.message}", "nothing changed")
+        out.print(f"[green]✓[/] {run_id} extended by {who}")
+        out.print(budget_line(state))
+
+    asyncio.run(go())
+
+
+def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
+    """A run's caps and recorded spend."""
+    s = settings()
+
+    async def go() -> None:
+        client = await connect(s)
+        try:
+            status, view, result = await runs.describe(client, run_id)
+        except LookupError as exc:
+            fail(str(exc), "list runs with `forge runs`")
+        except RPCError as exc:
+            fail(
+                f"{run_id} is running but could not be queried: {exc.message}",
+                f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
+            )
+        budget = view.budget if view else result.budget if result else None
+        if budget is None:
+            fail(f"run {run_id} is {status.lower()}: it recorded no budget state")
+        out.print(f"run [bold]{run_id}[/]: {status.lower()}")
+        out.print(budget_line(budget))
+
+    asyncio.run(go())
+
+
+budget_app.command("extend")(extend_cmd)
+budget_app.command("show")(show_cmd)
