@@ -61,6 +61,8 @@ class CompiledRunWorkflow:
         self._gates: dict[str, GateState] = {}
         # Bumped by every gate decision and budget extension: the DAG loop wakes on it.
         self._version = 0
+        self._round_version = 0  # the _version the DAG loop last scheduled against
+        self._scheduling_over = False
         self._budget = BudgetState()
         self._gate_clocks: dict[str, asyncio.Task[None]] = {}
         self._finished = False
@@ -133,8 +135,17 @@ class CompiledRunWorkflow:
 
     @workflow.update(name="extend_budget")
     async def extend_budget(self, inp: ExtendBudgetInput) -> BudgetState:
-        """Raise the run's caps; a run blocked in budget_exhausted goes on when there is room."""
-        return await self._extend(inp)
+        """Raise the run's caps; a run blocked in budget_exhausted goes on when there is room.
+
+        Returns the budget once the run has scheduled against the new caps, so the caller sees
+        whether the run is unblocked (status ok) or still short (exhausted, with the reason).
+        """
+        await self._extend(inp)
+        version = self._version
+        await workflow.wait_condition(
+            lambda: self._round_version >= version or self._scheduling_over
+        )
+        return self._budget
 
     @extend_budget.validator
     def _validate_extension(self, inp: ExtendBudgetInput) -> None:
@@ -321,6 +332,9 @@ class CompiledRunWorkflow:
                 self._start_gate_clock(inp, carry, gate_id)
         while True:
             if not running and self._should_continue_as_new(carry):
+                # Let update handlers (decisions, extensions) reply before handing over.
+                self._scheduling_over = True
+                await workflow.wait_condition(workflow.all_handlers_finished)
                 workflow.continue_as_new(inp.model_copy(update={"carry": self._carry_over(carry)}))
             await self._open_gates(inp, carry)
             self._settle_gates()
@@ -334,8 +348,10 @@ class CompiledRunWorkflow:
                     update={"status": "ok", "blocked_reason": None, "blocked_steps": []}
                 )
                 self._status = "running"
+            self._round_version = self._version
             awaiting = any(s.status == "awaiting_approval" for s in self._states.values())
             if not running and not awaiting and not refused:
+                self._scheduling_over = True
                 return
             change = asyncio.ensure_future(
                 workflow.wait_condition(self._changed_since(self._version))
@@ -377,9 +393,11 @@ class CompiledRunWorkflow:
         self, inp: RunInput, carry: RunCarry, refused: dict[str, str]
     ) -> None:
         """Block (not fail) the run until an extension makes room; accepted results stay."""
-        if self._budget.status == "exhausted" and self._budget.blocked_steps == sorted(refused):
-            return
         reason = next(iter(refused.values()))
+        if self._budget.status == "exhausted" and self._budget.blocked_steps == sorted(refused):
+            # Still short after an extension: same block, up-to-date reason, no new event.
+            self._budget = self._budget.model_copy(update={"blocked_reason": reason})
+            return
         self._budget = self._budget.model_copy(
             update={
                 "status": "exhausted",

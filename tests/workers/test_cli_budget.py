@@ -43,6 +43,7 @@ async def test_blocked_run_shown_and_extended_from_the_cli(cli, temporal_env, ta
         )
         assert ok.exit_code == 0, ok.output
         assert f"{run_id} extended by ana" in ok.output and "/ 2,400 tokens" in ok.output
+        assert "blocked" not in ok.output
         result = await handle.result()
     assert result.status == "completed" and result.budget.spent.tokens == 3 * PER_STEP
     final = await asyncio.to_thread(cli, "budget", "show", run_id)

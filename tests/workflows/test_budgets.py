@@ -146,10 +146,16 @@ async def test_exhausted_budget_blocks_the_run_until_an_extension(
         assert [s.step_key for s in (await status(handle)).steps if s.status == "pending"] == (
             waiting
         )
+        # Too little: the reply says the run is still short, with the new cap in the reason.
+        short = await handle.execute_update(CompiledRunWorkflow.extend_budget, extension(tokens=1))
+        assert short.status == "exhausted" and short.limits.max_tokens == cap + 1
+        assert f"reached the run's cap of {cap + 1:,}" in (short.blocked_reason or "")
         state = await handle.execute_update(
             CompiledRunWorkflow.extend_budget, extension(tokens=10_000)
         )
-        assert state.limits.max_tokens == cap + 10_000 and len(state.extensions) == 1
+        # The reply comes once the run has scheduled against the new caps: it is unblocked.
+        assert state.status == "ok" and state.blocked_reason is None
+        assert state.limits.max_tokens == cap + 10_001 and len(state.extensions) == 2
         result = await handle.result()
         log = eng.services.events.list_events(run_id=run_id)
     assert result.status == "completed" and result.budget.status == "ok"
@@ -158,11 +164,12 @@ async def test_exhausted_budget_blocks_the_run_until_an_extension(
     assert result.budget.spent.model_calls == 6
     assert all(s.usage.tokens == PER_STEP for s in result.steps.values())
     [exhausted] = [e for e in log if e.type == "budget.exhausted.v1"]
-    [extended] = [e for e in log if e.type == "budget.extended.v1"]
+    extended = [e for e in log if e.type == "budget.extended.v1"]
     assert exhausted.payload["limits"]["max_tokens"] == cap
     assert "forge budget extend" in exhausted.payload["resume_with"]
-    assert extended.actor.id == "ana" and extended.payload["reason"] == "approved overrun"
-    assert extended.payload["limits"]["max_tokens"] == cap + 10_000
+    assert [e.payload["tokens"] for e in extended] == [1, 10_000]
+    assert extended[1].actor.id == "ana" and extended[1].payload["reason"] == "approved overrun"
+    assert extended[1].payload["limits"]["max_tokens"] == cap + 10_001
 
 
 async def test_budget_survives_continue_as_new(temporal_env, task_queue, tmp_path):
@@ -206,7 +213,10 @@ async def test_projected_precheck_refuses_a_step_that_cannot_fit(
         reason = view.budget.blocked_reason or ""
         assert "step written projects 81,920 tokens" in reason
         assert "10 call(s) x 8192 max output tokens" in reason and "50,000" in reason
-        await handle.execute_update(CompiledRunWorkflow.extend_budget, extension(tokens=40_000))
+        state = await handle.execute_update(
+            CompiledRunWorkflow.extend_budget, extension(tokens=40_000)
+        )
+        assert state.status == "ok"
         result = await handle.result()
     # With room it starts; this build has no model-written executor yet, which it says.
     assert result.steps["written"].attempts >= 1
