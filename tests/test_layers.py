@@ -14,7 +14,7 @@ LAYERS = ["schemas", "compiler", "activities", "workflows", "workers"]
 # Third-party libraries each layer may import (the standard library is checked separately).
 THIRD_PARTY = {
     "schemas": {"pydantic"},
-    "compiler": {"pydantic", "rfc8785", "jsonschema", "snowballstemmer"},
+    "compiler": {"pydantic", "rfc8785", "jsonschema", "snowballstemmer", "json_logic"},
 }
 # Standard-library modules that would give compiler/ a clock, randomness, the environment or I/O.
 IMPURE = {

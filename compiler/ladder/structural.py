@@ -1,0 +1,90 @@
+"""L0c structural fix: formatting mistakes in a payload's shape, never its values.
+
+Three fixes, each only where the schema fixes the expected type: JSON text in a string
+where an object or array is required is parsed; a needless wrapper (`{"rows": [...]}` where
+an array is required, `{"data": {...}}` whose inner keys are the declared ones, `[{...}]`
+where one object is required) is unwrapped; one object where an array of objects is
+required becomes a one-element array. Anything else is left for L4 to report.
+"""
+
+import json
+from typing import Any
+
+from compiler.ladder.contract import LadderLimits
+from compiler.ladder.intake import copy_checked
+from compiler.ladder.pointer import Path
+from compiler.ladder.schemaview import SchemaNode, SchemaView, json_type, type_allows, walk
+from compiler.ladder.stage import StageContext, StageReport
+
+STAGE = "L0c"
+
+
+def _parse_json_text(text: str, limits: LadderLimits, depth: int) -> Any:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{" or len(text) > limits.max_text_bytes:
+        return None
+    try:
+        parsed = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    room = max(1, limits.max_depth - depth)
+    checked = copy_checked(parsed, limits.model_copy(update={"max_depth": room}))
+    return None if checked.problem else checked.value
+
+
+def repair(
+    value: Any, node: SchemaNode, view: SchemaView, limits: LadderLimits, depth: int = 0
+) -> tuple[Any, str] | None:
+    """The structural fix for one value at a schema position: (new value, why), or None."""
+    types = view.shape(node).types
+    if not types or type_allows(types, value):
+        return None
+    if isinstance(value, str) and types & {"object", "array"}:
+        parsed = _parse_json_text(value, limits, depth)
+        if parsed is not None and type_allows(types, parsed):
+            return parsed, f"JSON text parsed into the {json_type(parsed)} the schema requires"
+        return None
+    if isinstance(value, dict) and "array" in types:
+        if len(value) == 1:
+            ((key, inner),) = value.items()
+            if isinstance(inner, list):
+                return inner, f"needless wrapper object {{{key!r}: [...]}} unwrapped"
+        item = view.shape(node).items
+        item_types = view.shape(item).types if isinstance(item, dict) else frozenset()
+        if type_allows(item_types, value):
+            return [value], "one object where an array is required: wrapped in a 1-item array"
+        return None
+    if isinstance(value, dict) and "object" in types and len(value) == 1:
+        ((key, inner),) = value.items()
+        declared = view.shape(node).properties
+        if isinstance(inner, dict) and key not in declared and declared.keys() & inner.keys():
+            return inner, f"needless wrapper object {{{key!r}: {{...}}}} unwrapped"
+        return None
+    if isinstance(value, list) and "object" in types and len(value) == 1:
+        if isinstance(value[0], dict):
+            return value[0], "one-item array where one object is required: unwrapped"
+    return None
+
+
+def structural(payload: Any, *, ctx: StageContext) -> StageReport:
+    """Apply L0c to the payload and to every member the schema describes."""
+    report = StageReport(STAGE, payload)
+    view, limits = ctx.view, ctx.contract.limits
+    fixed = repair(payload, view.root, view, limits)
+    if fixed is not None:
+        report.correct((), "replace", payload, fixed[0], fixed[1])
+        report.payload = fixed[0]
+
+    def visit(path: Path, container: Any, node: SchemaNode) -> None:
+        members = container.items() if isinstance(container, dict) else enumerate(container)
+        for key, member in list(members):
+            sub = view.child(node, key) if isinstance(key, str) else view.item(node, key)
+            if sub is None:
+                continue
+            change = repair(member, sub, view, limits, len(path) + 1)
+            if change is not None:
+                container[key] = change[0]
+                report.correct((*path, key), "replace", member, change[0], change[1])
+
+    walk(report.payload, view, visit)
+    return report
