@@ -204,18 +204,25 @@ class LadderContract(FrozenModel):
 
     def _check_paths(self, view: SchemaView) -> list[str]:
         problems: list[str] = []
-        targets = [("default", p) for p in self.defaults]
-        targets += [(f"{t.kind} transform", t.path) for t in self.transforms]
-        targets += [("rule path", r.path) for r in self.rules if r.path]
-        for what, pointer in targets:
+        per_item = ("*",) if self.expected_type() == "array" else ()
+        targets: list[tuple[str, str, tuple[str, ...]]] = [
+            ("default", p, ()) for p in self.defaults
+        ]
+        targets += [(f"{t.kind} transform", t.path, ()) for t in self.transforms]
+        targets += [
+            ("rule path", r.path, per_item if r.scope == "each_item" else ())
+            for r in self.rules
+            if r.path
+        ]
+        for what, pointer, prefix in targets:
             try:
                 tokens = decode(pointer)
             except PointerError as exc:
                 problems.append(f"{what} {pointer!r}: {exc}")
                 continue
-            if not tokens and what != "rule path":
+            if not tokens:
                 problems.append(f"{what} {pointer!r} must name a field, not the whole payload")
-            elif tokens and view.locate(tokens) is None:
+            elif view.locate((*prefix, *tokens)) is None:
                 problems.append(f"{what} {pointer!r} is not a path the schema defines")
         for alias, canonical in self.synonyms.items():
             if alias == canonical:

@@ -1,5 +1,6 @@
 """What every stage receives (`StageContext`) and how it reports (`StageReport`)."""
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,7 +39,11 @@ class StageReport:
     sensitive: dict[str, str] = field(default_factory=dict)  # L3 only: raw match -> its mask
 
     def correct(self, path: Path, op: CorrectionOp, before: Any, after: Any, reason: str) -> None:
-        """Record one change the stage made."""
+        """Record one change the stage made (containers are copied: later stages may edit)."""
+        if isinstance(before, (dict, list)):
+            before = copy.deepcopy(before)
+        if isinstance(after, (dict, list)):
+            after = copy.deepcopy(after)
         self.corrections.append(
             Correction(
                 stage=self.stage,

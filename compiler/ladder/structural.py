@@ -32,11 +32,33 @@ def _parse_json_text(text: str, limits: LadderLimits, depth: int) -> Any:
     return None if checked.problem else checked.value
 
 
+def _object_wrapper(
+    value: dict[str, Any], node: SchemaNode, view: SchemaView
+) -> tuple[Any, str] | None:
+    """`{"data": {...declared fields...}}` where the declared fields belong one level up.
+
+    Only when the wrapper key is not declared, the inner object carries declared fields,
+    and the wrapper is not a legitimate shape: its key is not allowed, or the required
+    fields are missing at this level.
+    """
+    ((key, inner),) = value.items()
+    shape = view.shape(node)
+    if not isinstance(inner, dict) or view.child(node, key, declared_only=True) is not None:
+        return None
+    if not shape.properties.keys() & inner.keys():
+        return None
+    if view.allows_key(node, key) and not shape.required:
+        return None
+    return inner, f"needless wrapper object {{{key!r}: {{...}}}} unwrapped"
+
+
 def repair(
     value: Any, node: SchemaNode, view: SchemaView, limits: LadderLimits, depth: int = 0
 ) -> tuple[Any, str] | None:
     """The structural fix for one value at a schema position: (new value, why), or None."""
     types = view.shape(node).types
+    if isinstance(value, dict) and len(value) == 1 and (not types or "object" in types):
+        return _object_wrapper(value, node, view)
     if not types or type_allows(types, value):
         return None
     if isinstance(value, str) and types & {"object", "array"}:
@@ -53,12 +75,6 @@ def repair(
         item_types = view.shape(item).types if isinstance(item, dict) else frozenset()
         if type_allows(item_types, value):
             return [value], "one object where an array is required: wrapped in a 1-item array"
-        return None
-    if isinstance(value, dict) and "object" in types and len(value) == 1:
-        ((key, inner),) = value.items()
-        declared = view.shape(node).properties
-        if isinstance(inner, dict) and key not in declared and declared.keys() & inner.keys():
-            return inner, f"needless wrapper object {{{key!r}: {{...}}}} unwrapped"
         return None
     if isinstance(value, list) and "object" in types and len(value) == 1:
         if isinstance(value[0], dict):
