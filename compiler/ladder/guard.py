@@ -14,6 +14,7 @@ from compiler.ladder.contract import GuardConfig
 from compiler.ladder.detectors import (
     CONFIRM,
     LABELS,
+    PREFILTER,
     aws_secret_under_key,
     compile_detectors,
     mask,
@@ -27,7 +28,9 @@ _SHORTEST = 6  # no detector matches fewer characters
 
 def _scan(text: str, pattern: re.Pattern[str], allow: tuple[str, ...]) -> list[tuple[str, str]]:
     """(kind, matched text) for each confirmed hit in a string."""
-    hits = []
+    hits: list[tuple[str, str]] = []
+    if PREFILTER.search(text) is None:
+        return hits
     for match in pattern.finditer(text):
         kind, found = match.lastgroup or "", match.group(0)
         confirm = CONFIRM.get(kind)

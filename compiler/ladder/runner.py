@@ -68,6 +68,7 @@ class _Run:
 
     def __init__(self, contract: LadderContract, mode: str, model: LadderModel | None) -> None:
         self.contract, self.mode, self.model = contract, mode, model
+        self.view = contract.view
         self.corrections: list[Correction] = []
         self.findings: list[Finding] = []
         self.sensitive: dict[str, str] = {}
@@ -80,6 +81,7 @@ class _Run:
             mode=self.mode,  # type: ignore[arg-type]
             model=None if self.withheld else self.model,
             later=frozenset(later),
+            view=self.view,
             earlier_findings=tuple(self.findings),
         )
 

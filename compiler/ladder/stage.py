@@ -21,11 +21,8 @@ class StageContext:
     mode: Mode
     model: LadderModel | None
     later: frozenset[str]
+    view: SchemaView  # the contract's, fetched once per run (pydantic private attrs are slow)
     earlier_findings: tuple[Finding, ...] = ()
-
-    @property
-    def view(self) -> SchemaView:
-        return self.contract.view
 
 
 @dataclass

@@ -212,3 +212,15 @@ def test_a_contract_from_a_domain_pack_uses_its_schema_and_synonyms():
     ]
     with pytest.raises(KeyError, match="has no entity 'billing.nope'"):
         contract_from_domain_pack(pack, "billing.nope")
+
+
+def test_the_benchmark_payloads_are_repaired_by_the_ladder():
+    from tests.bench.bench_ladder import DETERMINISTIC, _contract, _schema, payloads
+
+    c = _contract(_schema())
+    for messy in (True, False):
+        row = payloads(messy=messy)[0]
+        result = run_ladder(row, c, stages=DETERMINISTIC)
+        assert result.ok, result.findings
+        assert len(result.corrections) == (7 if messy else 0)
+        assert len(result.payload) == 50
