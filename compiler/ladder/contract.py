@@ -191,6 +191,7 @@ class LadderContract(FrozenModel):
         if not problems:
             self._view = SchemaView(self.json_schema)
             problems += self._check_paths(self._view)
+            problems += self._check_defaults(self._view) if not problems else []
             problems += [
                 f"rule {r.rule_id!r}: {p}"
                 for r in self.rules
@@ -227,6 +228,20 @@ class LadderContract(FrozenModel):
         for alias, canonical in self.synonyms.items():
             if alias == canonical:
                 problems.append(f"synonym {alias!r} maps to itself")
+        return problems
+
+    def _check_defaults(self, view: SchemaView) -> list[str]:
+        """Every contract default must itself be valid where it would be injected."""
+        problems = []
+        for pointer, value in self.defaults.items():
+            node = view.locate(decode(pointer))
+            if isinstance(node, dict):
+                errors = list(self.validator.evolve(schema=node).iter_errors(value))
+                if errors:
+                    problems.append(
+                        f"default {pointer!r} = {value!r:.60} does not fit its schema: "
+                        f"{errors[0].message:.120}"
+                    )
         return problems
 
     @property

@@ -173,6 +173,22 @@ def test_l0d_wildcard_defaults_apply_to_every_row_and_are_not_shared():
     assert [x.path for x in result.corrections] == ["/0/status", "/2/status"]
 
 
+def test_contract_defaults_must_fit_their_schema():
+    with pytest.raises(
+        ValueError,
+        match="default '/hours' = 99 does not fit its schema: 99 is greater than the maximum of 24",
+    ):
+        contract(defaults={"/hours": 99})
+    refs = {
+        "type": "object",
+        "$defs": {"s": {"enum": ["a", "b"]}},
+        "properties": {"s": {"$ref": "#/$defs/s"}},
+    }
+    assert LadderContract(json_schema=refs, defaults={"/s": "a"}).defaults == {"/s": "a"}
+    with pytest.raises(ValueError, match="'c' is not one of"):
+        LadderContract(json_schema=refs, defaults={"/s": "c"})
+
+
 def test_l0d_never_creates_parents():
     schema = {"type": "object", "properties": {"entry": TIME_ENTRY}}
     c = LadderContract(json_schema=schema, defaults={"/entry/status": "draft"})
