@@ -17,7 +17,7 @@ from activities.sandbox.harness import StepFailure
 from activities.sandbox.receipts import receipt_summary
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
-from compiler.budget import step_overrun, usage_from_events
+from compiler.budget import LedgerError, step_overrun, usage_from_events
 from compiler.typesystem.library import TypeLibrary
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
@@ -106,15 +106,33 @@ class StepActivities:
         self._events.append(drafts, stream_id=f"{inp.run_id}:step:{inp.step_key}")
 
     def _usage(self, inp: StepExecuteInput | StepUsageInput, attempt: int | None = None) -> Usage:
-        """The step's recorded usage (over every attempt, or one) from the usage ledger."""
-        return usage_from_events(
-            self._events.read_stream(f"{inp.run_id}:step:{inp.step_key}"), attempt=attempt
-        )
+        """The step's recorded usage (over every attempt, or one) from the usage ledger.
+
+        A malformed usage event is a platform fault no retry can mend: the step fails for good.
+        """
+        try:
+            return usage_from_events(
+                self._events.read_stream(f"{inp.run_id}:step:{inp.step_key}"), attempt=attempt
+            )
+        except LedgerError as exc:
+            raise StepFailure("LEDGER_CORRUPT", f"step {inp.step_key}: {exc}") from None
+
+    def _usage_detail(self, inp: StepExecuteInput) -> dict[str, Any]:
+        """The usage to report with a failure; nothing when the ledger itself is the fault."""
+        try:
+            return {"usage": self._usage(inp).model_dump(mode="json")}
+        except StepFailure:
+            return {}
 
     @activity.defn(name="step__usage")
     def usage(self, inp: StepUsageInput) -> Usage:
         """Recorded usage of a step whose last attempt died without reporting it."""
-        return self._usage(inp)
+        try:
+            return self._usage(inp)
+        except StepFailure as failure:
+            raise step_failure(
+                failure.failure_class, failure.message, attempt=1, retryable=False
+            ) from None
 
     def _workspace(self, inp: StepExecuteInput, attempt: int) -> Path:
         """The attempt's workspace; it must stay under runs/ whatever the ids say."""
@@ -143,7 +161,12 @@ class StepActivities:
         plan = self._plan(inp.compiled_ref)
         step = next(s for s in plan.steps if s.step_key == inp.step_key)
         # Attempt 1 cannot find an earlier completion; later attempts may (a lost report).
-        done = self._already_completed(inp, step, attempt) if attempt > 1 else None
+        try:
+            done = self._already_completed(inp, step, attempt) if attempt > 1 else None
+        except StepFailure as failure:
+            raise step_failure(
+                failure.failure_class, failure.message, attempt=attempt, retryable=False
+            ) from None
         if done is not None:
             return done
         # Events of one attempt are buffered and appended in two transactions (after the
@@ -185,7 +208,7 @@ class StepActivities:
                 failure.message,
                 attempt=attempt,
                 retryable=retryable,
-                usage=self._usage(inp).model_dump(mode="json"),
+                **self._usage_detail(inp),
             ) from None
         finally:
             # Receipts and events keep what matters; a workspace never outlives its attempt.
@@ -229,6 +252,7 @@ class StepActivities:
         contract = next(
             p.execution_contract for p in plan.dispatch_packets if p.step_key == step.step_key
         )
+        usage = self._usage(inp)  # the ledger is complete once the executor has exited
         overrun = step_overrun(
             self._usage(inp, attempt),
             tool_budget=contract.tool_budget,
@@ -302,7 +326,7 @@ class StepActivities:
             postflight_ref=post_ref,
             receipt_summary=summary,
             completed_event_id=completed.event_id,
-            usage=self._usage(inp),
+            usage=usage,
         )
 
     def _already_completed(

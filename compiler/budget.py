@@ -6,7 +6,7 @@ layer) refuses a call over budget with the same functions before dispatching it.
 """
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from schemas.budget import (
@@ -113,7 +113,7 @@ def exhaustion(state: BudgetState) -> str | None:
     lim, spent = state.limits, state.spent
     if lim.max_tokens is not None and spent.tokens >= lim.max_tokens:
         return f"recorded usage {spent.tokens:,} tokens reached the run's cap of {lim.max_tokens:,}"
-    if lim.max_cost_usd is not None and spent.cost_usd >= lim.max_cost_usd:
+    if lim.max_cost_usd is not None and round(spent.cost_usd, 9) >= lim.max_cost_usd:
         return (
             f"recorded cost ${spent.cost_usd:,.4f} reached the run's cap of "
             f"${lim.max_cost_usd:,.2f}"
@@ -121,22 +121,40 @@ def exhaustion(state: BudgetState) -> str | None:
     return None
 
 
-def start_refusal(state: BudgetState, step_key: str, projection: StepProjection) -> str | None:
-    """Why `step_key` may not start now (caps reached, or its projection exceeds what remains)."""
+def start_refusal(
+    state: BudgetState,
+    step_key: str,
+    projection: StepProjection,
+    *,
+    reserved: Sequence[StepProjection] = (),
+) -> str | None:
+    """Why `step_key` may not start now (caps reached, or its projection exceeds what remains).
+
+    `reserved` are the projections of steps already in flight: what they may still spend is not
+    available to a new step.
+    """
     spent_out = exhaustion(state)
     if spent_out is not None:
         return spent_out
     lim, spent = state.limits, state.spent
-    if lim.max_tokens is not None and projection.tokens > lim.max_tokens - spent.tokens:
-        return (
-            f"step {step_key} projects {projection.tokens:,} tokens ({projection.basis}) but only "
-            f"{lim.max_tokens - spent.tokens:,} of the run's {lim.max_tokens:,} remain"
-        )
+    held_tokens = sum(p.tokens for p in reserved)
+    held_cost = sum(p.cost_usd or 0.0 for p in reserved)
+    held = f" ({held_tokens:,} reserved by steps in flight)" if held_tokens else ""
+    if lim.max_tokens is not None:
+        left = lim.max_tokens - spent.tokens - held_tokens
+        if projection.tokens > left:
+            return (
+                f"step {step_key} projects {projection.tokens:,} tokens ({projection.basis}) but "
+                f"only {max(left, 0):,} of the run's {lim.max_tokens:,} remain{held}"
+            )
     cost, cap = projection.cost_usd, lim.max_cost_usd
-    if cap is not None and cost is not None and cost > cap - spent.cost_usd:
+    # Rounded to the nano-dollar: an exact fit is allowed, as it is for tokens.
+    if cap is not None and cost is not None and round(spent.cost_usd + held_cost + cost, 9) > cap:
+        left_usd = max(cap - spent.cost_usd - held_cost, 0.0)
         return (
             f"step {step_key} projects ${cost:,.4f} ({projection.basis}) but only "
-            f"${cap - spent.cost_usd:,.4f} of the run's ${cap:,.2f} remain"
+            f"${left_usd:,.4f} of the run's ${cap:,.2f} remain"
+            + (f" (${held_cost:,.4f} reserved by steps in flight)" if held_cost else "")
         )
     return None
 

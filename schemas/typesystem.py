@@ -140,6 +140,7 @@ FailureClass = Literal[
     "CONTRACT_VIOLATION",
     "MAX_RETRIES_REACHED",
     "BUDGET_EXHAUSTED",
+    "LEDGER_CORRUPT",
 ]
 
 

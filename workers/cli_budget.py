@@ -2,6 +2,7 @@
 
 import asyncio
 import getpass
+import math
 from typing import Annotated
 
 import typer
@@ -39,9 +40,9 @@ def budget_line(budget: BudgetState) -> str:
 
 
 def _positive_or_zero(name: str, value: float) -> None:
-    if value < 0:
+    if not math.isfinite(value) or value < 0:
         fail(
-            f"{name} must be 0 or more, not {value:g}",
+            f"{name} must be a finite amount of 0 or more, not {value:g}",
             "an extension only adds to the cap; nothing changed",
         )
 
@@ -63,7 +64,10 @@ def extend_cmd(
     _positive_or_zero("--cost", cost)
     if tokens == 0 and cost == 0:
         fail("give --tokens N, --cost USD or both", "nothing changed")
-    who = actor_id or getpass.getuser()
+    try:
+        who = actor_id or getpass.getuser()
+    except (KeyError, OSError):
+        fail("cannot tell who you are from the system", "give --as ID (it is recorded)")
     inp = ExtendBudgetInput(
         tokens=tokens,
         cost_usd=cost,

@@ -2,6 +2,7 @@
 
 import asyncio
 import concurrent.futures
+import math
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -75,6 +76,8 @@ def run_cmd(
 ) -> None:
     """Compile PLAN.json, run it durably on Temporal and show each step live."""
     s = settings()
+    if max_cost is not None and not math.isfinite(max_cost):
+        fail(f"--max-cost must be a finite amount of USD, not {max_cost}")
     try:
         document = runs.load_plan_document(plan_file, read_json(plan_file))
     except runs.PlanFileError as exc:

@@ -10,7 +10,13 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from compiler import budget as budgetbook
     from schemas.artifacts import ArtifactRef
-    from schemas.budget import BudgetExtension, BudgetState, ExtendBudgetInput, Usage
+    from schemas.budget import (
+        BudgetExtension,
+        BudgetState,
+        ExtendBudgetInput,
+        StepProjection,
+        Usage,
+    )
     from schemas.events import SYSTEM_ACTOR, Actor, EventDraft
     from schemas.run import (
         AppendEventsInput,
@@ -51,8 +57,9 @@ PATCH_LOST_USAGE = "usage-of-lost-failures-v1"
 class CompiledRunWorkflow:
     """One compiled run: passes B..E as activities, then every step through the harness."""
 
-    def __init__(self) -> None:
-        self._run_id = ""
+    @workflow.init
+    def __init__(self, inp: RunInput) -> None:
+        self._run_id = inp.run_id
         self._status: RunStatus = "compiling"
         self._plan_hash: str | None = None
         self._nodes: list[StepNode] = []
@@ -66,10 +73,23 @@ class CompiledRunWorkflow:
         self._budget = BudgetState()
         self._gate_clocks: dict[str, asyncio.Task[None]] = {}
         self._finished = False
-        self._input: RunInput | None = None
+        self._input: RunInput | None = inp
         self._running: dict[str, asyncio.Task[StepExecuteResult]] = {}
         self._settled = 0
         self._carry: RunCarry | None = None
+        if inp.carry is not None:
+            # A new generation knows its state before any handler runs in its first task.
+            self._adopt(inp.carry)
+
+    def _adopt(self, carry: RunCarry) -> None:
+        self._generation = carry.generation
+        self._plan_hash = carry.plan_hash
+        self._nodes = carry.nodes
+        self._states = dict(carry.states)
+        self._gates = dict(carry.gates)
+        self._budget = carry.budget
+        self._carry = carry
+        self._status = "budget_exhausted" if carry.budget.status == "exhausted" else "running"
 
     @workflow.query(name="status")
     def status(self) -> RunStatusView:
@@ -158,12 +178,12 @@ class CompiledRunWorkflow:
         """The same extension, fire-and-forget: a refused one is recorded, never applied."""
         problem = self._extension_refusal(inp)
         if problem is not None:
-            if self._input is not None and self._carry is not None:
+            if self._input is not None:
                 await self._emit(
                     self._input,
                     "budget.extension_refused.v1",
                     "budget",
-                    self._carry.root_event_id,
+                    self._carry.root_event_id if self._carry else f"{self._run_id}:run.started.v1",
                     {
                         "tokens": inp.tokens,
                         "cost_usd": inp.cost_usd,
@@ -212,11 +232,8 @@ class CompiledRunWorkflow:
 
     @workflow.run
     async def run(self, inp: RunInput) -> RunResult:
-        self._run_id = inp.run_id
-        self._input = inp
         if inp.carry is not None:
             carry = inp.carry
-            self._generation = carry.generation
         else:
             root = await self._emit(
                 inp,
@@ -230,13 +247,7 @@ class CompiledRunWorkflow:
                 },
             )
             carry = await self._compile(inp, root)
-        self._plan_hash = carry.plan_hash
-        self._nodes = carry.nodes
-        self._states = dict(carry.states)
-        self._gates = dict(carry.gates)
-        self._budget = carry.budget
-        self._carry = carry
-        self._status = "running"
+            self._adopt(carry)
         if inp.carry is None and inp.reusable:
             await self._reuse(inp, carry)
         try:
@@ -343,7 +354,7 @@ class CompiledRunWorkflow:
                 continue
             if refused and not running:
                 await self._budget_exhausted(inp, carry, refused)
-            elif not refused and self._budget.status == "exhausted":
+            elif self._budget.status == "exhausted":  # something could start again
                 self._budget = self._budget.model_copy(
                     update={"status": "ok", "blocked_reason": None, "blocked_steps": []}
                 )
@@ -382,12 +393,18 @@ class CompiledRunWorkflow:
                 break
             # Checked at every start against recorded spend: steps already in flight are never
             # stopped, so spend overshoots a cap by at most one batch of steps.
-            refusal = budgetbook.start_refusal(self._budget, node.step_key, node.projected)
+            refusal = budgetbook.start_refusal(
+                self._budget, node.step_key, node.projected, reserved=self._reserved()
+            )
             if refusal is not None:
                 refused[node.step_key] = refusal
                 continue
             self._running[node.step_key] = self._start_step(inp, carry, node)
         return progressed, refused
+
+    def _reserved(self) -> list[StepProjection]:
+        """Projections of the steps in flight: what they may still spend is not free."""
+        return [n.projected for n in self._nodes if n.step_key in self._running]
 
     async def _budget_exhausted(
         self, inp: RunInput, carry: RunCarry, refused: dict[str, str]
@@ -397,6 +414,7 @@ class CompiledRunWorkflow:
         if self._budget.status == "exhausted" and self._budget.blocked_steps == sorted(refused):
             # Still short after an extension: same block, up-to-date reason, no new event.
             self._budget = self._budget.model_copy(update={"blocked_reason": reason})
+            self._status = "budget_exhausted"
             return
         self._budget = self._budget.model_copy(
             update={
@@ -664,13 +682,16 @@ class CompiledRunWorkflow:
                 # The last attempt died without reporting (timeout, lost worker): ask the ledger.
                 usage = Usage()
                 if workflow.patched(PATCH_LOST_USAGE):
-                    usage = await workflow.execute_activity(
-                        "step__usage",
-                        StepUsageInput(run_id=inp.run_id, step_key=key),
-                        result_type=Usage,
-                        start_to_close_timeout=policies.EVENTS_TIMEOUT,
-                        retry_policy=policies.EVENTS_RETRY,
-                    )
+                    try:
+                        usage = await workflow.execute_activity(
+                            "step__usage",
+                            StepUsageInput(run_id=inp.run_id, step_key=key),
+                            result_type=Usage,
+                            start_to_close_timeout=policies.EVENTS_TIMEOUT,
+                            retry_policy=policies.EVENTS_RETRY,
+                        )
+                    except ActivityError:
+                        usage = Usage()  # a corrupt ledger: the step already failed, go on
             self._spend(usage)
             self._states[key] = state.model_copy(
                 update={

@@ -95,6 +95,22 @@ def state(max_tokens=None, max_cost=None, **spent: Any) -> BudgetState:
     )
 
 
+def test_steps_in_flight_reserve_their_projection():
+    big = StepProjection(tokens=81_920, cost_usd=None, basis="b")
+    assert budget.start_refusal(state(100_000), "s2", big) is None
+    refusal = budget.start_refusal(state(100_000), "s2", big, reserved=[big])
+    assert "only 18,080 of the run's 100,000 remain (81,920 reserved by steps in flight)" in (
+        refusal or ""
+    )
+    priced = StepProjection(tokens=0, cost_usd=0.2, basis="b")
+    # 0.1 + 0.2 is 0.30000000000000004 in floats: an exact fit must still be allowed.
+    assert budget.start_refusal(state(max_cost=0.3, cost_usd=0.1), "s", priced) is None
+    assert "$0.2000 reserved by steps in flight" in (
+        budget.start_refusal(state(max_cost=0.3, cost_usd=0.1), "s", priced, reserved=[priced])
+        or ""
+    )
+
+
 def test_start_refusals():
     room = StepProjection(tokens=100, cost_usd=1.0, basis="b")
     assert budget.start_refusal(state(), "s", room) is None  # no caps

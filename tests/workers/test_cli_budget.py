@@ -28,8 +28,10 @@ async def test_blocked_run_shown_and_extended_from_the_cli(cli, temporal_env, ta
         )
         refusals = [
             (("--tokens", "abc"), "Invalid value for '--tokens': Input should be a valid integer"),
-            (("--tokens", "-5"), "--tokens must be 0 or more, not -5"),
-            (("--cost", "-1.5"), "--cost must be 0 or more, not -1.5"),
+            (("--tokens", "-5"), "--tokens must be a finite amount of 0 or more, not -5"),
+            (("--cost", "-1.5"), "--cost must be a finite amount of 0 or more, not -1.5"),
+            (("--cost", "nan"), "--cost must be a finite amount of 0 or more, not nan"),
+            (("--cost", "inf"), "--cost must be a finite amount of 0 or more, not inf"),
             ((), "give --tokens N, --cost USD or both"),
         ]
         for args, message in refusals:

@@ -275,3 +275,29 @@ async def test_tool_call_budgets_fail_the_step(temporal_env, task_queue, tmp_pat
     # A failed step's recorded usage still counts against the run.
     assert bridge.usage.bridge_calls == 4 and tools.usage.tool_calls == 1
     assert result.budget.spent.tokens == 2 * PER_STEP
+
+
+async def test_a_corrupt_usage_ledger_fails_the_step_once_and_the_run_cleanly(
+    temporal_env, task_queue, tmp_path
+):
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        run_id = runs.new_run_id()
+        bad = EventDraft(
+            event_id=f"{run_id}:{MODEL_CALLED}:s0:bad",
+            type=MODEL_CALLED,
+            run_id=run_id,
+            caused_by=f"{run_id}:seed",
+            timestamp=datetime.now(UTC),
+            payload={"step_key": "s0", "model": "m", "input_tokens": -3},
+        )
+        eng.services.events.append([bad], stream_id=f"{run_id}:step:s0")
+        result = await eng.run(independent(2), run_id=run_id)
+        log = eng.services.events.list_events(run_id=run_id)
+    s0 = result.steps["s0"]
+    assert s0.error.failure_class == "LEDGER_CORRUPT" and s0.attempts == 1
+    assert f"usage event {run_id}:{MODEL_CALLED}:s0:bad is malformed" in s0.error.message
+    assert result.steps["s1"].status == "done" and result.status == "failed"
+    assert [e.type for e in log if e.type == "run.failed.v1"] == ["run.failed.v1"]
+    assert (
+        len([e for e in log if e.type == "step.started.v1" and e.payload["step_key"] == "s0"]) == 1
+    )
