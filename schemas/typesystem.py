@@ -73,6 +73,19 @@ class ArtifactProfile(FrozenModel):
     description: str = ""
 
 
+class EntityRule(FrozenModel):
+    """A domain validator (ladder L5): a JsonLogic rule every instance must satisfy."""
+
+    rule_id: str = Field(min_length=1)
+    logic: Any
+    message: str = Field(min_length=1)
+    severity: Literal["error", "warning"] = "error"
+    path: str = Field(default="", description="the JSON Pointer the finding is reported at")
+    requires: list[str] = Field(
+        default_factory=list, description="fields; the rule is skipped when one is missing"
+    )
+
+
 class EntitySchema(FrozenModel):
     """The semantic meaning of data within a domain, as a real JSON Schema."""
 
@@ -81,6 +94,7 @@ class EntitySchema(FrozenModel):
     description: str
     key_fields: list[str] = Field(default_factory=list)
     json_schema: dict[str, Any]
+    rules: list[EntityRule] = Field(default_factory=list)
 
 
 class DisambiguationRule(FrozenModel):

@@ -1,10 +1,7 @@
 """A `LadderContract` for one entity of a domain pack.
 
-Its JSON Schema and the pack's synonym map, plus whatever the caller adds (rules,
-defaults, transforms, guard).
-
-Domain packs do not carry JsonLogic rules yet (`DomainPack` has no field for them), so
-rules are passed in here until the pack format grows one.
+Its JSON Schema, the pack's synonym map and the entity's JsonLogic rules (L5), plus whatever
+the caller adds (more rules, defaults, transforms, guard).
 """
 
 from typing import Any
@@ -24,8 +21,14 @@ def contract_from_domain_pack(
     """
     for entity in pack.entity_schemas:
         if entity.entity_schema_id == entity_schema_id:
-            fields: dict[str, Any] = {"json_schema": entity.json_schema, "synonyms": pack.synonyms}
+            fields: dict[str, Any] = {
+                "json_schema": entity.json_schema,
+                "synonyms": pack.synonyms,
+                "rules": [r.model_dump() for r in entity.rules],
+            }
+            extra_rules = list(extra.pop("rules", []))
             fields.update(extra)
+            fields["rules"] = [*fields["rules"], *extra_rules]
             return LadderContract.model_validate(fields)
     known = ", ".join(e.entity_schema_id for e in pack.entity_schemas)
     raise KeyError(

@@ -5,6 +5,7 @@ from typing import Any
 
 import jsonschema
 
+from compiler.ladder.rules import rule_problem
 from compiler.typesystem import naming
 from schemas.typesystem import (
     Adapter,
@@ -177,6 +178,8 @@ def _check_domain(
         for k in ent.key_fields:
             if k not in props:
                 problem(source, where + ".key_fields", f"key field {k!r} is not a property")
+        for j, rule in enumerate(ent.rules):
+            _check(problem, source, f"{where}.rules[{j}].logic", rule_problem(rule.logic, 32))
     for alias, canonical in pack.synonyms.items():
         if canonical not in fields:
             problem(

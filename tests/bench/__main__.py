@@ -8,10 +8,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from tests.bench import bench_compile, bench_harness, bench_receipts, bench_sandbox
+from tests.bench import bench_compile, bench_harness, bench_ladder, bench_receipts, bench_sandbox
 from workers.runtime import tune_gc
 
-BENCHES = (bench_compile, bench_receipts, bench_sandbox, bench_harness)
+BENCHES = (bench_compile, bench_receipts, bench_sandbox, bench_harness, bench_ladder)
 OUT = Path("bench-results.json")
 
 

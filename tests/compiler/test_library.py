@@ -128,6 +128,23 @@ def test_stdlib_loads_with_every_part():
             "not a valid JSON Schema",
         ),
         ({"triggers": []}, "triggers", "at least 1"),
+        (
+            {
+                "entity_schemas": [
+                    {
+                        "entity_schema_id": "claims.claim",
+                        "title": "t",
+                        "description": "d",
+                        "json_schema": {"type": "object"},
+                        "rules": [
+                            {"rule_id": "r", "message": "m", "logic": {"frobnicate": [1, 2]}}
+                        ],
+                    }
+                ]
+            },
+            "entity_schemas[0].rules[0].logic",
+            "unknown JsonLogic operator 'frobnicate'",
+        ),
     ],
 )
 def test_bad_domain_pack_names_file_and_field(over, field, words):
