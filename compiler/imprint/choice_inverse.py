@@ -1,0 +1,132 @@
+"""`{ONE_OF}` back to one payload value: the kept alternative, the discriminator, or best fit."""
+
+from typing import TYPE_CHECKING, Any
+
+from compiler.imprint.errors import TemplateError
+from compiler.imprint.leaf import json_type
+from compiler.imprint.nodes import Leaf, Node, Obj, OneOf
+from compiler.imprint.template import render
+from compiler.imprint.tokens import ONE_OF, looks_like_token
+from compiler.imprint.unfilled import OMIT, untouched
+
+if TYPE_CHECKING:  # payload imports this module; the converter is only passed in
+    from compiler.imprint.payload import Inverse
+
+
+def choose(inv: "Inverse", node: OneOf, value: Any, path: str, depth: int, required: bool) -> Any:
+    """Convert a value filled for a `{ONE_OF}` position.
+
+    The model may replace the whole `{"{ONE_OF}": [...]}` object by one filled alternative
+    (the documented form), or keep the wrapper and fill exactly one of its entries.
+    """
+    if isinstance(value, dict) and ONE_OF in value:
+        return _wrapped(inv, node, value, path, depth, required)
+    if looks_like_token(value):
+        # Left as it was: an alternative that is itself a token (an AUTO constant, say)
+        # resolves as that token does; anything else is an unfilled choice.
+        for alt in node.alts:
+            if isinstance(alt, Leaf) and str(alt.token) == value:
+                return inv.convert(alt, value, path, depth + 1, required)
+        return inv.unfilled(required, path, value, "a choice")
+    index = _discriminated(node, value)
+    if index is not None:
+        return inv.convert(node.alts[index], value, path, depth + 1, required)
+    results: list[tuple[tuple[int, int, int], Any]] = []
+    errors: list[TemplateError] = []
+    for alt in node.alts:
+        try:
+            converted = inv.convert(alt, value, path, depth + 1, required)
+        except TemplateError as err:
+            errors.append(err)
+            continue
+        results.append((_fit(alt, value), converted))
+    if results:
+        best = max(results, key=lambda r: r[0])  # max keeps the first of equal scores
+        return best[1]
+    closest = max(errors, key=lambda e: len(e.path))
+    raise TemplateError(
+        "one_of",
+        path,
+        f"the value fits none of the {len(node.alts)} alternatives; "
+        f"closest: {closest.path}: {closest.problem}",
+        f"fill exactly one alternative of the {ONE_OF} list as it is written ({closest.hint})",
+    )
+
+
+def _wrapped(
+    inv: "Inverse", node: OneOf, value: dict[str, Any], path: str, depth: int, required: bool
+) -> Any:
+    entries = value[ONE_OF]
+    if len(value) != 1 or not isinstance(entries, list):
+        raise TemplateError(
+            "one_of",
+            path,
+            f"a {ONE_OF} object must hold only the list of alternatives",
+            "replace the whole object by the one alternative you chose, filled",
+        )
+    aligned = len(entries) == len(node.alts)
+    filled = [
+        (i, e)
+        for i, e in enumerate(entries)
+        if not (
+            untouched(e) or (aligned and isinstance(e, dict | list) and e == render(node.alts[i]))
+        )
+    ]
+    if not filled:
+        if not required:
+            return OMIT
+        raise TemplateError(
+            "unfilled",
+            path,
+            "no alternative was chosen",
+            f"replace the {ONE_OF} object by the one alternative you choose, filled",
+        )
+    if len(filled) > 1:
+        raise TemplateError(
+            "one_of",
+            path,
+            f"{len(filled)} alternatives were filled",
+            "keep exactly one alternative and delete the others",
+        )
+    index, entry = filled[0]
+    if aligned:
+        return inv.convert(node.alts[index], entry, path, depth + 1, required)
+    return choose(inv, node, entry, path, depth, required)
+
+
+def _discriminated(node: OneOf, value: Any) -> int | None:
+    if node.discriminator is None or not isinstance(value, dict):
+        return None
+    prop, mapping = node.discriminator
+    chosen = value.get(prop)
+    if isinstance(chosen, str) and chosen in mapping:
+        return mapping[chosen]
+    if looks_like_token(chosen):
+        for i, alt in enumerate(node.alts):
+            if _token_of(alt, prop) == chosen:
+                return i
+    return None
+
+
+def _token_of(alt: Node, prop: str) -> str | None:
+    if isinstance(alt, Obj):
+        for p in alt.props:
+            if p.name == prop and isinstance(p.node, Leaf):
+                return str(p.node.token)
+    return None
+
+
+def _fit(alt: Node, value: Any) -> tuple[int, int, int]:
+    """How well a value that converted under `alt` matches it (higher is better)."""
+    if isinstance(alt, Obj) and isinstance(value, dict):
+        names = {p.name for p in alt.props}
+        known = sum(1 for k in value if k in names)
+        exact = sum(
+            1
+            for p in alt.props
+            if isinstance(p.node, Leaf) and value.get(p.name) == str(p.node.token)
+        )
+        return (int(known == len(value)), known, exact)
+    if isinstance(alt, Leaf):
+        return (int(alt.schema_type == json_type(value)), 0, 0)
+    return (0, 0, 0)

@@ -1,0 +1,40 @@
+"""The one error imprinting raises: what went wrong, at which JSON path, and what to do."""
+
+import json
+import re
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class TemplateError(ValueError):
+    """A schema, template, filled template or payload that cannot be used as it is.
+
+    Attributes:
+        code: a stable machine-readable reason (`unfilled`, `type`, `enum`, `range`, `ref`, ...).
+        path: where: a JSON path into the template/payload (`$.customer.tags[0]`) or a JSON
+            pointer into the schema/document (`#/components/schemas/Pet`).
+        problem: what was wrong, in one sentence.
+        hint: what to do about it.
+    """
+
+    def __init__(self, code: str, path: str, problem: str, hint: str) -> None:
+        self.code = code
+        self.path = path
+        self.problem = problem
+        self.hint = hint
+        super().__init__(f"{path}: {problem} (fix: {hint})")
+
+
+def child_path(path: str, key: str | int) -> str:
+    """Extend a JSON path (`$`, `$.a`, `$.a[0]`) by an object key or an array index."""
+    if isinstance(key, int):
+        return f"{path}[{key}]"
+    if _IDENT.match(key):
+        return f"{path}.{key}"
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def pointer_child(pointer: str, key: str | int) -> str:
+    """Extend a JSON pointer (`#/components/schemas`) by one escaped reference token."""
+    token = str(key).replace("~", "~0").replace("/", "~1")
+    return f"{pointer}/{token}"
