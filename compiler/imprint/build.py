@@ -70,7 +70,15 @@ class Compiler:
 
     def compile(self, schema: Any, where: str = "#", *, required: bool = True) -> Node:
         """Compile one schema (found at `where` in the document) into its node tree."""
-        return self.node(schema, Pos(where=where, required=required))
+        root = self.node(schema, Pos(where=where, required=required))
+        if isinstance(root, RefMark) and root.marker == REF_CIRCULAR:
+            raise TemplateError(
+                "ref",
+                where,
+                f"the schema consists only of a reference back to itself ({root.pointer})",
+                "give the schema some content besides the self-reference",
+            )
+        return root
 
     def expand(self, mark: RefMark) -> Node:
         """Compile the target of a `{REF: ...}` marker the model chose to fill."""

@@ -21,6 +21,11 @@ def convert_object(inv: "Inverse", node: Obj, value: Any, path: str, depth: int)
         raise TemplateError(
             "type", path, f"expected an object, got {kind_of(value)}", "send a JSON object"
         )
+    for key in value:
+        if not isinstance(key, str):
+            raise TemplateError(
+                "type", path, f"object key {key!r} is not a string", "use string keys"
+            )
     named = _renamed(inv, node, value, path)
     out: dict[str, Any] = {}
     for prop in node.props:
