@@ -58,6 +58,17 @@ class Compiler:
                 f"a schema must be a JSON object, got {type(schema).__name__}",
                 "pass the schema object (e.g. a requestBody's schema)",
             )
+        if (
+            isinstance(schema, dict)
+            and "paths" in schema
+            and ("openapi" in schema or "swagger" in schema)
+        ):
+            raise TemplateError(
+                "schema",
+                "#",
+                "this is a whole OpenAPI document, not a schema",
+                "use operation_template(document, method, path), or pass one schema",
+            )
         root: Mapping[str, Any] = {}
         if document is not None:
             root = document

@@ -214,10 +214,13 @@ class Inverse:
     def _embedded(self, node: Embedded, value: Any, path: str, depth: int) -> Any:
         if value is None and node.nullable:
             return None
+        untyped = isinstance(node.inner, Leaf) and node.inner.schema_type is None
         if isinstance(value, str):
             try:
                 value = parse_json(value)
             except TemplateError as err:
+                if untyped:  # no contentSchema: plain text is the JSON string it reads as
+                    return json.dumps(value, ensure_ascii=False)
                 raise TemplateError(
                     "json",
                     path,

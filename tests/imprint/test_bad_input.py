@@ -58,6 +58,8 @@ def test_wrong_top_level_types() -> None:
     assert refused(operation_template, "openapi", "get", "/").path == "document"
     assert refused(template_to_payload, [1], {"type": "object"}).code == "type"
     assert refused(schema_to_template, {"type": "string"}, max_depth=-1).path == "max_depth"
+    whole_document = {"openapi": "3.0.3", "paths": {}}
+    assert "operation_template" in refused(schema_to_template, whole_document).hint
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,12 @@ from compiler.imprint import (
     ONE_OF,
     OperationTemplate,
     TemplateError,
+    content_type_header,
+    encode_body,
     operation_parameters,
     operation_payload,
     operation_template,
+    request_body,
 )
 from tests.imprint.conftest import AUTO, load, validator
 
@@ -122,3 +125,17 @@ def test_a_dangling_request_body_ref_is_reported() -> None:
     with pytest.raises(TemplateError) as info:
         operation_template(doc, "post", "/x")
     assert info.value.code == "ref" and "Note" in info.value.hint
+
+
+def test_swagger_2_upload_converts_and_encodes_as_multipart() -> None:
+    doc = load("swagger2-petstore.json")
+    path = "/pet/{petId}/uploadImage"
+    result = operation_template(doc, "post", path)
+    filled = {**result.template, "file": "PNG...", "additionalMetadata": "front"}
+    payload = operation_payload(doc, "post", path, filled)
+    assert payload == {"additionalMetadata": "front", "file": "PNG..."}
+    body = request_body(doc, "post", path)
+    assert body is not None
+    wire = encode_body(payload, body.media_type, body.schema)
+    assert b'name="file"; filename="file"\r\nContent-Type: application/octet-stream' in wire
+    assert content_type_header(body.media_type, wire).startswith("multipart/form-data; boundary=")

@@ -361,3 +361,63 @@ def test_arguments_are_checked() -> None:
     schema = {"type": "string"}
     assert error_of("x", schema, synonyms={"a": 1}).path == "synonyms"
     assert error_of("x", schema, auto=object()).path == "auto"
+
+
+def test_embedded_json_without_a_content_schema_takes_any_json() -> None:
+    schema = {"type": "string", "x-serialization": "json"}
+    assert schema_to_template(schema) == "{FILL|string}"
+    assert template_to_payload({"a": [1]}, schema) == '{"a":[1]}'
+    assert template_to_payload("[1, 2]", schema) == "[1,2]"
+    assert template_to_payload("plain words", schema) == '"plain words"'
+
+
+def test_defaults_are_left_to_the_server_when_optional() -> None:
+    schema = {
+        "type": "object",
+        "required": ["limit"],
+        "properties": {
+            "limit": {"type": "integer", "default": 10},
+            "sort": {"type": "string", "default": "asc"},
+        },
+    }
+    template = schema_to_template(schema)
+    assert template == {
+        "limit": "{FILL|integer|default:10}",
+        "sort": '{OPTIONAL|string|default:"asc"}',
+    }
+    assert template_to_payload({**template, "limit": 5}, schema) == {"limit": 5}
+    # required stays required: the default is shown, never silently chosen for the model
+    assert error_of(template, schema).path == "$.limit"
+
+
+def test_a_template_made_with_another_max_depth_still_converts() -> None:
+    doc = {
+        "openapi": "3.1.0",
+        "components": {
+            "schemas": {
+                "L1": {
+                    "type": "object",
+                    "properties": {"next": {"$ref": "#/components/schemas/L2"}},
+                },
+                "L2": {"type": "object", "properties": {"leaf": {"type": "string"}}},
+            }
+        },
+    }
+    schema = {"$ref": "#/components/schemas/L1"}
+    shallow = schema_to_template(schema, document=doc, max_depth=1)
+    assert shallow == {"next": "{REF: max_depth}"}
+    assert template_to_payload(shallow, schema, document=doc) == {}
+    assert template_to_payload({"next": {"leaf": "x"}}, schema, document=doc) == {
+        "next": {"leaf": "x"}
+    }
+
+
+def test_required_read_only_fields_are_generated() -> None:
+    schema = {
+        "type": "object",
+        "required": ["id"],
+        "properties": {"id": {"type": "string", "format": "uuid", "readOnly": True}},
+    }
+    payload = template_to_payload(schema_to_template(schema), schema, auto=FIXED)
+    assert payload == {"id": UUID}
+    validator(schema).validate(payload)
