@@ -4,7 +4,7 @@
 the very same nodes, so the two directions cannot disagree about what a position means.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from compiler.imprint.tokens import Token
@@ -80,7 +80,6 @@ class RefMark:
     marker: str
     pointer: str
     required: bool
-    stack: tuple[str, ...] = field(default=())
 
 
 Node = Leaf | Obj | Arr | OneOf | Embedded | RefMark

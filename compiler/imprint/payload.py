@@ -28,9 +28,11 @@ def template_to_payload(
 ) -> Any:
     """Turn a filled template back into the payload the schema describes.
 
-    Unfilled OPTIONAL tokens (and optional parts left entirely unfilled) are dropped; AUTO
-    tokens take their default or a value from `auto`; `{ONE_OF}` and maps are resolved;
-    JSON carried in strings is serialized again; keys that are synonyms are renamed.
+    Unfilled OPTIONAL tokens (and optional parts left exactly as templated) are dropped;
+    `{ONE_OF}` and maps are resolved; JSON carried in strings is serialized again; keys that
+    are synonyms are renamed. An AUTO token left in place takes its `default:` (consts,
+    discriminator values), else a value from `auto` when the property is required or marked
+    `x-forge-auto`; an optional readOnly AUTO is left out for the server to assign.
 
     Args:
         filled: the filled template (decoded JSON; bytes are decoded as UTF-8 JSON text).

@@ -34,7 +34,7 @@ REF_MARKERS = (REF_CIRCULAR, REF_MAX_DEPTH)
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"
 _RANGE = re.compile(rf"^({_NUM})?-({_NUM})?$")
-_LOOKS_LIKE = re.compile(r"^\{(?:FILL|OPTIONAL|AUTO|FILL_ENUM|OPTIONAL_ENUM|KEY)(?:\|.*)?\}$", re.S)
+_LOOKS_LIKE = re.compile(r"^\{(?:" + "|".join(KINDS) + r")(?:\|.*)?\}$", re.S)
 _SPLIT = re.compile(r"\\(.)|(\|)", re.S)
 
 Number = int | float
