@@ -8,10 +8,17 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from tests.bench import bench_compile, bench_harness, bench_ladder, bench_receipts, bench_sandbox
+from tests.bench import (
+    bench_compile,
+    bench_harness,
+    bench_imprint,
+    bench_ladder,
+    bench_receipts,
+    bench_sandbox,
+)
 from workers.runtime import tune_gc
 
-BENCHES = (bench_compile, bench_receipts, bench_sandbox, bench_harness, bench_ladder)
+BENCHES = (bench_compile, bench_receipts, bench_sandbox, bench_harness, bench_ladder, bench_imprint)
 OUT = Path("bench-results.json")
 
 
