@@ -51,11 +51,14 @@ def strip(payload: Any, ctx: StageContext, report: StageReport) -> None:
 
 def violations(payload: Any, ctx: StageContext) -> list[tuple[str, str]]:
     """Every schema violation as (pointer, message), in document order; [] when valid."""
+    errors: list[ValidationError] = []
+    found = []
     try:
-        errors = list(ctx.contract.validator.iter_errors(payload))
+        errors += ctx.contract.validator.iter_errors(payload)
     except RecursionError:
         return [("", "the payload nests too deep for the schema to be checked")]
-    found = []
+    except ArithmeticError as exc:  # multipleOf on a float near the limit of float range
+        found.append(("", f"a number is too large for the schema to be checked ({exc})"))
     for error in errors:
         message = _message(error)
         found.append((encode(tuple(error.absolute_path)), message))

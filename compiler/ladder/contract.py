@@ -236,7 +236,11 @@ class LadderContract(FrozenModel):
         for pointer, value in self.defaults.items():
             node = view.locate(decode(pointer))
             if isinstance(node, dict):
-                errors = list(self.validator.evolve(schema=node).iter_errors(value))
+                try:
+                    errors = list(self.validator.evolve(schema=node).iter_errors(value))
+                except ArithmeticError as exc:
+                    problems.append(f"default {pointer!r} cannot be checked: {exc}")
+                    continue
                 if errors:
                     problems.append(
                         f"default {pointer!r} = {value!r:.60} does not fit its schema: "

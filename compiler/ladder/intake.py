@@ -15,6 +15,10 @@ from typing import Any
 from compiler.ladder.contract import LadderLimits
 from compiler.ladder.pointer import encode
 
+# Beyond this an integer overflows float arithmetic in the stages (L0e scaling, JsonLogic,
+# jsonschema's multipleOf) and is rarely meant as a number; it is refused at intake.
+MAX_INTEGER = 2**63
+
 
 @dataclass(frozen=True)
 class Intake:
@@ -85,8 +89,16 @@ def _too_big(size: int, limits: LadderLimits) -> str:
 
 
 def _scalar_problem(value: Any) -> str | None:
-    if value is None or isinstance(value, (str, bool, int)):
+    if value is None or isinstance(value, (str, bool)):
         return None
+    if isinstance(value, int):
+        if -MAX_INTEGER <= value <= MAX_INTEGER:
+            return None
+        digits = int(value.bit_length() * 0.30103) + 1  # str() refuses > 4300 digits
+        return (
+            f"an integer of about {digits} digits is out of range: integers must lie within "
+            "+/-2**63 (send larger quantities as strings)"
+        )
     if isinstance(value, float):
         return None if math.isfinite(value) else f"{value} is not a JSON number"
     return f"a {type(value).__name__} is not a JSON value"

@@ -3,7 +3,7 @@
 That package passes every case of the official conformance file (tests/ladder prove it
 against shared/reference/jsonlogic-tests.json); it recurses once per level of a rule, so
 rules are checked here for shape and depth when a contract is created, and evaluation
-errors (a division by zero, `min` of nothing) come back as messages instead of raising.
+errors (a division by zero, an overflow, `min` of nothing) come back as messages instead of raising.
 """
 
 from typing import Any
@@ -44,6 +44,8 @@ def evaluate(logic: Any, data: Any) -> tuple[Any, str | None]:
         return jsonLogic(logic, data), None
     except ZeroDivisionError:
         return None, "division by zero"
+    except ArithmeticError as exc:  # OverflowError: a number too large for float arithmetic
+        return None, f"{type(exc).__name__}: {exc}"
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
         return None, f"{type(exc).__name__}: {exc}"
 

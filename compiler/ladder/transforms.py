@@ -3,9 +3,11 @@
 Title/upper/lower case, unit scaling, enum case folding and date normalization, each at a
 path the schema defines. A value a transform cannot handle is left as it is, with a
 warning; an ambiguous date (03/04/2024 when both MM/DD and DD/MM are accepted) is never
-guessed.
+guessed. A string the guard redacted is never transformed, and a scaled number that would
+not be finite is left alone with a warning.
 """
 
+import math
 import re
 from typing import Any
 
@@ -55,18 +57,24 @@ def _number(x: float, t: ScaleTransform, integer_only: bool) -> float | int:
     return int(x) if integer_only and x.is_integer() else x
 
 
+def _scaled(x: float, t: ScaleTransform, integer_only: bool, why: str) -> Outcome:
+    if not math.isfinite(x):
+        return f"scaling gives a number too large to represent ({why}); left unchanged"
+    return _number(x, t, integer_only), why
+
+
 def _scale(t: ScaleTransform, value: Any, integer_only: bool) -> Outcome:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if t.factor == 1:
             return None
-        return _number(value * t.factor, t, integer_only), f"scaled by {t.factor:g}"
+        return _scaled(value * t.factor, t, integer_only, f"scaled by {t.factor:g}")
     if isinstance(value, str):
         match = _QUANTITY.fullmatch(value)
         unit = match.group(2) if match else None
         if match and unit is not None and (unit in t.units or unit.lower() in t.units):
             multiplier = t.units.get(unit, t.units.get(unit.lower(), 1.0))
-            scaled = _number(float(match.group(1)) * multiplier, t, integer_only)
-            return scaled, f"{value!r} converted with {unit!r} = x{multiplier:g}"
+            why = f"{value!r} converted with {unit!r} = x{multiplier:g}"
+            return _scaled(float(match.group(1)) * multiplier, t, integer_only, why)
         return f"{value!r} has no unit this transform knows ({', '.join(sorted(t.units)) or '-'})"
     return f"unit scaling applies to numbers, not {type(value).__name__}"
 
