@@ -38,15 +38,26 @@ def _has_default(ctx: StageContext, path: Path, sub: SchemaNode | None) -> bool:
     )
 
 
-def _suppliers(obj: dict[str, Any], path: Path, sub: SchemaNode | None, ctx: StageContext) -> str:
-    """Which later stages will put a missing required property in place ("" for none)."""
+def _supplier_names(ctx: StageContext, prop: str) -> frozenset[str]:
+    """The normalized names L0b renames onto `prop` (derived from the contract, memoised)."""
+
+    def build() -> frozenset[str]:
+        names = {normalize_name(a) for a, c in ctx.contract.synonyms.items() if c == prop}
+        return frozenset({*names, normalize_name(prop)})
+
+    found: frozenset[str] = ctx.view.memo(("supplier-names", prop), build)
+    return found
+
+
+def _suppliers(present: set[str], path: Path, sub: SchemaNode | None, ctx: StageContext) -> str:
+    """Which later stages will put a missing required property in place ("" for none).
+
+    `present` is the normalized names of the object's undeclared keys.
+    """
     prop = str(path[-1])
     found = []
-    if "L0b" in ctx.later:
-        names = {normalize_name(a) for a, c in ctx.contract.synonyms.items() if c == prop}
-        names.add(normalize_name(prop))
-        if any(normalize_name(k) in names for k in obj):
-            found.append("L0b")
+    if "L0b" in ctx.later and _supplier_names(ctx, prop) & present:
+        found.append("L0b")
     if "L0d" in ctx.later and _has_default(ctx, path, sub):
         found.append("L0d")
     return "/".join(found)
@@ -55,11 +66,17 @@ def _suppliers(obj: dict[str, Any], path: Path, sub: SchemaNode | None, ctx: Sta
 def _check_required(payload: Any, ctx: StageContext, report: StageReport) -> None:
     for path, obj, node in _objects(payload, ctx):
         shape = ctx.view.shape(node)
-        for prop in shape.required:
-            if prop in obj:
-                continue
+        missing = [prop for prop in shape.required if prop not in obj]
+        if not missing:
+            continue
+        present = (  # L0b only renames keys the schema does not declare
+            {normalize_name(k) for k in obj if ctx.view.child(node, k, declared_only=True) is None}
+            if "L0b" in ctx.later
+            else set()
+        )
+        for prop in missing:
             where = (*path, prop)
-            suppliers = _suppliers(obj, where, shape.properties.get(prop), ctx)
+            suppliers = _suppliers(present, where, shape.properties.get(prop), ctx)
             if suppliers:
                 message = f"required property {prop!r} is missing; {suppliers} will supply it"
                 report.find(where, "info", message)

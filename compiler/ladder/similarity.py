@@ -8,7 +8,6 @@ inverted index of their n-grams, so only names sharing an n-gram are ever compar
 
 import math
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Protocol
 
 from compiler.ladder.model import LadderModel
@@ -27,7 +26,6 @@ class SimilarityBackend(Protocol):
         ...
 
 
-@lru_cache(maxsize=8192)
 def ngram_vector(name: str) -> dict[str, float]:
     """The unit-length character n-gram count vector of a field name."""
     text = "^" + normalize_name(name).replace("_", "") + "$"
@@ -41,13 +39,28 @@ def ngram_vector(name: str) -> dict[str, float]:
 
 
 class NGramSimilarity:
-    """The default backend: cosine of character n-gram vectors."""
+    """The default backend: cosine of character n-gram vectors.
+
+    `cache` keeps the vectors of candidates (the contract's declared names, so it is
+    bounded by the schema); payload names are never cached, so no payload outlives its run.
+    """
+
+    def __init__(self, cache: dict[str, dict[str, float]] | None = None) -> None:
+        self.cache = cache
+
+    def _candidate(self, name: str) -> dict[str, float]:
+        if self.cache is None:
+            return ngram_vector(name)
+        vector = self.cache.get(name)
+        if vector is None:
+            vector = self.cache[name] = ngram_vector(name)
+        return vector
 
     def similarities(self, names: Sequence[str], candidates: Sequence[str]) -> list[list[float]]:
         """Score every name against every candidate through an n-gram inverted index."""
         index: dict[str, list[tuple[int, float]]] = {}
         for column, candidate in enumerate(candidates):
-            for gram, weight in ngram_vector(candidate).items():
+            for gram, weight in self._candidate(candidate).items():
                 index.setdefault(gram, []).append((column, weight))
         rows = []
         for name in names:

@@ -6,7 +6,6 @@ is never renamed onto a key that is already present; that conflict is a warning.
 """
 
 import re
-from functools import lru_cache
 from typing import Any
 
 from compiler.ladder.pointer import Path, encode
@@ -18,7 +17,6 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[^a-z0-9]+")
 
 
-@lru_cache(maxsize=4096)
 def normalize_name(name: str) -> str:
     """Fold case and separators: "CustomerID", "customer-id" and "Customer Id" agree."""
     return _SEPARATORS.sub("_", _CAMEL.sub("_", name).lower()).strip("_")

@@ -2,9 +2,11 @@
 
 Renamed when the best score reaches `rename_threshold`, beats the runner-up by
 `rename_margin`, and no other unknown field is as close to the same target; otherwise the
-field is flagged and left alone. Candidates are the declared properties the object lacks,
-so a rename never overwrites a value. The backend is the model's `embed` when a model is
-given, else the deterministic n-gram similarity.
+field is flagged and left alone, as is any name over 256 characters (it is never
+embedded: comparing it would cost memory in proportion to its length). Candidates are
+the declared properties the object lacks, so a rename never overwrites a value. The
+backend is the model's `embed` when a model is given, else the deterministic n-gram
+similarity.
 """
 
 from typing import Any
@@ -22,6 +24,7 @@ from compiler.ladder.stage import StageContext, StageReport
 
 STAGE = "L1"
 _UNRELATED = 0.3  # below this a name is not "close" to anything worth naming
+_MAX_NAME = 256  # longer undeclared names are flagged, never embedded or compared
 
 
 def _decide(
@@ -63,7 +66,9 @@ def vector(payload: Any, *, ctx: StageContext) -> StageReport:
     """Rename or flag the undeclared fields of every object the schema describes."""
     report = StageReport(STAGE, payload)
     backend: SimilarityBackend = (
-        EmbeddingSimilarity(ctx.model) if ctx.model is not None else NGramSimilarity()
+        EmbeddingSimilarity(ctx.model)
+        if ctx.model is not None
+        else NGramSimilarity(ctx.view.memo(("ngram",), dict))
     )
     limit = ctx.contract.limits.max_rename_comparisons
 
@@ -74,6 +79,14 @@ def vector(payload: Any, *, ctx: StageContext) -> StageReport:
         if not declared:
             return
         unknown = [k for k in container if ctx.view.child(node, k, declared_only=True) is None]
+        for name in [k for k in unknown if len(k) > _MAX_NAME]:
+            unknown.remove(name)
+            report.find(
+                (*path, name),
+                "warning",
+                f"{name[:40]!r}... is not declared and is {len(name)} characters long, too "
+                f"long to be a field name (over {_MAX_NAME}): not compared, not renamed",
+            )
         if not unknown:
             return
         candidates = [k for k in declared if k not in container]
