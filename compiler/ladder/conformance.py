@@ -1,7 +1,8 @@
 """L4 contract conformance: strip what the contract does not allow, then validate.
 
 A key is stripped where the schema forbids it (`additionalProperties: false` with no
-matching `patternProperties`) or, with `strip_undeclared`, wherever it is not declared.
+matching `patternProperties`, or `unevaluatedProperties: false` where the view can tell
+which keys are evaluated) or, with `strip_undeclared`, wherever it is not declared.
 What remains is validated by jsonschema (formats checked); every violation is an error.
 """
 
@@ -24,6 +25,8 @@ def strip(payload: Any, ctx: StageContext, report: StageReport) -> None:
     def visit(path: Path, container: Any, node: SchemaNode) -> None:
         if not isinstance(container, dict):
             return
+        shape = ctx.view.shape(node)
+        closed = "additionalProperties" if shape.additional is False else "unevaluatedProperties"
         for key in [k for k in container if not ctx.view.allows_key(node, k)]:
             value = container.pop(key)
             report.correct(
@@ -31,7 +34,7 @@ def strip(payload: Any, ctx: StageContext, report: StageReport) -> None:
                 "remove",
                 value,
                 None,
-                "the contract does not allow it (additionalProperties: false)",
+                f"the contract does not allow it ({closed}: false)",
             )
         if strict:
             for key in [

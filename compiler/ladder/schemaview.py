@@ -12,10 +12,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jsonschema import Draft202012Validator, validators
+
 from compiler.ladder.pointer import WILDCARD, Path, Token, decode
 
 SchemaNode = dict[str, Any] | bool
 _PCT = re.compile(r"%([0-9A-Fa-f]{2})")
+# Applicators whose annotations depend on which branch holds: a key they might evaluate
+# cannot be judged "unevaluated" without running the validator.
+_BRANCHES = ("anyOf", "oneOf", "if", "then", "else", "dependentSchemas", "$dynamicRef")
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,9 @@ class Shape:
     prefix_items: tuple[SchemaNode, ...]
     enum: tuple[Any, ...] | None
     default: tuple[Any, ...] = field(default=())  # () = no default, (value,) = has one
+    # unevaluatedProperties: false applies here, and every key it could let through is
+    # known (no anyOf/oneOf/if/dependentSchemas branch could evaluate another one)
+    closed_unevaluated: bool = False
 
 
 def json_type(value: Any) -> str:
@@ -83,6 +91,8 @@ class SchemaView:
 
     def __init__(self, root: SchemaNode) -> None:
         self.root = root
+        keywords = validators.validator_for(root, default=Draft202012Validator).VALIDATORS
+        self._unevaluated = "unevaluatedProperties" in keywords  # 2019-09 and later
         self._shapes: dict[int, Shape] = {}
         self._keep: list[SchemaNode] = []  # nodes whose ids key the cache stay alive
         self._memo: dict[Any, Any] = {}
@@ -131,7 +141,10 @@ class SchemaView:
         prefix: tuple[SchemaNode, ...] = ()
         enum: tuple[Any, ...] | None = None
         default: tuple[Any, ...] = ()
+        unevaluated = branching = False
         for part in parts:
+            unevaluated = unevaluated or part.get("unevaluatedProperties") is False
+            branching = branching or any(k in part for k in _BRANCHES)
             if "type" in part:
                 declared = part["type"]
                 these = frozenset([declared] if isinstance(declared, str) else declared)
@@ -165,6 +178,7 @@ class SchemaView:
             prefix_items=prefix,
             enum=enum,
             default=default,
+            closed_unevaluated=self._unevaluated and unevaluated and not branching,
         )
 
     def child(
@@ -197,7 +211,9 @@ class SchemaView:
         shape = self.shape(node)
         if key in shape.properties or any(p.search(key) for p, _ in shape.patterns):
             return True
-        return shape.additional is not False
+        if shape.additional is not None:
+            return shape.additional is not False
+        return not shape.closed_unevaluated
 
     def locate(self, tokens: Sequence[Token]) -> SchemaNode | None:
         """The schema position a payload path (or a pattern with "*") lands on, if defined.

@@ -149,3 +149,39 @@ def test_bad_rules_are_contract_errors(logic, problem):
             limits=LadderLimits(max_rule_depth=4),
             rules=[DomainRule(rule_id="r", logic=logic, message="m")],
         )
+
+
+# unevaluatedProperties (review finding 10) -----------------------------------------------
+
+CLOSED_BY_UNEVALUATED = {
+    "type": "object",
+    "$defs": {"base": {"type": "object", "properties": {"a": {"type": "string"}}}},
+    "allOf": [{"$ref": "#/$defs/base"}],
+    "properties": {"b": {"type": "string"}},
+    "unevaluatedProperties": False,
+}
+
+
+def test_l4_strips_keys_unevaluated_properties_false_forbids():
+    result = run_ladder(
+        {"a": "x", "b": "y", "junk": 1}, LadderContract(json_schema=CLOSED_BY_UNEVALUATED)
+    )
+    assert result.ok and result.payload == {"a": "x", "b": "y"}
+    [strip] = result.corrections
+    assert (strip.stage, strip.op, strip.path, strip.before) == ("L4", "remove", "/junk", 1)
+    assert strip.reason == "the contract does not allow it (unevaluatedProperties: false)"
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        # a branch might evaluate "junk": only the validator can tell, so nothing is stripped
+        {**CLOSED_BY_UNEVALUATED, "anyOf": [{"properties": {"junk": {}}}, {}]},
+        # draft 7 has no unevaluatedProperties: jsonschema ignores it, so must the ladder
+        {**CLOSED_BY_UNEVALUATED, "$schema": "http://json-schema.org/draft-07/schema#"},
+    ],
+    ids=["anyOf", "draft-07"],
+)
+def test_l4_does_not_strip_what_unevaluated_properties_might_allow(schema):
+    result = run_ladder({"a": "x", "junk": 1}, LadderContract(json_schema=schema), stages=["L4"])
+    assert result.corrections == [] and result.payload["junk"] == 1
