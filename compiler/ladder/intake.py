@@ -144,3 +144,21 @@ def copy_checked(value: Any, limits: LadderLimits) -> Intake:
             else:
                 dst.append(child)
     return Intake(value=root)
+
+
+def parse_json_text(text: str, limits: LadderLimits, depth: int = 0) -> Any:
+    """The object or array a string of JSON text holds, within `limits`; None if it holds none.
+
+    `depth` is how deep the string already sits, so the parsed value plus its position stay
+    within `limits.max_depth`. L0c parses such strings and L3 scans what they hold.
+    """
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{" or len(text) > limits.max_text_bytes:
+        return None
+    try:
+        parsed = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    room = max(1, limits.max_depth - depth)
+    checked = copy_checked(parsed, limits.model_copy(update={"max_depth": room}))
+    return None if checked.problem else checked.value

@@ -41,7 +41,9 @@ class LadderResult(FrozenModel):
     `ok` is True when no finding is an error. `blocked_by` names the stage whose error
     stopped the run in block mode (None in report mode and when nothing blocked). `payload`
     is the corrected payload; it is None when the payload could not be parsed or when the
-    guard blocked it (a payload carrying a secret is never handed back).
+    guard blocked it. A payload carrying what the guard found is never handed back: in
+    report mode (and with the guard's `redact` action) every hit is replaced by
+    `[REDACTED:<kind>]`, a correction whose `before` shows only masks.
     """
 
     ok: bool
@@ -52,7 +54,11 @@ class LadderResult(FrozenModel):
     stages_run: list[str] = Field(default_factory=list)
 
     def as_json_patch(self) -> list[dict[str, Any]]:
-        """Return the corrections as an RFC 6902 patch that replays them on the parsed input."""
+        """Return the corrections as an RFC 6902 patch that replays them on the parsed input.
+
+        One exception: a field name the guard redacted is masked in its correction, so the
+        `move` renaming it names a source that is not in the input.
+        """
         patch: list[dict[str, Any]] = []
         for c in self.corrections:
             if c.op == "move":

@@ -7,10 +7,11 @@ Parsing (part of L0) always happens first, so that even L3 scans the parsed valu
 
 In "block" mode the first stage that reports an error stops the run and is `blocked_by`; a
 guard hit also withholds the payload. In "report" mode every stage runs and the errors
-only make `ok` False; a guard hit there keeps the payload away from the model (L2 and L6
-are skipped, L1 uses the n-gram backend). Whatever the guard found is masked in every
-finding and correction of the run. A payload that cannot be parsed stops the run in
-either mode: no stage has anything to work on.
+only make `ok` False; a guard hit there is redacted in place by L3 (so neither the later
+stages nor the returned payload hold it) and keeps the payload away from the model (L2
+and L6 are skipped, L1 uses the n-gram backend). Whatever the guard found is masked in
+every finding and correction of the run, in any spelling (see `masking`). A payload that
+cannot be parsed stops the run in either mode: no stage has anything to work on.
 """
 
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from compiler.ladder.domain import domain
 from compiler.ladder.expert import expert
 from compiler.ladder.guard import guard
 from compiler.ladder.intake import intake
+from compiler.ladder.masking import Masker
 from compiler.ladder.model import LadderModel
 from compiler.ladder.patch import patch
 from compiler.ladder.result import Correction, Finding, LadderResult
@@ -98,8 +100,9 @@ class _Run:
         findings = _capped(self.findings, self.contract.limits.max_findings)
         corrections = self.corrections
         if self.sensitive:
-            findings = [_scrub_model(f, self.sensitive) for f in findings]
-            corrections = [_scrub_model(c, self.sensitive) for c in corrections]
+            masker = Masker(self.sensitive)
+            findings = [_scrub_model(f, masker) for f in findings]
+            corrections = [_scrub_model(c, masker) for c in corrections]
         return LadderResult(
             ok=not any(f.severity == "error" for f in self.findings),
             payload=payload,
@@ -124,21 +127,9 @@ def _capped(findings: list[Finding], limit: int) -> list[Finding]:
     return [*findings[:limit], summary]
 
 
-def _scrub(value: Any, sensitive: dict[str, str]) -> Any:
-    if isinstance(value, str):
-        for raw, shown in sensitive.items():
-            value = value.replace(raw, f"<{shown}>")
-        return value
-    if isinstance(value, list):
-        return [_scrub(v, sensitive) for v in value]
-    if isinstance(value, dict):
-        return {_scrub(k, sensitive): _scrub(v, sensitive) for k, v in value.items()}
-    return value
-
-
-def _scrub_model(record: Any, sensitive: dict[str, str]) -> Any:
+def _scrub_model(record: Any, masker: Masker) -> Any:
     data = record.model_dump()
-    return type(record).model_validate({k: _scrub(v, sensitive) for k, v in data.items()})
+    return type(record).model_validate({k: masker.value(v) for k, v in data.items()})
 
 
 def run_ladder(

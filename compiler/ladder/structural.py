@@ -7,29 +7,15 @@ where one object is required) is unwrapped; one object where an array of objects
 required becomes a one-element array. Anything else is left for L4 to report.
 """
 
-import json
 from typing import Any
 
 from compiler.ladder.contract import LadderLimits
-from compiler.ladder.intake import copy_checked
+from compiler.ladder.intake import parse_json_text
 from compiler.ladder.pointer import Path
 from compiler.ladder.schemaview import SchemaNode, SchemaView, json_type, type_allows, walk
 from compiler.ladder.stage import StageContext, StageReport
 
 STAGE = "L0c"
-
-
-def _parse_json_text(text: str, limits: LadderLimits, depth: int) -> Any:
-    stripped = text.strip()
-    if not stripped or stripped[0] not in "[{" or len(text) > limits.max_text_bytes:
-        return None
-    try:
-        parsed = json.loads(stripped)
-    except (ValueError, RecursionError):
-        return None
-    room = max(1, limits.max_depth - depth)
-    checked = copy_checked(parsed, limits.model_copy(update={"max_depth": room}))
-    return None if checked.problem else checked.value
 
 
 def _object_wrapper(
@@ -62,7 +48,7 @@ def repair(
     if not types or type_allows(types, value):
         return None
     if isinstance(value, str) and types & {"object", "array"}:
-        parsed = _parse_json_text(value, limits, depth)
+        parsed = parse_json_text(value, limits, depth)
         if parsed is not None and type_allows(types, parsed):
             return parsed, f"JSON text parsed into the {json_type(parsed)} the schema requires"
         return None

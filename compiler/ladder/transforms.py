@@ -19,6 +19,7 @@ from compiler.ladder.contract import (
     Transform,
 )
 from compiler.ladder.dates import is_iso_date, parse_date
+from compiler.ladder.detectors import REDACTED
 from compiler.ladder.pointer import Path, decode
 from compiler.ladder.schemaview import iter_paths
 from compiler.ladder.stage import StageContext, StageReport
@@ -134,6 +135,10 @@ def transforms(payload: Any, *, ctx: StageContext) -> StageReport:
                     continue
                 value, where = parent[int(key)], (*parent_path, int(key))
             if value is None:
+                continue
+            if isinstance(value, str) and REDACTED in value:
+                # the guard redacted part of it: rewriting it would garble the placeholder
+                report.find(where, "info", f"{transform.kind} transform skipped: redacted value")
                 continue
             outcome = _apply(transform, value, ctx, tokens)
             if isinstance(outcome, str):

@@ -1,0 +1,165 @@
+"""L3's inner loop: the detector hits in one string or one integer.
+
+One alternation of the chosen detectors is searched; a candidate that fails its check does
+not swallow the text after it: the other detectors are tried at the same position and the
+search resumes one character later ("XX00 AKIAIOSFODNN7EXAMPLE" is a failed IBAN, then an
+AWS key). A private key's END marker is found among the text's END markers (listed once
+per string, then looked up by bisection), so repeated BEGIN headers cost linear time.
+"""
+
+import re
+from bisect import bisect_left
+
+from compiler.ladder.detectors import (
+    CONFIRM,
+    HINTS,
+    PATTERNS,
+    PREFILTER,
+    PRIVATE_KEY_BODY,
+    PRIVATE_KEY_END,
+    PRIVATE_KEY_WINDOW,
+    bare_ssn,
+    card_length,
+    card_valid,
+    compile_detectors,
+    nanp_valid,
+    ssn_valid,
+    value_span,
+)
+
+Hit = tuple[int, int, str]  # start, end, detector
+_SHORTEST = 6  # no detector matches fewer characters
+_MAX_VERDICTS = 4096  # checksum results remembered per string
+_BARE_PHONE = re.compile(r"(?<![\w+])\+?\d[\d ().-]{6,22}\d(?![\w])")
+
+
+class Detectors:
+    """The chosen detectors, compiled once per contract."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = frozenset(names)
+        self.kinds = [n for n in PATTERNS if n in self.names]
+        self.pattern = compile_detectors(names)
+        self.singles = {n: re.compile(PATTERNS[n]) for n in self.kinds}
+
+    def text(self, text: str, key: str | None = None) -> list[Hit]:
+        """Every confirmed hit in a string, in order; `key` is the field name it sits under."""
+        if len(text) < _SHORTEST or PREFILTER.search(text) is None:
+            return []  # the hinted detectors need a digit run, which the prefilter looks for
+        hits = self._search(text)
+        if key is not None:
+            extra = self._hinted(text, key)
+            if extra:
+                hits = sorted(hits + [h for h in extra if not _overlaps(h, hits)])
+        return hits
+
+    def number(self, value: int, key: str | None = None) -> str | None:
+        """The detector an integer's decimal form matches (cards, phones, SSNs), if any."""
+        digits = str(abs(value))
+        if len(digits) < 8:
+            return None
+        if "card" in self.names and card_valid(digits):
+            return "card"
+        if "phone" in self.names:
+            if len(digits) == 11 and digits[0] == "1" and nanp_valid(digits[1:]):
+                return "phone"  # E.164 without its "+": 14155550132
+            if key is not None and HINTS["phone"].search(key) and len(digits) <= 15:
+                return "phone"
+        if "us_ssn" in self.names and key is not None and HINTS["us_ssn"].search(key):
+            if len(digits) <= 9 and ssn_valid(digits.zfill(9)):
+                return "us_ssn"
+        return None
+
+    def _hinted(self, text: str, key: str) -> list[Hit]:
+        """Bare digit runs that a field name (ssn, phone) says are sensitive."""
+        hits: list[Hit] = []
+        if "us_ssn" in self.names and HINTS["us_ssn"].search(key):
+            hits += [(s, e, "us_ssn") for s, e in bare_ssn(text)]
+        if "phone" in self.names and HINTS["phone"].search(key):
+            for m in _BARE_PHONE.finditer(text):
+                if 8 <= sum(c.isdigit() for c in m.group(0)) <= 15:
+                    hits.append((m.start(), m.end(), "phone"))
+        return hits
+
+    def _search(self, text: str) -> list[Hit]:
+        hits: list[Hit] = []
+        ends: list[tuple[int, int]] | None = None  # private key END markers, found on demand
+        verdicts: dict[tuple[str, str], int] = {}  # hostile text repeats one failing candidate
+        pos = 0
+        while (m := self.pattern.search(text, pos)) is not None:
+            kind = _kind(m)
+            if kind == "private_key":
+                if ends is None:
+                    ends = [e.span() for e in PRIVATE_KEY_END.finditer(text)]
+                span: tuple[int, int] | None = (m.start(), _key_end(text, m.end(), ends))
+            else:
+                span = _confirmed(kind, m, verdicts)
+            if span is None:
+                found = self._others(text, m.start(), kind, verdicts)
+                if found is None:
+                    pos = m.start() + 1
+                    continue
+                kind, span = found
+            hits.append((span[0], span[1], kind))
+            pos = max(span[1], m.start() + 1)
+        return hits
+
+    def _others(
+        self, text: str, start: int, failed: str, verdicts: dict[tuple[str, str], int]
+    ) -> tuple[str, tuple[int, int]] | None:
+        """A later detector that matches (and checks out) where `failed` did not."""
+        for kind in self.kinds[self.kinds.index(failed) + 1 :]:
+            m = self.singles[kind].match(text, start)
+            if m is not None and kind != "private_key":
+                span = _confirmed(kind, m, verdicts)
+                if span is not None:
+                    return kind, span
+        return None
+
+
+def _kind(m: re.Match[str]) -> str:
+    if m.lastgroup in PATTERNS:
+        return m.lastgroup
+    return next(k for k in PATTERNS if k in m.re.groupindex and m.group(k) is not None)
+
+
+def _confirmed(
+    kind: str, m: re.Match[str], verdicts: dict[tuple[str, str], int]
+) -> tuple[int, int] | None:
+    found = m.group(0)
+    if kind == "card":
+        length = _card_length(found, verdicts)
+        return (m.start(), m.start() + length) if length else None
+    confirm = CONFIRM.get(kind)
+    if confirm is not None:
+        verdict = verdicts.get((kind, found))
+        if verdict is None:
+            verdict = confirm(found)
+            if len(verdicts) < _MAX_VERDICTS:
+                verdicts[kind, found] = verdict
+        if not verdict:
+            return None
+    start, end = value_span(kind, found)
+    return m.start() + start, m.start() + end
+
+
+def _card_length(found: str, verdicts: dict[tuple[str, str], int]) -> int:
+    length = verdicts.get(("card", found))
+    if length is None:
+        length = card_length(found)
+        if len(verdicts) < _MAX_VERDICTS:
+            verdicts["card", found] = length
+    return length
+
+
+def _key_end(text: str, header_end: int, ends: list[tuple[int, int]]) -> int:
+    """Where a private key block that starts before `header_end` ends."""
+    i = bisect_left(ends, (header_end, 0))
+    if i < len(ends) and ends[i][0] - header_end <= PRIVATE_KEY_WINDOW:
+        return ends[i][1]
+    body = PRIVATE_KEY_BODY.match(text, header_end)  # no END: the base64 body that follows
+    return body.end() if body is not None else header_end
+
+
+def _overlaps(hit: Hit, hits: list[Hit]) -> bool:
+    return any(hit[0] < e and s < hit[1] for s, e, _ in hits)
