@@ -11,6 +11,7 @@ division by zero) is reported at the rule's severity.
 from typing import Any
 
 from compiler.ladder.pointer import decode, encode
+from compiler.ladder.result import Severity
 from compiler.ladder.rules import evaluate, truthy
 from compiler.ladder.stage import StageContext, StageReport
 
@@ -29,9 +30,9 @@ def _lookup(data: Any, dotted: str) -> Any:
     return data
 
 
-def domain(payload: Any, *, ctx: StageContext) -> StageReport:
-    """Evaluate every rule; a falsy result is a finding at the rule's severity."""
-    report = StageReport(STAGE, payload)
+def failures(payload: Any, ctx: StageContext) -> list[tuple[str, Severity, str]]:
+    """Every rule that does not hold (or cannot be evaluated): (pointer, severity, message)."""
+    found: list[tuple[str, Severity, str]] = []
     for rule in ctx.contract.rules:
         if rule.scope == "each_item" and isinstance(payload, list):
             targets: list[tuple[tuple[int, ...], Any]] = list(enumerate_items(payload))
@@ -44,11 +45,18 @@ def domain(payload: Any, *, ctx: StageContext) -> StageReport:
             result, problem = evaluate(rule.logic, data)
             where = encode((*prefix, *suffix))
             if problem is not None:
-                report.find(
-                    where, rule.severity, f"rule {rule.rule_id!r} could not be evaluated: {problem}"
-                )
+                message = f"rule {rule.rule_id!r} could not be evaluated: {problem}"
+                found.append((where, rule.severity, message))
             elif not truthy(result):
-                report.find(where, rule.severity, f"{rule.message} (rule {rule.rule_id!r})")
+                found.append((where, rule.severity, f"{rule.message} (rule {rule.rule_id!r})"))
+    return found
+
+
+def domain(payload: Any, *, ctx: StageContext) -> StageReport:
+    """Evaluate every rule; a falsy result is a finding at the rule's severity."""
+    report = StageReport(STAGE, payload)
+    for where, severity, message in failures(payload, ctx):
+        report.find(where, severity, message)
     return report
 
 

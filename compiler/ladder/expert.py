@@ -3,11 +3,14 @@
 For example "revenue" that holds costs, or "should_be_150" where a number belongs.
 
 The model's findings are recorded as L6 findings (an error counts like any other); value
-fixes it proposes go through the same guardrails as L2's.
+fixes it proposes go through the same guardrails as L2's. Whatever the guard would find in
+the model's own words (its messages, its rationale) is masked in the result like a hit in
+the payload.
 """
 
 from typing import Any
 
+from compiler.ladder.guard import hits_in_value
 from compiler.ladder.intake import copy_checked
 from compiler.ladder.model import ReviewRequest, ReviewVerdict
 from compiler.ladder.patchguard import apply_guarded, record
@@ -45,6 +48,8 @@ def expert(payload: Any, *, ctx: StageContext) -> StageReport:
         except PointerError:
             path, message = "", f"{message} (at {finding.path[:80]!r}, not a JSON Pointer)"
         report.find(path, finding.severity, message)
+        report.sensitive.update(hits_in_value((), message, ctx))  # masked like payload hits
+    report.sensitive.update(hits_in_value((), verdict.rationale, ctx))
     if verdict.operations:
         record(apply_guarded(payload, verdict.operations, ctx), report, verdict.rationale)
     return report

@@ -8,6 +8,7 @@ The model is only called when there is something to fix, and only with a copy.
 from typing import Any
 
 from compiler.ladder.conformance import strip, violations
+from compiler.ladder.guard import hits_in_value
 from compiler.ladder.intake import copy_checked
 from compiler.ladder.model import PatchProposal, PatchRequest
 from compiler.ladder.patchguard import ALLOWED_OPS, apply_guarded, record
@@ -44,5 +45,6 @@ def patch(payload: Any, *, ctx: StageContext) -> StageReport:
     if not proposal.operations:
         report.find("", "info", "the model proposed no patch")
         return report
+    report.sensitive.update(hits_in_value((), proposal.rationale, ctx))
     record(apply_guarded(payload, proposal.operations, ctx), report, proposal.rationale)
     return report

@@ -1,5 +1,7 @@
 """L1 vector rename, L2 guarded patch and L6 expert review, against a scripted model."""
 
+import json
+
 import pytest
 
 from compiler.ladder import (
@@ -190,7 +192,9 @@ def test_l2_cannot_grow_an_array():
         patches=[PatchProposal(operations=[{"op": "add", "path": "/tags/1", "value": "b"}])]
     )
     result = run_ladder({"tags": ["a"]}, contract(schema), model=model)
-    assert any("out of range" in f.message for f in result.findings if f.stage == "L2")
+    assert any(
+        "would insert into an array" in f.message for f in result.findings if f.stage == "L2"
+    )
     assert result.payload == {"tags": ["a"]}
 
 
@@ -255,3 +259,116 @@ def test_model_exceptions_propagate_for_the_caller_to_retry():
 
     with pytest.raises(TimeoutError):
         run_ladder(entry(), contract(), model=Down())
+
+
+# Patch guardrails (review findings 2 and 10) ---------------------------------------------
+
+BILLING = {
+    "type": "object",
+    "properties": {
+        "hours": {"type": "number"},
+        "rate": {"type": "number"},
+        "amount": {"type": "number"},
+        "note": {"type": "string"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "addr": {"type": ["object", "null"], "properties": {"street": {"type": "string"}}},
+    },
+    "required": ["hours"],
+    "additionalProperties": False,
+}
+AMOUNT_RULE = DomainRule(
+    rule_id="amount",
+    logic={"==": [{"var": "amount"}, {"*": [{"var": "hours"}, {"var": "rate"}]}]},
+    message="amount is not hours x rate",
+)
+BILL = {"hours": 2, "rate": 10, "amount": 20, "tags": ["a", "b"], "addr": {"street": "Main"}}
+
+
+def _review(operations, **fields):
+    model = ScriptedModel(reviews=[ReviewVerdict(operations=operations)])
+    c = contract(BILLING, rules=[AMOUNT_RULE], **fields)
+    return run_ladder(dict(BILL), c, model=model, mode="report")
+
+
+def _rejections(result, stage="L6"):
+    return [f.message for f in result.findings if f.stage == stage and "rejected" in f.message]
+
+
+def test_a_model_patch_that_breaks_a_domain_rule_is_rejected():
+    result = _review([{"op": "replace", "path": "/amount", "value": 999}])
+    assert result.ok and result.payload["amount"] == 20
+    [rejected] = _rejections(result)
+    assert "breaks a domain rule" in rejected and "amount is not hours x rate" in rejected
+
+
+def test_a_model_patch_that_writes_a_secret_is_rejected_and_masked():
+    token = "ghp_" + "b" * 36
+    result = _review([{"op": "add", "path": "/note", "value": f"use {token}"}])
+    assert "note" not in result.payload
+    [rejected] = _rejections(result)
+    assert "holds sensitive content (ghp***(40 chars))" in rejected
+    assert token not in json.dumps(result.model_dump())
+
+
+def test_a_model_patch_that_writes_a_card_number_is_rejected():
+    result = _review([{"op": "replace", "path": "/amount", "value": 4111111111111111}])
+    assert result.payload["amount"] == 20
+    assert any("card ending 1111" in m for m in _rejections(result))
+
+
+def test_l2_patches_face_the_guard_and_the_rules_too():
+    schema = {**BILLING, "properties": {**BILLING["properties"], "note": {"type": "integer"}}}
+    c = contract(schema, rules=[AMOUNT_RULE])
+    leaky = PatchProposal(operations=[{"op": "replace", "path": "/note", "value": 14155550132}])
+    breaking = PatchProposal(
+        operations=[
+            {"op": "replace", "path": "/note", "value": 1},
+            {"op": "replace", "path": "/amount", "value": 21},
+        ]
+    )
+    for proposal, problem in ((breaking, "breaks a domain rule"), (leaky, "sensitive content")):
+        payload = dict(BILL) | {"note": "x"}
+        result = run_ladder(payload, c, model=ScriptedModel(patches=[proposal]), mode="report")
+        assert result.payload["note"] == "x", problem
+        assert any(problem in m for m in _rejections(result, "L2")), _rejections(result, "L2")
+
+
+def test_a_patch_may_fix_the_schema_while_an_older_rule_failure_stands():
+    schema = {**BILLING, "properties": {**BILLING["properties"], "note": {"type": "integer"}}}
+    c = contract(schema, rules=[AMOUNT_RULE])
+    fix = PatchProposal(operations=[{"op": "replace", "path": "/note", "value": 1}])
+    payload = dict(BILL) | {"amount": 21, "note": "x"}  # the rule already fails
+    result = run_ladder(payload, c, model=ScriptedModel(patches=[fix]), mode="report")
+    assert result.payload["note"] == 1
+    assert [f.stage for f in result.findings if f.severity == "error"] == ["L5"]
+
+
+@pytest.mark.parametrize(
+    ("operation", "problem"),
+    [
+        ({"op": "add", "path": "/tags/0", "value": "c"}, "would insert into an array"),
+        ({"op": "replace", "path": "/addr", "value": None}, "never removes structure"),
+        ({"op": "replace", "path": "/tags", "value": "a,b"}, "never removes structure"),
+        ({"op": "add", "path": "/addr", "value": None}, "never removes structure"),
+    ],
+)
+def test_patches_never_insert_into_arrays_or_remove_structure(operation, problem):
+    result = _review([operation])
+    assert result.payload == BILL
+    assert any(problem in m for m in _rejections(result)), _rejections(result)
+
+
+def test_replacing_an_array_element_is_still_allowed():
+    result = _review([{"op": "replace", "path": "/tags/0", "value": "c"}])
+    assert result.payload["tags"] == ["c", "b"]
+
+
+def test_what_the_guard_would_find_in_the_models_own_words_is_masked():
+    verdict = ReviewVerdict(
+        findings=[ReviewFinding(severity="warning", message="mail ada@example.com about it")],
+        operations=[{"op": "replace", "path": "/hours", "value": 7}],
+        rationale="as ada@example.com said",
+    )
+    result = run_ladder(entry(), contract(), model=ScriptedModel(reviews=[verdict]))
+    dumped = json.dumps(result.model_dump())
+    assert "ada@example.com" not in dumped and dumped.count("<a***@***.com>") == 2
