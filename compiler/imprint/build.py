@@ -139,7 +139,8 @@ class Compiler:
             except CircularMerge as circular:
                 return RefMark(REF_CIRCULAR, circular.pointer, pos.required)
             if used:
-                pos = replace(pos, refs=(*pos.refs, *used), ref_depth=pos.ref_depth + 1)
+                fresh = tuple(p for p in used if p not in pos.refs)
+                pos = replace(pos, refs=(*pos.refs, *fresh), ref_depth=pos.ref_depth + 1)
             schema = merged
         return self._typed(schema, pos)
 

@@ -38,3 +38,14 @@ def pointer_child(pointer: str, key: str | int) -> str:
     """Extend a JSON pointer (`#/components/schemas`) by one escaped reference token."""
     token = str(key).replace("~", "~0").replace("/", "~1")
     return f"{pointer}/{token}"
+
+
+def unsatisfiable(where: str, why: str) -> TemplateError:
+    """The error for a schema no value can satisfy (`false`, or something that requires it).
+
+    Callers that can do without the value (an optional property, one alternative of several,
+    the items of an array that may stay empty) catch code `unsatisfiable` and leave it out.
+    """
+    return TemplateError(
+        "unsatisfiable", where, f"no value can satisfy this schema: {why}", "fix the schema"
+    )

@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any
 
-from compiler.imprint.errors import TemplateError, pointer_child
+from compiler.imprint.errors import TemplateError, pointer_child, unsatisfiable
 from compiler.imprint.limits import MAX_ALTERNATIVES, MAX_NESTING
 from compiler.imprint.refs import ANNOTATIONS, JSON_SCHEMA, OAS31, Resolver
 
@@ -31,24 +31,32 @@ class CircularMerge(Exception):
 def merge_all_of(
     schema: dict[str, Any], resolver: Resolver, where: str, refs: tuple[str, ...]
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """Return (schema without allOf, pointers resolved on the way).
+    """Return (schema without allOf, pointers resolved on the way, each once).
+
+    `refs` are the references being expanded on the current path. A member that re-enters one
+    of them is circular; a member merged twice elsewhere in the same allOf (a diamond, or a
+    subtype redeclaring its base's property) is merged once, since conjunction is idempotent.
 
     Raises:
         CircularMerge: a member refers back to a schema being expanded (caller marks it).
         TemplateError: a malformed member, an unresolvable ref, or contradictory members.
     """
     used: list[str] = []
-    merged = _merge(schema, resolver, where, refs, used, 0)
+    merged = _merge(schema, _Walk(resolver, refs, used), where, (), 0)
     return merged, tuple(used)
 
 
+class _Walk:
+    """State shared by one merge: the resolver, the build path and every pointer merged."""
+
+    def __init__(self, resolver: Resolver, refs: tuple[str, ...], used: list[str]) -> None:
+        self.resolver = resolver
+        self.refs = refs
+        self.used = used
+
+
 def _merge(
-    schema: dict[str, Any],
-    resolver: Resolver,
-    where: str,
-    refs: tuple[str, ...],
-    used: list[str],
-    depth: int,
+    schema: dict[str, Any], walk: _Walk, where: str, stack: tuple[str, ...], depth: int
 ) -> dict[str, Any]:
     if depth > MAX_NESTING:
         raise TemplateError(
@@ -62,7 +70,7 @@ def _merge(
     parts: list[dict[str, Any]] = []
     for i, member in enumerate(members):
         at = pointer_child(pointer_child(where, "allOf"), i)
-        part = _member(member, resolver, at, refs, used, depth)
+        part = _member(member, walk, at, stack, depth)
         if "discriminator" in part and INHERITED not in part:
             part = {**part, INHERITED: part["discriminator"]}
         parts.append(part)
@@ -128,15 +136,12 @@ def _declares(part: dict[str, Any], name: str) -> bool:
 
 
 def _member(
-    member: Any,
-    resolver: Resolver,
-    at: str,
-    refs: tuple[str, ...],
-    used: list[str],
-    depth: int,
+    member: Any, walk: _Walk, at: str, stack: tuple[str, ...], depth: int
 ) -> dict[str, Any]:
     if member is True:
         return {}
+    if member is False:
+        raise unsatisfiable(at, "an allOf member is false")
     if not isinstance(member, dict):
         raise TemplateError(
             "schema",
@@ -145,21 +150,59 @@ def _member(
             "fix it",
         )
     if "$ref" in member:
-        pointer, target = resolver.resolve(member["$ref"], at)
-        if pointer in refs or pointer in used:
-            raise CircularMerge(pointer)
-        used.append(pointer)
+        pointer, target = walk.resolver.resolve(member["$ref"], at)
+        if target is False:
+            raise unsatisfiable(at, f"the allOf member {pointer} is false")
         if not isinstance(target, dict):
             raise TemplateError("schema", pointer, "a $ref target must be an object", "fix it")
         siblings = {k: v for k, v in member.items() if k != "$ref" and k not in ANNOTATIONS}
-        if siblings and resolver.dialect in (OAS31, JSON_SCHEMA):
-            member = {"allOf": [target, siblings]}
-        else:
-            member = target
+        with_siblings = bool(siblings) and walk.resolver.dialect in (OAS31, JSON_SCHEMA)
+        on_path = (*walk.refs, *stack)
+        target, polymorphic = _without_subtypes(target, walk.resolver, on_path)
+        if pointer in stack or (pointer in walk.refs and not polymorphic):
+            raise CircularMerge(pointer)
+        if pointer in walk.used:
+            # Already merged into this allOf (a diamond): merging it again changes nothing.
+            return _member(siblings, walk, at, stack, depth) if with_siblings else {}
+        walk.used.append(pointer)
+        member = {"allOf": [target, siblings]} if with_siblings else target
         at = pointer
+        stack = (*stack, pointer)
     if "allOf" in member:
-        return _merge(member, resolver, at, refs, used, depth + 1)
+        return _merge(member, walk, at, stack, depth + 1)
     return dict(member)
+
+
+def _without_subtypes(
+    target: dict[str, Any], resolver: Resolver, on_path: tuple[str, ...]
+) -> tuple[dict[str, Any], bool]:
+    """Drop a base's oneOf/anyOf that lists the subtype pulling the base in through allOf.
+
+    The OpenAPI polymorphism pattern: `Pet` has `oneOf: [Cat, Dog]` and a discriminator, and
+    `Cat` is `allOf: [Pet, {...}]`. Read literally, a Cat must again be exactly one of Cat or
+    Dog (an endless regress); what the pattern means is that a Cat has Pet's properties and its
+    own. So when a set of alternatives points back at a schema on the current path, the set is
+    left out of the merge (the discriminator stays, so the subtype's name is still implied).
+    """
+    dropped = [
+        key
+        for key in ("oneOf", "anyOf")
+        if isinstance(target.get(key), list)
+        and any(_points_to(alt, resolver, on_path) for alt in target[key])
+    ]
+    if not dropped:
+        return target, False
+    return {k: v for k, v in target.items() if k not in dropped}, True
+
+
+def _points_to(alt: Any, resolver: Resolver, pointers: tuple[str, ...]) -> bool:
+    if not isinstance(alt, dict) or not isinstance(alt.get("$ref"), str):
+        return False
+    try:
+        pointer, _ = resolver.resolve(alt["$ref"], "#")
+    except TemplateError:
+        return False  # reported where the alternative itself is compiled
+    return pointer in pointers
 
 
 def merge_two(a: dict[str, Any], b: dict[str, Any], where: str) -> dict[str, Any]:
