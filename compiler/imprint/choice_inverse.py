@@ -2,9 +2,10 @@
 
 from typing import TYPE_CHECKING, Any
 
+from compiler.imprint.checks import check_leaf
 from compiler.imprint.errors import TemplateError
 from compiler.imprint.leaf import json_type
-from compiler.imprint.nodes import Leaf, Node, Obj, OneOf
+from compiler.imprint.nodes import Arr, Leaf, Node, Obj, OneOf
 from compiler.imprint.template import render
 from compiler.imprint.tokens import ONE_OF, looks_like_token
 from compiler.imprint.unfilled import OMIT, untouched
@@ -26,17 +27,17 @@ def choose(inv: "Inverse", node: OneOf, value: Any, path: str, depth: int, requi
         # resolves as that token does; anything else is an unfilled choice.
         for alt in node.alts:
             if isinstance(alt, Leaf) and str(alt.token) == value:
-                return inv.convert(alt, value, path, depth + 1, required)
+                return inv.convert(alt, value, path, depth, required)
         return inv.unfilled(required, path, value, "a choice")
     index = _discriminated(node, value)
     if index is not None:
-        return inv.convert(node.alts[index], value, path, depth + 1, required)
+        return inv.convert(node.alts[index], value, path, depth, required)
     results: list[tuple[tuple[int, int, int], Any]] = []
     errors: list[TemplateError] = []
-    for alt in node.alts:
-        try:
-            converted = inv.convert(alt, value, path, depth + 1, required)
-        except TemplateError as err:
+    candidates = [alt for alt in node.alts if _could_fit(inv, alt, value)] or list(node.alts)
+    for alt in candidates:
+        converted, err = _attempt(inv, alt, value, path, depth, required)
+        if err is not None:
             errors.append(err)
             continue
         results.append((_fit(alt, value), converted))
@@ -51,6 +52,56 @@ def choose(inv: "Inverse", node: OneOf, value: Any, path: str, depth: int, requi
         f"closest: {closest.path}: {closest.problem}",
         f"fill exactly one alternative of the {ONE_OF} list as it is written ({closest.hint})",
     )
+
+
+def _attempt(
+    inv: "Inverse", alt: Node, value: Any, path: str, depth: int, required: bool
+) -> tuple[Any, TemplateError | None]:
+    """Convert under one alternative, once per (alternative, value, path): (result, error)."""
+    key = (id(alt), id(value), path, required)
+    seen = inv.tried.get(key)
+    if seen is not None and seen[0] is value:
+        return seen[1], seen[2]
+    try:
+        converted, error = inv.convert(alt, value, path, depth, required), None
+    except TemplateError as err:
+        if err.code == "limit":
+            raise  # too deep or too much work: every other alternative would hit it too
+        converted, error = None, err
+    inv.tried[key] = (value, converted, error)
+    return converted, error
+
+
+def _could_fit(inv: "Inverse", alt: Node, value: Any) -> bool:
+    """A cheap look at the shape: False when `alt` surely refuses `value`."""
+    if isinstance(alt, Arr):
+        return isinstance(value, list) or (value is None and alt.nullable)
+    if not isinstance(alt, Obj):
+        return True
+    if not isinstance(value, dict):
+        return value is None and alt.nullable
+    names = {p.name for p in alt.props}
+    if not (alt.open or alt.slots or inv.synonyms) and any(k not in names for k in value):
+        return False  # a key this closed alternative does not declare
+    for prop in alt.props:
+        leaf = prop.node if isinstance(prop.node, Leaf) else None
+        if prop.name not in value:
+            if prop.required and leaf is None and not inv.synonyms:
+                return False
+            continue
+        given = value[prop.name]
+        if leaf is not None and leaf.enum is not None and len(leaf.enum) == 1:
+            if not looks_like_token(given) and not _fits_leaf(leaf, given):
+                return False  # a different constant (a discriminator value, say)
+    return True
+
+
+def _fits_leaf(leaf: Leaf, value: Any) -> bool:
+    try:
+        check_leaf(leaf, value, "$")
+    except TemplateError:
+        return False
+    return True
 
 
 def _wrapped(
@@ -90,7 +141,7 @@ def _wrapped(
         )
     index, entry = filled[0]
     if aligned:
-        return inv.convert(node.alts[index], entry, path, depth + 1, required)
+        return inv.convert(node.alts[index], entry, path, depth, required)
     return choose(inv, node, entry, path, depth, required)
 
 

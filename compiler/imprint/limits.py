@@ -21,3 +21,6 @@ MAX_REF_CHAIN = 32
 MAX_ALTERNATIVES = 64
 # Bytes of JSON text `parse_json` accepts.
 MAX_JSON_BYTES = 16 * 1024 * 1024
+# Node conversions in one `template_to_payload` call. Choices are tried alternative by
+# alternative; memoization keeps that linear, and this budget bounds whatever remains.
+MAX_CONVERSION_STEPS = 1_000_000

@@ -158,7 +158,8 @@ def _member(
         siblings = {k: v for k, v in member.items() if k != "$ref" and k not in ANNOTATIONS}
         with_siblings = bool(siblings) and walk.resolver.dialect in (OAS31, JSON_SCHEMA)
         on_path = (*walk.refs, *stack)
-        target, polymorphic = _without_subtypes(target, walk.resolver, on_path)
+        others = tuple(p for p in on_path if p != pointer)
+        target, polymorphic = _without_subtypes(target, walk.resolver, others)
         if pointer in stack or (pointer in walk.refs and not polymorphic):
             raise CircularMerge(pointer)
         if pointer in walk.used:

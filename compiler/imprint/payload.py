@@ -10,7 +10,7 @@ from compiler.imprint.checks import check_json, check_leaf
 from compiler.imprint.choice_inverse import choose
 from compiler.imprint.errors import TemplateError, child_path
 from compiler.imprint.jsontext import parse_json
-from compiler.imprint.limits import MAX_NESTING
+from compiler.imprint.limits import MAX_CONVERSION_STEPS, MAX_NESTING
 from compiler.imprint.nodes import Arr, Embedded, Leaf, Node, Obj, OneOf, RefMark
 from compiler.imprint.objects_inverse import convert_object
 from compiler.imprint.template import render
@@ -94,9 +94,23 @@ class Inverse:
         self.auto = auto
         # node id -> (its template, whether it asks for input); nodes outlive the conversion
         self._rendered: dict[int, tuple[Any, bool]] = {}
+        # (alternative, value, path, required) -> the value and its outcome: a choice tries
+        # alternatives that share sub-schemas, so the same part is converted only once
+        # (the value is kept so its id cannot be reused by another object).
+        self.tried: dict[tuple[int, int, str, bool], tuple[Any, Any, TemplateError | None]] = {}
+        self.steps = 0
+        self._expanding: set[tuple[str, int, str]] = set()
 
     def convert(self, node: Node, value: Any, path: str, depth: int, required: bool) -> Any:
         """Convert `value` at `path` as `node` says; OMIT when an optional part is unfilled."""
+        self.steps += 1
+        if self.steps > MAX_CONVERSION_STEPS:
+            raise TemplateError(
+                "limit",
+                path,
+                f"the conversion took more than {MAX_CONVERSION_STEPS} steps",
+                "send a smaller value, or use a discriminator so choices need no trying",
+            )
         if depth > MAX_NESTING:
             raise TemplateError(
                 "limit", path, f"nested deeper than {MAX_NESTING} levels", "flatten the value"
@@ -108,7 +122,7 @@ class Inverse:
         if isinstance(node, RefMark):
             if looks_like_token(value):
                 return self.unfilled(required, path, value, "the recursive value")
-            return self.convert(self.compiler.expand(node), value, path, depth, required)
+            return self._expanded(node, value, path, depth, required)
         if isinstance(node, OneOf):
             return choose(self, node, value, path, depth, required)
         if looks_like_token(value):
@@ -179,6 +193,23 @@ class Inverse:
             f"required {what} was left unfilled ({value})",
             "replace the token with a value of the type it names",
         )
+
+    def _expanded(self, mark: RefMark, value: Any, path: str, depth: int, required: bool) -> Any:
+        # A reference reached again for the same value, with no object or array in between
+        # (`A: {anyOf: [{$ref: A}, ...]}`), would loop without consuming any of the value.
+        key = (mark.pointer, id(value), path)
+        if key in self._expanding:
+            raise TemplateError(
+                "schema",
+                path,
+                f"{mark.pointer} refers to itself without any object or array in between",
+                "give the recursive reference a containing object or array",
+            )
+        self._expanding.add(key)
+        try:
+            return self.convert(self.compiler.expand(mark), value, path, depth, required)
+        finally:
+            self._expanding.discard(key)
 
     def _array(self, node: Arr, value: Any, path: str, depth: int) -> Any:
         if value is None and node.nullable:
