@@ -3,11 +3,12 @@
 import functools
 import math
 import re
+from fractions import Fraction
 from typing import Any
 
 from compiler.imprint.errors import TemplateError, child_path
 from compiler.imprint.leaf import json_type
-from compiler.imprint.limits import MAX_NESTING
+from compiler.imprint.limits import MAX_INTEGER_BITS, MAX_NESTING
 from compiler.imprint.nodes import Leaf
 from compiler.imprint.tokens import Token, format_enum_value
 
@@ -21,6 +22,8 @@ _FORMATS = {
     "email": re.compile(r"^[^@\s]+@[^@\s]+$"),
     "ipv4": re.compile(r"^(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)$"),
 }
+# A lone UTF-16 surrogate: JSON text can spell one (backslash u d800), UTF-8 cannot carry it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _INT_FORMATS = {"int32": 2**31, "int64": 2**63}
 _EXAMPLE = {
     "string": '"text"',
@@ -40,6 +43,8 @@ def check_leaf(leaf: Leaf, value: Any, path: str) -> Any:
         TemplateError: naming `path`, the broken rule and what to send instead.
     """
     token = leaf.token
+    if isinstance(value, int) and not isinstance(value, bool):
+        check_integer(value, path)  # before anything prints it
     if leaf.enum is not None:
         return _enum(leaf, value, path)
     if value is None:
@@ -116,8 +121,7 @@ def _numeric(token: Token, value: int | float, path: str) -> None:
         raise TemplateError("range", path, f"{value} is out of range", f"send a number {rule}")
     step_text = token.modifier("multiple_of")
     if step_text is not None:
-        step = float(step_text) if "." in step_text or "e" in step_text else int(step_text)
-        if not _is_multiple(value, step):
+        if not _is_multiple(value, step_text):
             raise TemplateError(
                 "range", path, f"{value} is not a multiple of {step_text}", "round it to the step"
             )
@@ -129,14 +133,42 @@ def _numeric(token: Token, value: int | float, path: str) -> None:
         )
 
 
-def _is_multiple(value: int | float, step: int | float) -> bool:
-    if isinstance(value, int) and isinstance(step, int):
-        return value % step == 0
-    quotient = value / step
-    return math.isfinite(quotient) and int(quotient) == quotient
+def _is_multiple(value: int | float, step_text: str) -> bool:
+    """Exact decimal arithmetic: 0.07 is a multiple of 0.01, and 10**400 of 0.5."""
+    try:
+        step = Fraction(step_text)
+    except (ValueError, ZeroDivisionError):
+        return True  # a step the token cannot state is not enforced here
+    if step <= 0:
+        return True
+    exact = Fraction(value) if isinstance(value, int) else Fraction(repr(value))
+    return (exact / step).denominator == 1
+
+
+def check_text(text: str, path: str) -> None:
+    """Reject text UTF-8 cannot encode: a lone surrogate, which JSON text can spell."""
+    if _SURROGATE.search(text):
+        raise TemplateError(
+            "encoding",
+            path,
+            "the text holds a lone UTF-16 surrogate (U+D800-U+DFFF), which UTF-8 cannot carry",
+            "send real characters (a surrogate pair must be written as the character it forms)",
+        )
+
+
+def check_integer(value: int, path: str) -> None:
+    """Reject an integer too wide to be written as decimal text."""
+    if value.bit_length() > MAX_INTEGER_BITS:
+        raise TemplateError(
+            "range",
+            path,
+            f"the integer has about {int(value.bit_length() * 0.30103)} digits",
+            f"send an integer of at most {int(MAX_INTEGER_BITS * 0.30103)} digits",
+        )
 
 
 def _text(token: Token, value: str, path: str) -> None:
+    check_text(value, path)
     low, high = token.modifier("min_length"), token.modifier("max_length")
     if low is not None and len(value) < int(low):
         raise TemplateError(
@@ -175,16 +207,21 @@ def check_json(value: Any, path: str, depth: int = 0) -> None:
         raise TemplateError(
             "limit", path, f"value nested deeper than {MAX_NESTING} levels", "flatten the value"
         )
-    if isinstance(value, dict):
+    if isinstance(value, str):
+        check_text(value, path)
+    elif isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, str):
                 raise TemplateError(
                     "type", path, f"object key {key!r} is not a string", "use string keys"
                 )
+            check_text(key, child_path(path, key))
             check_json(item, child_path(path, key), depth + 1)
     elif isinstance(value, list):
         for i, item in enumerate(value):
             check_json(item, child_path(path, i), depth + 1)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        check_integer(value, path)
     elif isinstance(value, float) and not math.isfinite(value):
         raise TemplateError("type", path, f"{value} is not a JSON number", "send a finite number")
     elif value is not None and not isinstance(value, str | int | float | bool):

@@ -5,7 +5,7 @@ import json
 import math
 from typing import Any
 
-from compiler.imprint.checks import check_json
+from compiler.imprint.checks import check_integer, check_json, check_text
 from compiler.imprint.errors import TemplateError, child_path
 
 JSON_TYPES = ("application/json", "text/json")
@@ -48,11 +48,13 @@ def encode_body(payload: Any, media_type: str, schema: dict[str, Any]) -> bytes:
     if plain == FORM:
         pairs: list[tuple[str, str]] = []
         for key, value in _top_object(payload, plain).items():
-            _flatten(key, value, key, pairs, 0)
+            check_text(str(key), child_path("$", str(key)))
+            _flatten(str(key), value, child_path("$", str(key)), pairs, 0)
         return "&".join(f"{_quote(k)}={_quote(v)}" for k, v in pairs).encode("ascii")
     if plain == MULTIPART:
         return _multipart(_top_object(payload, plain), schema)
     if plain.startswith("text/") and isinstance(payload, str):
+        check_text(payload, "$")
         return payload.encode("utf-8")
     if plain == "application/octet-stream" and isinstance(payload, bytes | str):
         return payload if isinstance(payload, bytes) else payload.encode("utf-8")
@@ -88,7 +90,9 @@ def _flatten(name: str, value: Any, path: str, out: list[tuple[str, str]], depth
         raise TemplateError("limit", path, "nested deeper than 64 levels", "flatten the value")
     if isinstance(value, dict) and value:
         for key, item in value.items():
-            _flatten(f"{name}[{key}]", item, child_path(path, str(key)), out, depth + 1)
+            at = child_path(path, str(key))
+            check_text(str(key), at)
+            _flatten(f"{name}[{key}]", item, at, out, depth + 1)
     elif isinstance(value, list) and value:
         if all(not isinstance(v, dict | list) for v in value):
             out.extend((f"{name}[]", _scalar(v, path)) for v in value)
@@ -107,8 +111,10 @@ def _scalar(value: Any, path: str) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
+        check_text(value, path)
         return value
     if isinstance(value, int):
+        check_integer(value, path)
         return str(value)
     if isinstance(value, float) and math.isfinite(value):
         return json.dumps(value)
@@ -136,6 +142,7 @@ def _multipart(payload: dict[str, Any], schema: dict[str, Any]) -> bytes:
     props = props if isinstance(props, dict) else {}
     parts: list[tuple[bytes, bytes]] = []
     for key, value in payload.items():
+        check_text(str(key), child_path("$", str(key)))
         if value is None:
             continue
         found = props.get(key)
@@ -156,6 +163,8 @@ def _part(name: str, value: Any, spec: dict[str, Any]) -> tuple[bytes, bytes]:
     disposition = f'Content-Disposition: form-data; name="{_header_quote(name)}"'
     binary = spec.get("format") in ("binary", "base64") or "contentMediaType" in spec
     media = spec.get("contentMediaType")
+    if isinstance(value, str):
+        check_text(value, child_path("$", name))
     if isinstance(value, bytes) or (binary and isinstance(value, str)):
         content_type = media if isinstance(media, str) else "application/octet-stream"
         head = f'{disposition}; filename="{_header_quote(name)}"\r\nContent-Type: {content_type}'

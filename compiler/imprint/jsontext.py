@@ -8,8 +8,10 @@ from compiler.imprint.errors import TemplateError
 from compiler.imprint.leaf import json_type
 from compiler.imprint.limits import MAX_DOCUMENT_NESTING, MAX_JSON_BYTES
 
-# A JSON string literal; the two alternatives never overlap, so matching is linear.
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+# A JSON string literal, or an unterminated one running to the end of the text (a lone
+# backslash included): every match succeeds where it starts, so the scan is one pass even
+# when the text is all quotes and escapes.
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*(?:"|\\?\Z)', re.S)
 _BRACKETS = re.compile(r"[\[\]{}]")
 
 
@@ -69,12 +71,21 @@ def parse_json(
         )
     try:
         value = json.loads(text, parse_constant=_reject_constant)
+    except TemplateError:
+        raise
     except json.JSONDecodeError as err:
         raise TemplateError(
             "json",
             f"line {err.lineno} column {err.colno}",
             f"malformed JSON: {err.msg}",
             "fix the JSON text at that position",
+        ) from None
+    except ValueError:  # the one other refusal: an integer past Python's 4300-digit limit
+        raise TemplateError(
+            "json",
+            "$",
+            "the JSON holds an integer of more than 4300 digits, too long to read",
+            "send smaller numbers",
         ) from None
     if expect is not None and json_type(value) != expect:
         raise TemplateError(

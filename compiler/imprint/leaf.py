@@ -5,7 +5,7 @@ import math
 from typing import Any
 
 from compiler.imprint.errors import TemplateError
-from compiler.imprint.limits import MAX_ENUM_VALUES
+from compiler.imprint.limits import MAX_ENUM_VALUES, MAX_INTEGER_BITS
 from compiler.imprint.nodes import Leaf
 from compiler.imprint.refs import OAS2, OAS30
 from compiler.imprint.tokens import TYPES, Token, format_enum_value, format_number
@@ -215,8 +215,14 @@ def _count(value: Any, key: str, where: str) -> int:
 
 
 def _number(value: Any, key: str, where: str) -> int | float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise TemplateError("schema", where, f"{key} must be a number, got {value!r}", "fix it")
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value.bit_length() > MAX_INTEGER_BITS:  # math.isfinite would overflow on it
+            raise TemplateError(
+                "schema", where, f"{key} is an integer too wide to write out", "use a smaller bound"
+            )
+        return value
+    if not isinstance(value, float) or not math.isfinite(value):
+        raise TemplateError("schema", where, f"{key} must be a number, got {value!r:.60}", "fix it")
     return value
 
 

@@ -24,3 +24,6 @@ MAX_JSON_BYTES = 16 * 1024 * 1024
 # Node conversions in one `template_to_payload` call. Choices are tried alternative by
 # alternative; memoization keeps that linear, and this budget bounds whatever remains.
 MAX_CONVERSION_STEPS = 1_000_000
+# Bits of one integer in a payload (about 4,200 decimal digits): Python refuses to write
+# integers past 4,300 digits as text, so wider ones could never be sent.
+MAX_INTEGER_BITS = 14_000

@@ -162,6 +162,14 @@ def _operation(document: Any, method: str, path: str) -> tuple[dict[str, Any], d
             f"an OpenAPI document must be a JSON object, got {type(document).__name__}",
             "pass the parsed document (parse_json(...) reads it with clear errors)",
         )
+    if not isinstance(path, str) or not isinstance(method, str):
+        wrong, given = ("path", path) if not isinstance(path, str) else ("method", method)
+        raise TemplateError(
+            "argument",
+            wrong,
+            f"the {wrong} must be a string, got {type(given).__name__}",
+            "pass the path key as written in the document (e.g. /pets/{id}) and a method name",
+        )
     paths = document.get("paths")
     if not isinstance(paths, dict):
         raise TemplateError(

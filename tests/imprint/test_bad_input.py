@@ -250,3 +250,60 @@ def test_arbitrary_bytes_never_crash_the_parser(data: bytes) -> None:
         parse_json(data)
     except TemplateError as err:
         assert err.code in ("json", "encoding", "limit")
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_an_unterminated_string_of_escaped_quotes_is_refused_in_linear_time(closed: bool) -> None:
+    text = '"' + '\\"' * 160_000 + ('"' if closed else "")
+    start = time.perf_counter()
+    if closed:
+        assert parse_json(text) == '"' * 160_000
+    else:
+        assert refused(parse_json, text).code == "json"
+        refused(parse_json, text + "\\")
+    assert time.perf_counter() - start < 0.5
+
+
+@pytest.mark.parametrize("data", ['{"a": 1' + "0" * 5000 + "}", b"[1" + b"0" * 5000 + b"]"])
+def test_an_integer_past_the_digit_limit_is_a_json_error(data: str | bytes) -> None:
+    assert refused(parse_json, data).code == "json"
+    if isinstance(data, bytes):  # bytes given as the filled template are read as JSON text
+        assert refused(template_to_payload, data, {}).code == "json"
+
+
+def test_huge_integers_in_values_and_bounds_are_handled() -> None:
+    big = 10**400
+    assert template_to_payload(big, {"type": "number", "multipleOf": 0.5}) == big
+    err = refused(template_to_payload, 3, {"type": "integer", "multipleOf": 10**400})
+    assert err.code == "range"
+    assert (
+        schema_to_template({"type": "integer", "maximum": big}) == f"{{FILL|integer|range:-{big}}}"
+    )
+    refused(schema_to_template, {"type": "integer", "maximum": 10**5000})
+    assert refused(template_to_payload, 10**5000, {"type": "string"}).code == "range"
+    for media in ("application/json", "application/x-www-form-urlencoded"):
+        assert refused(encode_body, {"a": 10**5000}, media, {}).code == "range"
+
+
+def test_steps_are_exact_decimals() -> None:
+    assert template_to_payload(0.07, {"type": "number", "multipleOf": 0.01}) == 0.07
+    assert template_to_payload(1.1, {"type": "number", "multipleOf": 0.1}) == 1.1
+    assert refused(template_to_payload, 0.75, {"type": "number", "multipleOf": 0.1}).code == "range"
+
+
+@pytest.mark.parametrize(
+    "media_type", ["application/json", "application/x-www-form-urlencoded", "multipart/form-data"]
+)
+def test_a_lone_surrogate_is_refused_before_the_wire(media_type: str) -> None:
+    filled = parse_json('{"a": "\\ud800"}')
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    assert refused(template_to_payload, filled, schema).code == "encoding"
+    assert refused(template_to_payload, filled, {}).code == "encoding"
+    assert refused(encode_body, filled, media_type, {}).code == "encoding"
+    assert refused(encode_body, {"\udfff": "x"}, media_type, {}).code == "encoding"
+
+
+@pytest.mark.parametrize(("method", "path"), [("get", None), (None, "/pets"), ("get", 5)])
+def test_a_method_or_path_of_the_wrong_type_is_an_argument_error(method: Any, path: Any) -> None:
+    doc = {"openapi": "3.0.3", "paths": {"/pets": {"get": {}}}}
+    assert refused(operation_template, doc, method, path).code == "argument"

@@ -167,3 +167,12 @@ def test_text_and_octet_stream() -> None:
     assert encode_body("héllo", "text/plain", {}) == "héllo".encode()
     assert encode_body(b"\x01", "application/octet-stream", {}) == b"\x01"
     assert json.loads(encode_body({"a": 1}, "application/vnd.api+json", {})) == {"a": 1}
+
+
+def test_form_encoding_errors_name_a_json_path() -> None:
+    with pytest.raises(TemplateError) as top:
+        encode_body({"f": b"x"}, "application/x-www-form-urlencoded", {})
+    assert top.value.path == "$.f"
+    with pytest.raises(TemplateError) as nested:
+        encode_body({"a": {"b c": [b"x"]}}, "application/x-www-form-urlencoded", {})
+    assert nested.value.path == '$.a["b c"]'
