@@ -3,10 +3,13 @@
 import hashlib
 import json
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from compiler.imprint.checks import check_integer, check_json, check_text
 from compiler.imprint.errors import TemplateError, child_path
+from compiler.imprint.limits import MAX_NESTING
+from compiler.imprint.refs import Resolver, dialect_of
 
 JSON_TYPES = ("application/json", "text/json")
 FORM = "application/x-www-form-urlencoded"
@@ -15,7 +18,13 @@ MULTIPART = "multipart/form-data"
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
 
 
-def encode_body(payload: Any, media_type: str, schema: dict[str, Any]) -> bytes:
+def encode_body(
+    payload: Any,
+    media_type: str,
+    schema: dict[str, Any],
+    *,
+    document: Mapping[str, Any] | None = None,
+) -> bytes:
     """Serialize a payload for the wire.
 
     - JSON (`application/json`, `*+json`): compact UTF-8 JSON, keys in payload order.
@@ -33,7 +42,10 @@ def encode_body(payload: Any, media_type: str, schema: dict[str, Any]) -> bytes:
     Args:
         payload: the payload (e.g. from `template_to_payload`).
         media_type: the request media type; parameters such as charset are ignored.
-        schema: the body schema; multipart reads `format`/`contentMediaType` of its properties.
+        schema: the body schema; multipart reads `format`/`contentMediaType` of its properties
+            (through `$ref`s and allOf members).
+        document: the document the schema's `$ref`s resolve against (as `request_body`
+            returns the schema as written, often a `$ref`); without it, against the schema.
 
     Returns:
         The body bytes.
@@ -52,7 +64,7 @@ def encode_body(payload: Any, media_type: str, schema: dict[str, Any]) -> bytes:
             _flatten(str(key), value, child_path("$", str(key)), pairs, 0)
         return "&".join(f"{_quote(k)}={_quote(v)}" for k, v in pairs).encode("ascii")
     if plain == MULTIPART:
-        return _multipart(_top_object(payload, plain), schema)
+        return _multipart(_top_object(payload, plain), _fields(schema, document))
     if plain.startswith("text/") and isinstance(payload, str):
         check_text(payload, "$")
         return payload.encode("utf-8")
@@ -137,18 +149,15 @@ def _quote(text: str) -> str:
     )
 
 
-def _multipart(payload: dict[str, Any], schema: dict[str, Any]) -> bytes:
-    props = schema.get("properties") if isinstance(schema, dict) else None
-    props = props if isinstance(props, dict) else {}
+def _multipart(payload: dict[str, Any], props: dict[Any, Any]) -> bytes:
     parts: list[tuple[bytes, bytes]] = []
     for key, value in payload.items():
         check_text(str(key), child_path("$", str(key)))
         if value is None:
             continue
-        found = props.get(key)
-        spec: dict[str, Any] = found if isinstance(found, dict) else {}
+        spec = props.get(key, {})
         items = value if isinstance(value, list) else [value]
-        item_spec = spec.get("items", {}) if isinstance(value, list) else spec
+        item_spec = props.get((key, "items"), {}) if isinstance(value, list) else spec
         for item in items:
             parts.append(_part(str(key), item, item_spec if isinstance(item_spec, dict) else {}))
     digest = hashlib.sha256(b"".join(h + b"\x00" + b for h, b in parts)).hexdigest()
@@ -157,6 +166,41 @@ def _multipart(payload: dict[str, Any], schema: dict[str, Any]) -> bytes:
         boundary = f"forge-{hashlib.sha256(boundary).hexdigest()[:32]}".encode("ascii")
     chunks = [b"--" + boundary + b"\r\n" + h + b"\r\n\r\n" + b + b"\r\n" for h, b in parts]
     return b"".join(chunks) + b"--" + boundary + b"--\r\n"
+
+
+def _fields(schema: Any, document: Mapping[str, Any] | None) -> dict[Any, Any]:
+    """The body's property schemas, `$ref`s resolved: {name: schema, (name, "items"): schema}.
+
+    Only what multipart reads (`format`, `contentMediaType`) matters here, so a reference that
+    does not resolve simply contributes nothing: the payload was checked against the schema.
+    """
+    if not isinstance(schema, dict):
+        return {}
+    root = document if document is not None else schema
+    resolver = Resolver(root, dialect_of(root))
+    out: dict[Any, Any] = {}
+    pending: list[Any] = [schema]
+    seen = 0
+    while pending and seen < MAX_NESTING:
+        seen += 1
+        member = _resolved(pending.pop(0), resolver)
+        members = member.get("allOf")
+        pending.extend(members if isinstance(members, list) else [])
+        props = member.get("properties")
+        for name, spec in (props if isinstance(props, dict) else {}).items():
+            if name not in out:
+                out[name] = _resolved(spec, resolver)
+                out[(name, "items")] = _resolved(out[name].get("items"), resolver)
+    return out
+
+
+def _resolved(schema: Any, resolver: Resolver) -> dict[str, Any]:
+    if isinstance(schema, dict) and "$ref" in schema:
+        try:
+            _, schema = resolver.resolve(schema["$ref"], "#")
+        except TemplateError:
+            return {}
+    return schema if isinstance(schema, dict) else {}
 
 
 def _part(name: str, value: Any, spec: dict[str, Any]) -> tuple[bytes, bytes]:

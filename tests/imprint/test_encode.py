@@ -18,6 +18,7 @@ from compiler.imprint import (
     encode_body,
     operation_payload,
     operation_template,
+    request_body,
 )
 from tests.imprint.conftest import load
 
@@ -176,3 +177,40 @@ def test_form_encoding_errors_name_a_json_path() -> None:
     with pytest.raises(TemplateError) as nested:
         encode_body({"a": {"b c": [b"x"]}}, "application/x-www-form-urlencoded", {})
     assert nested.value.path == '$.a["b c"]'
+
+
+def test_multipart_file_fields_behind_refs_stay_files() -> None:
+    doc = {
+        "openapi": "3.0.3",
+        "paths": {
+            "/up": {
+                "post": {
+                    "requestBody": {
+                        "content": {MULTIPART: {"schema": {"$ref": "#/components/schemas/Up"}}}
+                    }
+                }
+            }
+        },
+        "components": {
+            "schemas": {
+                "File": {"type": "string", "format": "binary"},
+                "Meta": {"properties": {"scan": {"$ref": "#/components/schemas/File"}}},
+                "Up": {
+                    "allOf": [{"$ref": "#/components/schemas/Meta"}],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary"},
+                        "pages": {"type": "array", "items": {"$ref": "#/components/schemas/File"}},
+                        "note": {"type": "string"},
+                    },
+                },
+            }
+        },
+    }
+    filled = {"file": "DATA", "pages": ["P1"], "scan": "S", "note": "hi"}
+    payload = operation_payload(doc, "post", "/up", filled)
+    body = request_body(doc, "post", "/up")
+    assert body is not None
+    encoded = encode_body(payload, body.media_type, body.schema, document=doc)
+    parts = _parts(encoded, MULTIPART)
+    files = {p.get_param("name", header="content-disposition"): p.get_filename() for p in parts}
+    assert files == {"file": "file", "pages": "pages", "scan": "scan", "note": None}
