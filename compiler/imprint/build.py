@@ -5,16 +5,17 @@ Recursion is guarded three ways: a `$ref` already being expanded on the current 
 and structural nesting, node count, property count and enum size have hard limits (limits.py).
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from compiler.imprint.arrays import build_array
 from compiler.imprint.choice import build_choice
-from compiler.imprint.errors import TemplateError, pointer_child
+from compiler.imprint.errors import TemplateError, pointer_child, unsatisfiable
 from compiler.imprint.leaf import fits_type, make_leaf, schema_types
 from compiler.imprint.limits import MAX_NESTING, MAX_TEMPLATE_NODES
 from compiler.imprint.merge import CircularMerge, merge_all_of
-from compiler.imprint.nodes import Arr, Embedded, Leaf, Node, OneOf, RefMark
+from compiler.imprint.nodes import Embedded, Leaf, Node, OneOf, RefMark
 from compiler.imprint.objects import build_object
 from compiler.imprint.refs import ANNOTATIONS, JSON_SCHEMA, OAS31, Resolver, dialect_of
 from compiler.imprint.tokens import REF_CIRCULAR, REF_MAX_DEPTH, Token
@@ -119,6 +120,8 @@ class Compiler:
             )
         if schema is True:
             schema = {}
+        if schema is False:
+            raise unsatisfiable(pos.where, "the schema is false")
         if not isinstance(schema, dict):
             raise TemplateError(
                 "schema",
@@ -171,29 +174,22 @@ class Compiler:
         if len(types) > 1 and isinstance(schema.get("enum"), list):
             types = [t for t in types if any(fits_type(v, t) for v in schema["enum"])] or types
         if len(types) > 1:
-            alts: list[Node] = [
-                self.node({**schema, "type": t, "nullable": False, "x-nullable": False}, pos)
-                for t in types
-            ]
+            alts = self.satisfiable(
+                ({**schema, "type": t, "nullable": False, "x-nullable": False} for t in types), pos
+            )
             if nullable:
                 alts.append(self.null_leaf(pos))
-            return OneOf(tuple(alts))
+            if not alts:
+                raise unsatisfiable(pos.where, f"none of the types {types} can be satisfied")
+            return alts[0] if len(alts) == 1 else OneOf(tuple(alts))
         schema_type = types[0] if types else "null" if nullable else None
         nullable = nullable and schema_type != "null"
         if schema_type == "object" and _structured_object(schema):
             return build_object(self, schema, pos, nullable)
-        if schema_type == "array" and isinstance(schema.get("items"), dict):
-            item = self.node(
-                schema["items"],
-                replace(pos, where=pointer_child(pos.where, "items"), depth=pos.depth + 1),
-            )
-            return Arr(
-                item,
-                nullable=nullable,
-                min_items=_count(schema, "minItems", pos.where),
-                max_items=_count(schema, "maxItems", pos.where),
-                unique=schema.get("uniqueItems") is True,
-            )
+        if schema_type == "array":
+            array = build_array(self, schema, pos, nullable)
+            if array is not None:
+                return array
         if schema_type == "string" and _carries_json(schema) and schema.get("readOnly") is not True:
             inner_schema = schema.get("contentSchema", schema.get("x-content-schema", {}))
             at = pointer_child(pos.where, "contentSchema")
@@ -207,6 +203,17 @@ class Compiler:
             where=pos.where,
             dialect=self.resolver.dialect,
         )
+
+    def satisfiable(self, schemas: Iterable[Any], pos: Pos) -> list[Node]:
+        """Compile each schema at `pos`, leaving out those no value can satisfy."""
+        out: list[Node] = []
+        for schema in schemas:
+            try:
+                out.append(self.node(schema, pos))
+            except TemplateError as err:
+                if err.code != "unsatisfiable":
+                    raise
+        return out
 
     def null_leaf(self, pos: Pos) -> Leaf:
         """The `{FILL|null}` alternative that makes a choice nullable."""
@@ -227,14 +234,3 @@ def _carries_json(schema: dict[str, Any]) -> bool:
     if isinstance(media, str) and media.split(";")[0].strip().lower() in JSON_MEDIA:
         return True
     return schema.get("x-serialization") == "json"
-
-
-def _count(schema: dict[str, Any], key: str, where: str) -> int | None:
-    value = schema.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TemplateError(
-            "schema", where, f"{key} must be a non-negative integer, got {value!r}", "fix it"
-        )
-    return value

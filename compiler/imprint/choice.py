@@ -3,7 +3,7 @@
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from compiler.imprint.errors import TemplateError, pointer_child
+from compiler.imprint.errors import TemplateError, pointer_child, unsatisfiable
 from compiler.imprint.leaf import schema_types
 from compiler.imprint.limits import MAX_ALTERNATIVES
 from compiler.imprint.nodes import Leaf, Node, OneOf
@@ -44,12 +44,16 @@ def build_choice(compiler: "Compiler", schema: dict[str, Any], pos: "Pos") -> No
             implied = (prop, _discriminator_value(disc, pointer))
         sub = {"allOf": [base, alt]} if shared else alt
         child = replace(pos, where=at, depth=pos.depth + 1, implied=implied)
-        node = compiler.node(sub, child)
+        found = compiler.satisfiable([sub], child)  # an alternative no value fits is left out
+        if not found:
+            continue
         if implied is not None:
             chooser.setdefault(implied[1], len(alts))
-        _append(alts, chooser, node, prop)
+        _append(alts, chooser, found[0], prop)
     if nullable and not any(isinstance(a, Leaf) and a.schema_type == "null" for a in alts):
         alts.append(compiler.null_leaf(pos))
+    if not alts:
+        raise unsatisfiable(pos.where, "no alternative of the oneOf/anyOf can be satisfied")
     if len(alts) == 1:
         return alts[0]
     return OneOf(tuple(alts), (prop, chooser) if isinstance(prop, str) and chooser else None)

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING, Any
 from compiler.imprint.checks import check_leaf
 from compiler.imprint.errors import TemplateError
 from compiler.imprint.leaf import json_type
-from compiler.imprint.nodes import Arr, Leaf, Node, Obj, OneOf
+from compiler.imprint.nodes import Arr, Leaf, Node, Obj, OneOf, Tup
 from compiler.imprint.template import render
 from compiler.imprint.tokens import ONE_OF, looks_like_token
 from compiler.imprint.unfilled import OMIT, untouched
@@ -74,7 +74,7 @@ def _attempt(
 
 def _could_fit(inv: "Inverse", alt: Node, value: Any) -> bool:
     """A cheap look at the shape: False when `alt` surely refuses `value`."""
-    if isinstance(alt, Arr):
+    if isinstance(alt, Arr | Tup):
         return isinstance(value, list) or (value is None and alt.nullable)
     if not isinstance(alt, Obj):
         return True

@@ -42,6 +42,7 @@ class Obj:
     props: tuple[Prop, ...]
     slots: tuple[KeySlot, ...] = ()
     open: bool = False  # additionalProperties: true (explicitly): extra keys pass through
+    forbidden: tuple[str, ...] = ()  # properties whose schema is false: they must be absent
     nullable: bool = False
     min_props: int | None = None
     max_props: int | None = None
@@ -50,6 +51,23 @@ class Obj:
 @dataclass(frozen=True, slots=True)
 class Arr:
     item: "Node"
+    nullable: bool = False
+    min_items: int | None = None
+    max_items: int | None = None
+    unique: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Tup:
+    """A tuple (prefixItems, or draft-04 `items` as a list): one node per position.
+
+    The template is the list of per-position templates. Positions at or past `min_items` are
+    optional and may be left off the end. `rest` converts items past the positions (it is not
+    templated); None means the schema allows no further items.
+    """
+
+    positions: tuple["Node", ...]
+    rest: "Node | None"
     nullable: bool = False
     min_items: int | None = None
     max_items: int | None = None
@@ -82,4 +100,4 @@ class RefMark:
     required: bool
 
 
-Node = Leaf | Obj | Arr | OneOf | Embedded | RefMark
+Node = Leaf | Obj | Arr | Tup | OneOf | Embedded | RefMark

@@ -4,7 +4,7 @@ import json
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from compiler.imprint.errors import TemplateError, pointer_child
+from compiler.imprint.errors import TemplateError, pointer_child, unsatisfiable
 from compiler.imprint.limits import MAX_PROPERTIES
 from compiler.imprint.merge import INHERITED
 from compiler.imprint.nodes import KeySlot, Leaf, Node, Obj, Prop
@@ -35,12 +35,19 @@ def build_object(compiler: "Compiler", schema: dict[str, Any], pos: "Pos", nulla
     closed = extra is False
     implied = pos.implied or _inherited(schema, pos.origin)
     out: list[Prop] = []
+    forbidden: list[str] = []
     for name, sub in props.items():
         at = pointer_child(pointer_child(pos.where, "properties"), name)
         child = replace(
             pos, where=at, required=name in required, depth=pos.depth + 1, implied=None, origin=None
         )
-        node = compiler.node(sub, child)
+        found = compiler.satisfiable([sub], child)
+        if not found:
+            if name in required:
+                raise unsatisfiable(at, f"the required property {name!r} can take no value")
+            forbidden.append(name)  # `false` (or unsatisfiable): the property must be absent
+            continue
+        node = found[0]
         if implied is not None and name == implied[0] and _can_imply(node, implied[1]):
             out.append(Prop(name, _implied_leaf(implied[1]), True))
         else:
@@ -67,6 +74,7 @@ def build_object(compiler: "Compiler", schema: dict[str, Any], pos: "Pos", nulla
         props=tuple(out),
         slots=_slots(compiler, schema, pos, extra),
         open=extra is True,
+        forbidden=tuple(forbidden),
         nullable=nullable,
         min_props=_count(schema, "minProperties", pos.where),
         max_props=_count(schema, "maxProperties", pos.where),
@@ -88,16 +96,21 @@ def _slots(
     for pattern, sub in patterns.items():
         at = pointer_child(pointer_child(pos.where, "patternProperties"), pattern)
         key = Token(kind="KEY", type="string", modifiers=(("pattern", pattern),))
-        slots.append(KeySlot(key, pattern, compiler.node(sub, replace(child, where=at))))
+        for node in compiler.satisfiable([sub], replace(child, where=at)):
+            slots.append(KeySlot(key, pattern, node))
     if isinstance(extra, dict):
         at = pointer_child(pos.where, "additionalProperties")
-        slots.append(
-            KeySlot(_key_token(names), None, compiler.node(extra, replace(child, where=at)))
-        )
+        for node in compiler.satisfiable([extra], replace(child, where=at)):
+            slots.append(KeySlot(_key_token(names), None, node))
     return tuple(slots)
 
 
 def _key_token(names: dict[str, Any]) -> Token:
+    allowed = [names["const"]] if "const" in names else names.get("enum")
+    if isinstance(allowed, list) and allowed:
+        # Keys are strings: only the enum's strings can ever be keys.
+        keys = tuple(dict.fromkeys(v for v in allowed if isinstance(v, str)))
+        return Token(kind="KEY_ENUM", values=keys)
     mods: list[tuple[str, str]] = []
     if isinstance(names.get("pattern"), str):
         mods.append(("pattern", names["pattern"]))

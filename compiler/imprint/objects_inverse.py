@@ -108,6 +108,10 @@ def _extra(inv: "Inverse", node: Obj, key: Any, item: Any, path: str, depth: int
             f"the map key {key} was not replaced by a real key",
             "write the real key in place of the {KEY|...} token",
         )
+    if key in node.forbidden:
+        raise TemplateError(
+            "unknown", at, f"the schema forbids the property {key!r}", "leave it out"
+        )
     slot = _slot_for(node.slots, key)
     if slot is not None:
         _check_key(slot, key, at)
@@ -138,6 +142,13 @@ def _check_key(slot: KeySlot, key: str, at: str) -> None:
     low, high = slot.key.modifier("min_length"), slot.key.modifier("max_length")
     pattern = slot.key.modifier("pattern")
     bad = (low is not None and len(key) < int(low)) or (high is not None and len(key) > int(high))
+    if slot.key.kind == "KEY_ENUM" and key not in slot.key.values:
+        raise TemplateError(
+            "key",
+            at,
+            f"the key {key!r} is not one of the allowed names",
+            f"use one of: {', '.join(slot.key.values[:20])}",
+        )
     if pattern is not None and slot.pattern is None and not _search(pattern, key):
         bad = True
     if bad:

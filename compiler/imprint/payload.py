@@ -11,7 +11,7 @@ from compiler.imprint.choice_inverse import choose
 from compiler.imprint.errors import TemplateError, child_path
 from compiler.imprint.jsontext import parse_json
 from compiler.imprint.limits import MAX_CONVERSION_STEPS, MAX_NESTING
-from compiler.imprint.nodes import Arr, Embedded, Leaf, Node, Obj, OneOf, RefMark
+from compiler.imprint.nodes import Arr, Embedded, Leaf, Node, Obj, OneOf, RefMark, Tup
 from compiler.imprint.objects_inverse import convert_object
 from compiler.imprint.template import render
 from compiler.imprint.tokens import looks_like_token
@@ -133,6 +133,8 @@ class Inverse:
             return convert_object(self, node, value, path, depth)
         if isinstance(node, Arr):
             return self._array(node, value, path, depth)
+        if isinstance(node, Tup):
+            return self._tuple(node, value, path, depth)
         return self._embedded(node, value, path, depth)
 
     def left_as_is(self, node: Node, value: Any) -> bool:
@@ -225,6 +227,10 @@ class Inverse:
             converted = self.convert(node.item, item, child_path(path, i), depth + 1, True)
             if not isinstance(converted, Omit):
                 out.append(converted)
+        self._counted(node, out, path)
+        return out
+
+    def _counted(self, node: Arr | Tup, out: list[Any], path: str) -> None:
         if node.min_items is not None and len(out) < node.min_items:
             raise TemplateError(
                 "count", path, f"{len(out)} item(s)", f"send at least {node.min_items} items"
@@ -242,6 +248,47 @@ class Inverse:
                         "unique", child_path(path, i), "duplicate item", "items must be unique"
                     )
                 seen.add(key)
+
+    def _tuple(self, node: Tup, value: Any, path: str, depth: int) -> Any:
+        if value is None and node.nullable:
+            return None
+        if not isinstance(value, list):
+            raise TemplateError(
+                "type", path, f"expected a list, got {kind_of(value)}", "send a JSON array"
+            )
+        out: list[Any] = []
+        gap: int | None = None  # the first optional position left unfilled
+        for i, item in enumerate(value):
+            at = child_path(path, i)
+            if i >= len(node.positions):
+                if node.rest is None:
+                    raise TemplateError(
+                        "count",
+                        at,
+                        f"the tuple has {len(node.positions)} position(s) and no more",
+                        f"send at most {len(node.positions)} items",
+                    )
+                if self.left_as_is(node.rest, item):
+                    continue  # the representative further item, left as it was
+                converted = self.convert(node.rest, item, at, depth + 1, True)
+            else:
+                required = i < (node.min_items or 0)
+                position = node.positions[i]
+                converted = OMIT
+                if required or not self.left_as_is(position, item):
+                    converted = self.convert(position, item, at, depth + 1, required)
+            if isinstance(converted, Omit):
+                gap = i if gap is None else gap
+            elif gap is not None:
+                raise TemplateError(
+                    "unfilled",
+                    child_path(path, gap),
+                    f"position {gap} was left unfilled, but a later item is filled",
+                    "fill every position up to the last one you send",
+                )
+            else:
+                out.append(converted)
+        self._counted(node, out, path)
         return out
 
     def _embedded(self, node: Embedded, value: Any, path: str, depth: int) -> Any:

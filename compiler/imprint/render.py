@@ -108,7 +108,7 @@ def _count(node: Any, counts: dict[str, int], depth: int) -> None:
         if node in REF_MARKERS:
             return
         token = parse_token(node)
-        if token is not None and token.kind != "KEY":
+        if token is not None and not token.kind.startswith("KEY"):
             kind = token.kind.replace("_ENUM", "")
             counts[kind] = counts.get(kind, 0) + 1
     elif isinstance(node, dict):

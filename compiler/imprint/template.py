@@ -4,7 +4,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from compiler.imprint.build import Compiler
-from compiler.imprint.nodes import Arr, Embedded, Leaf, Node, Obj, OneOf
+from compiler.imprint.nodes import Arr, Embedded, Leaf, Node, Obj, OneOf, Tup
 from compiler.imprint.tokens import ONE_OF
 
 
@@ -21,7 +21,11 @@ def schema_to_template(
         max_depth: nested `$ref` expansions before `{REF: max_depth}` stops the traversal.
 
     Returns:
-        The template: nested dicts/lists whose leaves are token strings.
+        The template: nested dicts/lists whose leaves are token strings. A list holds one
+        template for every element; a tuple (`prefixItems`, or draft-04 `items` as a list)
+        holds one template per position instead, and `constraint_notes` marks it as a tuple.
+        An array that can only be empty (`items: false`) is `{AUTO|array|default:[]}`, and a
+        property whose schema is `false` is left out.
 
     Raises:
         TemplateError: the schema is malformed, a `$ref` does not resolve, or a limit is hit.
@@ -40,6 +44,8 @@ def render(node: Node) -> Any:
         return out
     if isinstance(node, Arr):
         return [render(node.item)]
+    if isinstance(node, Tup):  # a tuple: one template per position, in order
+        return [render(p) for p in node.positions]
     if isinstance(node, OneOf):
         return {ONE_OF: [render(a) for a in node.alts]}
     if isinstance(node, Embedded):
@@ -77,6 +83,10 @@ def _collect(node: Node, path: str, notes: dict[str, str]) -> None:
         if note:
             notes[path] = note
         _collect(node.item, f"{path}[*]", notes)
+    elif isinstance(node, Tup):
+        notes[path] = _tuple_note(node)
+        for i, position in enumerate(node.positions):
+            _collect(position, f"{path}[{i}]", notes)
     elif isinstance(node, Obj):
         note = _count_note(node.min_props, node.max_props, "properties")
         if note:
@@ -90,6 +100,18 @@ def _collect(node: Node, path: str, notes: dict[str, str]) -> None:
             _collect(alt, f"{path}{ONE_OF}[{i}]", notes)
     elif isinstance(node, Embedded):
         _collect(node.inner, path, notes)
+
+
+def _tuple_note(node: Tup) -> str:
+    count = len(node.positions)
+    note = f"a tuple: item i as templated at position i ({count} position{'s'[: count > 1]})"
+    if node.min_items:
+        note += f", the first {node.min_items} required"
+    if node.rest is None:
+        note += ", no further items"
+    elif node.max_items is not None:
+        note += f", at most {node.max_items} items in all"
+    return note + (", unique" if node.unique else "")
 
 
 def _join(path: str, name: str) -> str:

@@ -12,8 +12,10 @@ from typing import Any
 
 from compiler.imprint.errors import TemplateError
 
-KINDS = ("FILL", "OPTIONAL", "AUTO", "FILL_ENUM", "OPTIONAL_ENUM", "KEY")
-ENUM_KINDS = ("FILL_ENUM", "OPTIONAL_ENUM")
+# `KEY_ENUM|a|b` extends the kinds (additively): a map key that must be one of the
+# listed names (`propertyNames: {enum: [...]}`), as `KEY|string|...` is a free-form map key.
+KINDS = ("FILL", "OPTIONAL", "AUTO", "FILL_ENUM", "OPTIONAL_ENUM", "KEY", "KEY_ENUM")
+ENUM_KINDS = ("FILL_ENUM", "OPTIONAL_ENUM", "KEY_ENUM")
 TYPES = ("string", "integer", "number", "boolean", "null", "object", "array")
 # Modifiers in the order they are rendered. `exclusive_range` and `multiple_of` extend the
 # issue's list (additively) so exclusive bounds and steps are visible at the point of use too.

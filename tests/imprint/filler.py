@@ -11,6 +11,7 @@ import datetime
 import json
 import math
 import re
+from fractions import Fraction
 from typing import Any
 
 from hypothesis import strategies as st
@@ -30,6 +31,8 @@ def fill(
     """Fill `template` as a careful model would; `force` fills OPTIONAL tokens too."""
     if isinstance(template, str):
         return _fill_token(draw, template, force)
+    if isinstance(template, list) and notes.get(path, "").startswith("a tuple"):
+        return _fill_tuple(draw, template, notes, path, force)
     if isinstance(template, list):
         low, high, unique = _array_rules(notes.get(path, ""))
         count = draw(st.integers(low, high))
@@ -53,7 +56,7 @@ def fill(
         out: dict[str, Any] = {}
         for key, sub in template.items():
             token = parse_token(key)
-            if token is not None and token.kind == "KEY":
+            if token is not None and token.kind in ("KEY", "KEY_ENUM"):
                 for _ in range(draw(st.integers(0, 2))):
                     out[_key_for(draw, token)] = fill(draw, sub, notes, f"{path}{{KEY}}", True)
             else:
@@ -61,6 +64,16 @@ def fill(
                 out[key] = fill(draw, sub, notes, child, force)
         return out
     return template
+
+
+def _fill_tuple(
+    draw: st.DrawFn, template: list[Any], notes: dict[str, str], path: str, force: bool
+) -> list[Any]:
+    """Positions in order: the required ones, then optionally more, each filled in full."""
+    match = re.search(r"the first (\d+) required", notes[path])
+    low = int(match.group(1)) if match else 0
+    count = draw(st.integers(low, len(template)))
+    return [fill(draw, template[i], notes, f"{path}[{i}]", True) for i in range(count)]
 
 
 def _fill_choice(
@@ -92,6 +105,8 @@ def _array_rules(note: str) -> tuple[int, int, bool]:
 
 
 def _key_for(draw: st.DrawFn, token: Token) -> str:
+    if token.kind == "KEY_ENUM":
+        return draw(st.sampled_from(token.values))
     pattern = token.modifier("pattern")
     if pattern is not None:
         return draw(st.from_regex(pattern).filter(lambda s: not s.startswith("{")))
@@ -163,13 +178,12 @@ def _number(token: Token) -> st.SearchStrategy[Any]:
     step_text = token.modifier("multiple_of")
     if step_text is not None:
         step = float(step_text)
+        exact = Fraction(step_text)
         k_low = None if lo is None else math.ceil(lo / step) + (1 if xlo else 0)
         k_high = None if hi is None else math.floor(hi / step) - (1 if xhi else 0)
-        return (
-            st.integers(k_low, k_high)
-            .map(lambda k: k * step)
-            .filter(lambda v: int(v / step) == v / step)
-        )
+        # k * step as the float nearest the exact decimal (0.7, never 0.7000000000000001):
+        # steps are checked in exact decimal arithmetic.
+        return st.integers(k_low, k_high).map(lambda k: float(k * exact))
     return st.floats(
         lo,
         hi,
