@@ -13,7 +13,7 @@ from compiler.imprint.arrays import build_array
 from compiler.imprint.choice import build_choice
 from compiler.imprint.errors import TemplateError, pointer_child, unsatisfiable
 from compiler.imprint.leaf import fits_type, make_leaf, schema_types
-from compiler.imprint.limits import MAX_NESTING, MAX_TEMPLATE_NODES
+from compiler.imprint.limits import MAX_NESTING, MAX_TEMPLATE_NODES, REF_NODE_BUDGET
 from compiler.imprint.merge import CircularMerge, merge_all_of
 from compiler.imprint.nodes import Embedded, Leaf, Node, OneOf, RefMark
 from compiler.imprint.objects import build_object
@@ -98,7 +98,11 @@ class Compiler:
         if key not in self._expanded:
             _, target = self.resolver.resolve(mark.pointer, mark.pointer)
             pos = Pos(where=mark.pointer, required=mark.required, refs=(mark.pointer,))
-            self._expanded[key] = self.node(target, replace(pos, ref_depth=1))
+            spent, self.nodes = self.nodes, 0  # each expansion has a node budget of its own
+            try:
+                self._expanded[key] = self.node(target, replace(pos, ref_depth=1))
+            finally:
+                self.nodes = spent
         return self._expanded[key]
 
     def node(self, schema: Any, pos: Pos) -> Node:
@@ -108,8 +112,9 @@ class Compiler:
             raise TemplateError(
                 "limit",
                 pos.where,
-                f"the template would exceed {MAX_TEMPLATE_NODES} nodes",
-                "lower max_depth or template a smaller part of the schema",
+                f"the template would exceed {MAX_TEMPLATE_NODES} nodes of inline schema",
+                "template a smaller part of the schema (e.g. one property's schema), or move "
+                "repeated inline parts into $refs, which stop at {REF: max_depth} when large",
             )
         if pos.depth > MAX_NESTING:
             raise TemplateError(
@@ -156,7 +161,8 @@ class Compiler:
         pointer, target = self.resolver.resolve(schema["$ref"], pos.where)
         if pointer in pos.refs:
             return RefMark(REF_CIRCULAR, pointer, pos.required)
-        if pos.ref_depth >= self.max_depth:
+        if pos.ref_depth >= self.max_depth or self.nodes >= REF_NODE_BUDGET:
+            # Too deep, or the template is already large: filled on demand, like recursion.
             return RefMark(REF_MAX_DEPTH, pointer, pos.required)
         inner = replace(
             pos,

@@ -13,7 +13,11 @@ MAX_DOCUMENT_NESTING = 256
 MAX_PROPERTIES = 1000
 # Values in one enum.
 MAX_ENUM_VALUES = 1000
-# Nodes (objects, arrays, tokens) in one template; stops fan-out through many distinct $refs.
+# Nodes (objects, arrays, tokens) in one template. Past REF_NODE_BUDGET, further `$ref`s are
+# not expanded but become `{REF: max_depth}` (filled on demand like any marker), so fan-out
+# through many distinct refs (large specs) still gives a template; MAX_TEMPLATE_NODES stops
+# what remains: inline schemas too large to template, which raise a `limit` error.
+REF_NODE_BUDGET = 10_000
 MAX_TEMPLATE_NODES = 20_000
 # `$ref` hops that lead only to another `$ref` (an alias chain).
 MAX_REF_CHAIN = 32

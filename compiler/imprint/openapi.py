@@ -33,13 +33,18 @@ class RequestBody(NamedTuple):
     where: str
 
 
-def operation_template(document: dict[str, Any], method: str, path: str) -> OperationTemplate:
+def operation_template(
+    document: dict[str, Any], method: str, path: str, *, max_depth: int = 8
+) -> OperationTemplate:
     """Template the request of one operation.
 
     Args:
         document: an OpenAPI 3.0/3.1 or Swagger 2.0 document (parsed JSON/YAML).
         method: the HTTP method, any case.
         path: the path key exactly as written in the document, e.g. `/pets/{petId}`.
+        max_depth: nested `$ref` expansions before `{REF: max_depth}`, as for
+            `schema_to_template`; large schemas also stop at that marker once the template
+            holds `REF_NODE_BUDGET` nodes.
 
     Returns:
         OperationTemplate(media_type, template, parameters_template); parameters_template is
@@ -52,12 +57,12 @@ def operation_template(document: dict[str, Any], method: str, path: str) -> Oper
     body = request_body(document, method, path)
     template = None
     if body is not None:
-        compiler = Compiler(body.schema, document)
+        compiler = Compiler(body.schema, document, max_depth)
         template = render(compiler.compile(body.schema, body.where))
     params_schema = parameters_schema(document, method, path)
     params: dict[str, Any] = {}
     if params_schema is not None:
-        compiler = Compiler(params_schema, document)
+        compiler = Compiler(params_schema, document, max_depth)
         params = render(compiler.compile(params_schema, _op_pointer(method, path)))
     return OperationTemplate(body.media_type if body else None, template, params)
 
@@ -70,8 +75,12 @@ def operation_payload(
     *,
     synonyms: Mapping[str, str] | None = None,
     auto: AutoValues | None = None,
+    max_depth: int = 8,
 ) -> Any:
     """Turn the filled body template of an operation into its request payload.
+
+    `max_depth` is the one `operation_template` was given (a filled `{REF: ...}` position
+    converts either way; the same value keeps the two directions aligned).
 
     Raises:
         TemplateError: as `template_to_payload`, or the operation takes no body.
@@ -86,7 +95,9 @@ def operation_payload(
             "the operation takes no request body",
             "send no body (None)",
         )
-    return convert_filled(filled, body.schema, document, body.where, synonyms, auto)
+    return convert_filled(
+        filled, body.schema, document, body.where, synonyms, auto, max_depth=max_depth
+    )
 
 
 def operation_parameters(

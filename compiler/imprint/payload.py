@@ -25,6 +25,7 @@ def template_to_payload(
     document: dict[str, Any] | None = None,
     synonyms: Mapping[str, str] | None = None,
     auto: AutoValues | None = None,
+    max_depth: int = 8,
 ) -> Any:
     """Turn a filled template back into the payload the schema describes.
 
@@ -41,6 +42,7 @@ def template_to_payload(
         synonyms: {name the model may use: property name in the schema} (either direction
             is recognized); e.g. {"user_id": "customer_id"}.
         auto: the provider of AUTO values (uuids, timestamps); pure code never makes them.
+        max_depth: as given to `schema_to_template` (filled markers convert either way).
 
     Returns:
         The payload.
@@ -49,7 +51,7 @@ def template_to_payload(
         TemplateError: naming the JSON path of a required token left unfilled or of a value
             that breaks its token (type, enum, range, length, pattern, format, shape).
     """
-    return convert_filled(filled, schema, document, "#", synonyms, auto)
+    return convert_filled(filled, schema, document, "#", synonyms, auto, max_depth=max_depth)
 
 
 def convert_filled(
@@ -59,6 +61,8 @@ def convert_filled(
     where: str,
     synonyms: Mapping[str, str] | None,
     auto: AutoValues | None,
+    *,
+    max_depth: int = 8,
 ) -> Any:
     """`template_to_payload` for a schema found at `where` in `document`."""
     if isinstance(filled, bytes | bytearray):
@@ -72,7 +76,7 @@ def convert_filled(
         raise TemplateError(
             "argument", "auto", "must provide value_for(token, path)", "pass an AutoValues"
         )
-    compiler = Compiler(schema, document)
+    compiler = Compiler(schema, document, max_depth)
     root = compiler.compile(schema, where)
     result = Inverse(compiler, synonyms or {}, auto).convert(root, filled, "$", 0, True)
     if isinstance(result, Omit):

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compiler.imprint import (
+    REF_MAX_DEPTH,
     TemplateError,
     encode_body,
     operation_payload,
@@ -165,10 +166,49 @@ def test_fan_out_through_distinct_refs_is_bounded() -> None:
         for i in range(20)
     }
     schemas["L20"] = {"type": "string"}
-    err = refused(schema_to_template, {"$defs": schemas, "$ref": "#/$defs/L0"}, max_depth=30)
-    assert err.code == "limit" and str(MAX_TEMPLATE_NODES) in err.problem
+    root = {"$defs": schemas, "$ref": "#/$defs/L0"}
+    start = time.perf_counter()
+    deep = schema_to_template(root, max_depth=30)
+    assert time.perf_counter() - start < 2.0
+    # Past the node budget, further refs stop at the marker instead of failing the template.
+    assert _count_markers(deep, REF_MAX_DEPTH) > 0
+    assert _count_markers(deep, None) <= MAX_TEMPLATE_NODES
+    marked = _path_to(deep, REF_MAX_DEPTH)
+    filled: Any = "x"
+    for key in reversed(marked):
+        filled = {key: filled}
+    # a filled marker converts like any other part, with a node budget of its own
+    assert template_to_payload(filled, root, max_depth=30) == filled
     # the default max_depth keeps the same schema small enough to template
-    assert schema_to_template({"$defs": schemas, "$ref": "#/$defs/L0"})["a"]["b"]
+    assert schema_to_template(root)["a"]["b"]
+
+
+def test_inline_fan_out_is_refused_with_an_accurate_hint() -> None:
+    schema: dict[str, Any] = {"type": "string"}
+    for _ in range(20):  # the same dict twice per level: 2**20 leaves, no $ref anywhere
+        schema = {"type": "object", "properties": {"a": schema, "b": schema}}
+    err = refused(schema_to_template, schema)
+    assert err.code == "limit" and str(MAX_TEMPLATE_NODES) in err.problem
+    assert "lower max_depth" not in err.hint and "$ref" in err.hint
+
+
+def _count_markers(template: Any, marker: str | None) -> int:
+    if isinstance(template, dict):
+        return sum(_count_markers(v, marker) for v in template.values())
+    if isinstance(template, list):
+        return sum(_count_markers(v, marker) for v in template)
+    return 1 if marker is None or template == marker else 0
+
+
+def _path_to(template: Any, marker: str) -> list[str]:
+    if isinstance(template, dict):
+        for key, value in template.items():
+            if value == marker:
+                return [key]
+            found = _path_to(value, marker)
+            if found:
+                return [key, *found]
+    return []
 
 
 def test_a_huge_enum_is_refused() -> None:

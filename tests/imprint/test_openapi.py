@@ -139,3 +139,31 @@ def test_swagger_2_upload_converts_and_encodes_as_multipart() -> None:
     wire = encode_body(payload, body.media_type, body.schema)
     assert b'name="file"; filename="file"\r\nContent-Type: application/octet-stream' in wire
     assert content_type_header(body.media_type, wire).startswith("multipart/form-data; boundary=")
+
+
+def test_operation_template_and_payload_take_max_depth() -> None:
+    doc = {
+        "openapi": "3.0.3",
+        "paths": {
+            "/a": {
+                "post": {
+                    "requestBody": {
+                        "content": {
+                            "application/json": {"schema": {"$ref": "#/components/schemas/A"}}
+                        }
+                    }
+                }
+            }
+        },
+        "components": {
+            "schemas": {
+                "A": {"type": "object", "properties": {"b": {"$ref": "#/components/schemas/B"}}},
+                "B": {"type": "object", "properties": {"c": {"type": "string"}}},
+            }
+        },
+    }
+    assert operation_template(doc, "post", "/a").template == {"b": {"c": "{OPTIONAL|string}"}}
+    shallow = operation_template(doc, "post", "/a", max_depth=1)
+    assert shallow.template == {"b": "{REF: max_depth}"}
+    filled = {"b": {"c": "x"}}
+    assert operation_payload(doc, "post", "/a", filled, max_depth=1) == filled
