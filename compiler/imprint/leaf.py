@@ -8,7 +8,7 @@ from compiler.imprint.errors import TemplateError
 from compiler.imprint.limits import MAX_ENUM_VALUES, MAX_INTEGER_BITS
 from compiler.imprint.nodes import Leaf
 from compiler.imprint.refs import OAS2, OAS30
-from compiler.imprint.tokens import TYPES, Token, format_enum_value, format_number
+from compiler.imprint.tokens import TYPES, Token, format_enum_value, format_number, format_range
 
 _OBJECT_HINTS = (
     "properties",
@@ -269,9 +269,9 @@ def _bounds(
     exclusive = [b if b and b[1] else None for b in (lower, upper)]
     for name, pair in (("range", inclusive), ("exclusive_range", exclusive)):
         if pair[0] is not None or pair[1] is not None:
-            lo = format_number(pair[0][0]) if pair[0] else ""
-            hi = format_number(pair[1][0]) if pair[1] else ""
-            mods.append((name, f"{lo}-{hi}"))
+            lo = pair[0][0] if pair[0] else None
+            hi = pair[1][0] if pair[1] else None
+            mods.append((name, format_range(lo, hi)))
     if "multipleOf" in schema:
         step = _number(schema["multipleOf"], "multipleOf", where)
         if step <= 0:

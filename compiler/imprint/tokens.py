@@ -3,6 +3,11 @@ r"""The template token grammar: `{FILL|type}`, `{FILL_ENUM|a|b}`, modifiers, mar
 A token is a whole JSON string. Parts are separated by `|`; inside an enum value or a modifier
 value a literal `|` is written `\|` and a literal backslash `\\`, so every token parses back to
 exactly the values it was rendered from.
+
+Ranges (`range:`, `exclusive_range:`) are written `<min>-<max>` as the issue has it
+(`range:1-100`, `range:-5--1`), `<min>-` with no maximum (`range:0-`), and `..<max>` with no
+minimum (`range:..100`, `range:..-1`): the issue's `-<max>` would read as a negative number.
+The parser accepts all of these and `..` in place of `-` between the bounds (`range:1..100`).
 """
 
 import json
@@ -35,7 +40,7 @@ REF_MAX_DEPTH = "{REF: max_depth}"
 REF_MARKERS = (REF_CIRCULAR, REF_MAX_DEPTH)
 
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?"
-_RANGE = re.compile(rf"^({_NUM})?-({_NUM})?$")
+_RANGE = re.compile(rf"^({_NUM})?(?:-|\.\.)({_NUM})?$")
 _LOOKS_LIKE = re.compile(r"^\{(?:" + "|".join(KINDS) + r")(?:\|.*)?\}$", re.S)
 _SPLIT = re.compile(r"\\(.)|(\|)", re.S)
 
@@ -151,13 +156,23 @@ def parse_token(text: str, *, path: str = "$") -> Token | None:
 
 
 def parse_range(text: str) -> tuple[Number | None, Number | None]:
-    """Parse `<min>-<max>` (either side may be empty) into numbers."""
+    """Parse `<min>-<max>`, `<min>-` or `..<max>` (see the module docstring) into numbers."""
     match = _RANGE.match(text)
     if not match:
         raise TemplateError(
-            "token", "$", f"range {text!r} is not <min>-<max>", "write e.g. range:1-100 or range:0-"
+            "token",
+            "$",
+            f"range {text!r} is not <min>-<max>",
+            "write e.g. range:1-100, range:0- or range:..100",
         )
     return _number(match.group(1)), _number(match.group(2))
+
+
+def format_range(low: Number | None, high: Number | None) -> str:
+    """Render a range so an open minimum cannot be misread as a negative maximum."""
+    if low is None:
+        return f"..{format_number(high)}" if high is not None else "-"
+    return f"{format_number(low)}-{format_number(high) if high is not None else ''}"
 
 
 def format_number(value: Number) -> str:

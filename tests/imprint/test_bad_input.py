@@ -317,7 +317,7 @@ def test_huge_integers_in_values_and_bounds_are_handled() -> None:
     err = refused(template_to_payload, 3, {"type": "integer", "multipleOf": 10**400})
     assert err.code == "range"
     assert (
-        schema_to_template({"type": "integer", "maximum": big}) == f"{{FILL|integer|range:-{big}}}"
+        schema_to_template({"type": "integer", "maximum": big}) == f"{{FILL|integer|range:..{big}}}"
     )
     refused(schema_to_template, {"type": "integer", "maximum": 10**5000})
     assert refused(template_to_payload, 10**5000, {"type": "string"}).code == "range"

@@ -85,7 +85,7 @@ def test_nullable_follows_the_documents_dialect(schema, document, token) -> None
         (
             {"type": "number", "exclusiveMinimum": 0, "maximum": 1.5},
             None,
-            "{FILL|number|range:-1.5|exclusive_range:0-}",
+            "{FILL|number|range:..1.5|exclusive_range:0-}",
         ),
         ({"type": "number", "multipleOf": 0.25}, None, "{FILL|number|multiple_of:0.25}"),
         (

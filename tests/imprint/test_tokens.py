@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compiler.imprint import REF_CIRCULAR, TemplateError, Token, looks_like_token, parse_token
+from compiler.imprint import (
+    REF_CIRCULAR,
+    TemplateError,
+    Token,
+    looks_like_token,
+    parse_token,
+    schema_to_template,
+)
 from compiler.imprint.tokens import parse_range
 
 
@@ -69,10 +78,33 @@ def test_every_token_parses_back_to_what_was_rendered(values, pattern, nullable)
         ("0.5-99.5", (0.5, 99.5)),
         ("1e-05-2", (1e-05, 2)),
         ("-", (None, None)),
+        ("..100", (None, 100)),
+        ("..-1", (None, -1)),
+        ("..-1.5e3", (None, -1500.0)),
+        ("1..100", (1, 100)),
+        ("-5..", (-5, None)),
     ],
 )
 def test_ranges_read_negative_numbers_and_open_ends(text, expected) -> None:
     assert parse_range(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("schema", "token"),
+    [
+        ({"type": "integer", "maximum": -1}, "{FILL|integer|range:..-1}"),
+        ({"type": "number", "maximum": 5}, "{FILL|number|range:..5}"),
+        ({"type": "integer", "minimum": -5}, "{FILL|integer|range:-5-}"),
+        ({"type": "integer", "minimum": -5, "maximum": -1}, "{FILL|integer|range:-5--1}"),
+        ({"type": "number", "exclusiveMaximum": -1}, "{FILL|number|exclusive_range:..-1}"),
+    ],
+)
+def test_an_open_minimum_is_written_so_it_cannot_read_as_a_negative_number(
+    schema: dict[str, Any], token: str
+) -> None:
+    assert schema_to_template(schema) == token
+    parsed = parse_token(token)
+    assert parsed is not None and str(parsed) == token
 
 
 def test_bounds_combine_inclusive_and_exclusive_ranges() -> None:
