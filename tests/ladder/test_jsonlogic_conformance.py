@@ -7,7 +7,7 @@ import pytest
 
 from compiler.ladder.rules import evaluate, rule_problem
 
-TESTS = Path(__file__).resolve().parents[3] / "shared" / "reference" / "jsonlogic-tests.json"
+TESTS = Path(__file__).resolve().parents[1] / "data" / "jsonlogic" / "tests.json"
 
 
 def _cases() -> list[tuple[str, object, object, object]]:
