@@ -6,9 +6,16 @@ from collections.abc import AsyncIterator
 from uuid import uuid4
 
 import pytest
+from hypothesis import settings
 from temporalio.testing import WorkflowEnvironment
 
 from tests.temporal_env import temporal_test_env
+
+# Property tests draw the same examples on every run, so `make test` is deterministic; explore
+# new ones with `pytest --hypothesis-profile=explore` (and commit a test for what it finds).
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")

@@ -141,8 +141,12 @@ def _is_multiple(value: int | float, step_text: str) -> bool:
         return True  # a step the token cannot state is not enforced here
     if step <= 0:
         return True
-    exact = Fraction(value) if isinstance(value, int) else Fraction(repr(value))
-    return (exact / step).denominator == 1
+    if isinstance(value, int):
+        return (Fraction(value) / step).denominator == 1
+    # A float is a multiple when its decimal text is (0.07 of 0.01) or its exact binary value
+    # is: at large magnitudes the shortest text drops digits (562949953421312.25 prints as
+    # 562949953421312.2).
+    return any((Fraction(x) / step).denominator == 1 for x in (repr(value), value))
 
 
 def check_text(text: str, path: str) -> None:

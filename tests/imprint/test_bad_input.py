@@ -347,3 +347,11 @@ def test_a_lone_surrogate_is_refused_before_the_wire(media_type: str) -> None:
 def test_a_method_or_path_of_the_wrong_type_is_an_argument_error(method: Any, path: Any) -> None:
     doc = {"openapi": "3.0.3", "paths": {"/pets": {"get": {}}}}
     assert refused(operation_template, doc, method, path).code == "argument"
+
+
+def test_a_large_float_multiple_whose_text_drops_digits_is_accepted():
+    # 2**49 + 0.25 is exact in binary, but repr() prints it as ...312.2
+    from compiler.imprint import template_to_payload
+
+    schema = {"type": "number", "multipleOf": 0.25}
+    assert template_to_payload(562949953421312.25, schema) == 562949953421312.25
