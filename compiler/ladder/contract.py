@@ -7,7 +7,7 @@ keep hostile input bounded. Creating one runs every check that can be made witho
 payload, so a bad contract fails at compile time with all of its problems listed.
 """
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from jsonschema import Draft202012Validator, validators
 from jsonschema.protocols import Validator
@@ -34,20 +34,7 @@ Detector = Literal[
     "private_key",
     "bearer_token",
 ]
-ALL_DETECTORS: tuple[Detector, ...] = (
-    "email",
-    "phone",
-    "us_ssn",
-    "iban",
-    "card",
-    "anthropic_key",
-    "openai_key",
-    "aws_key",
-    "github_token",
-    "slack_token",
-    "private_key",
-    "bearer_token",
-)
+ALL_DETECTORS: tuple[Detector, ...] = get_args(Detector)
 DateFormat = Literal[
     "YYYY-MM-DD",
     "YYYY/MM/DD",

@@ -20,11 +20,11 @@ from typing import Any
 
 from compiler.imprint import TemplateError, operation_template, parse_json
 from compiler.imprint.openapi import METHODS
+from tests.bench.report import run_alone
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "openapi"
 REPEATS = 7
 GOAL_MS_PER_OPERATION = 1.0
-OUT = Path("bench-results.json")
 
 
 def _operations(doc: dict[str, Any]) -> list[tuple[str, str]]:
@@ -92,21 +92,7 @@ def run() -> list[dict[str, Any]]:
 
 
 def main() -> int:
-    results = run()
-    for r in results:
-        print(
-            f"{r['name']}: {r['figure']}; {r['versus']}; goal {r['goal']}: "
-            f"{'met' if r['meets_goal'] else 'NOT met'}"
-        )
-    existing: dict[str, Any] = {"results": []}
-    if OUT.exists():
-        existing = json.loads(OUT.read_text())
-    names = {r["name"] for r in results}
-    existing["results"] = [r for r in existing.get("results", []) if r["name"] not in names]
-    existing["results"] += results
-    OUT.write_text(json.dumps(existing, indent=2) + "\n")
-    print(f"merged into {OUT}")
-    return 0
+    return run_alone(run())
 
 
 if __name__ == "__main__":

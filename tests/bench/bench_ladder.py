@@ -11,12 +11,10 @@ Run on its own with `python -m tests.bench.bench_ladder` (prints the figures and
 into bench-results.json); `run()` has the shape `tests/bench/__main__.py` collects.
 """
 
-import json
 import random
 import statistics
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -30,13 +28,13 @@ from compiler.ladder import (
     ScaleTransform,
     run_ladder,
 )
+from tests.bench.report import run_alone
 
 FIELDS = 50
 PAYLOADS = 200
 REPEATS = 7
 GOAL_RATIO = 5.0
 DETERMINISTIC = ("L3", "L0", "L0b", "L0c", "L0d", "L0e", "L1", "L4", "L5")
-OUT = Path("bench-results.json")
 _KINDS = ("name", "date", "enum", "amount", "count", "flag", "code", "text")
 _WORDS = ("alpha", "bravo", "delta", "harbor", "summit", "quartz", "meadow", "cobalt")
 
@@ -209,21 +207,7 @@ def run() -> list[dict[str, Any]]:
 
 
 def main() -> int:
-    results = run()
-    for r in results:
-        print(
-            f"{r['name']}: {r['figure']}; {r['versus']}; goal {r['goal']}: "
-            f"{'met' if r['meets_goal'] else 'NOT met'}"
-        )
-    existing: dict[str, Any] = {"results": []}
-    if OUT.exists():
-        existing = json.loads(OUT.read_text())
-    names = {r["name"] for r in results}
-    existing["results"] = [r for r in existing.get("results", []) if r["name"] not in names]
-    existing["results"] += results
-    OUT.write_text(json.dumps(existing, indent=2) + "\n")
-    print(f"merged into {OUT}")
-    return 0
+    return run_alone(run())
 
 
 if __name__ == "__main__":
