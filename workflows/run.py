@@ -51,6 +51,7 @@ WORKFLOW_NAME = "CompiledRunWorkflow"
 # once no history without the marker can be replayed (README: versioning).
 PATCH_CANCEL_INFLIGHT = "cancel-inflight-steps-v1"
 PATCH_LOST_USAGE = "usage-of-lost-failures-v1"
+CHANGES_DURING_A_ROUND = "changes-during-a-round-v1"
 
 
 @workflow.defn(name=WORKFLOW_NAME)
@@ -342,6 +343,10 @@ class CompiledRunWorkflow:
             if gate.status == "pending":
                 self._start_gate_clock(inp, carry, gate_id)
         while True:
+            # A decision or extension can arrive while this round awaits an activity (an event
+            # append); the round scheduled against the version it started with, so such a change
+            # must wake the next round rather than be taken as already seen.
+            round_start = self._version
             if not running and self._should_continue_as_new(carry):
                 # Let update handlers (decisions, extensions) reply before handing over.
                 self._scheduling_over = True
@@ -359,14 +364,13 @@ class CompiledRunWorkflow:
                     update={"status": "ok", "blocked_reason": None, "blocked_steps": []}
                 )
                 self._status = "running"
-            self._round_version = self._version
+            seen = round_start if workflow.patched(CHANGES_DURING_A_ROUND) else self._version
+            self._round_version = seen
             awaiting = any(s.status == "awaiting_approval" for s in self._states.values())
             if not running and not awaiting and not refused:
                 self._scheduling_over = True
                 return
-            change = asyncio.ensure_future(
-                workflow.wait_condition(self._changed_since(self._version))
-            )
+            change = asyncio.ensure_future(workflow.wait_condition(self._changed_since(seen)))
             await workflow.wait([*running.values(), change], return_when=asyncio.FIRST_COMPLETED)
             if not change.done():
                 change.cancel()

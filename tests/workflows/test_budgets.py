@@ -223,6 +223,46 @@ async def test_projected_precheck_refuses_a_step_that_cannot_fit(
     assert result.steps["written"].error.failure_class == "EXECUTOR_UNAVAILABLE"
 
 
+async def test_an_extension_during_the_blocking_round_is_not_lost(
+    temporal_env, task_queue, tmp_path
+):
+    """The extension arrives while the round that blocked is still appending budget.exhausted.
+
+    The real store's append is held (in the activity's thread) until the signal is sent, so the
+    extension lands mid-round every time; the next round must see it and start the step.
+    """
+    held, release = asyncio.Event(), asyncio.Event()
+    loop = asyncio.get_running_loop()
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        store = eng.services.events
+        append = store.append
+
+        def slow_append(drafts, **kw):  # type: ignore[no-untyped-def]
+            if any(d.type == "budget.exhausted.v1" for d in drafts):
+                loop.call_soon_threadsafe(held.set)
+                asyncio.run_coroutine_threadsafe(release.wait(), loop).result(timeout=60)
+            return append(drafts, **kw)
+
+        store.append = slow_append  # type: ignore[method-assign]
+        run_id = runs.new_run_id()
+        for i in range(2):
+            seed_usage(store, run_id, f"s{i}")
+        handle = await eng.start(
+            independent(2),
+            run_id=run_id,
+            profile_document=profile(max_parallel_steps=1),
+            budget=BudgetLimits(max_tokens=PER_STEP),
+        )
+        await asyncio.wait_for(held.wait(), 60)
+        await handle.signal(CompiledRunWorkflow.extend_budget_signal, extension(tokens=5000))
+        await asyncio.wait_for(wait_status(handle, "budget_exhausted"), 60)
+        release.set()
+        result = await asyncio.wait_for(handle.result(), 60)
+    assert result.status == "completed"
+    assert {k: s.status for k, s in result.steps.items()} == {"s0": "done", "s1": "done"}
+    assert result.budget.limits.max_tokens == PER_STEP + 5000 and result.budget.exhaustions == 1
+
+
 async def test_refused_extensions_change_nothing(temporal_env, task_queue, tmp_path):
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         handle = await eng.start(gated_plan(), budget=BudgetLimits(max_tokens=1000))
