@@ -1,0 +1,182 @@
+"""Precomputed match keys for recipe words and prompts, and the inverted index over them.
+
+FUZZY-MATCH (text.fuzzy) compares two words; scoring a prompt against 10,000 recipes that way is
+millions of comparisons. Here each side is reduced once to keys (the word, its stem, its prefixes
+of length >= 4, the one-deletion variants of its stem), so "does any prompt token fuzzily match this
+recipe word" is a few set lookups, and the index maps every key to the recipes holding it so only
+recipes that can score at all are scored. The answers are exactly those of text.fuzzy: the tests
+compare both on every labelled prompt and on generated words.
+"""
+
+from dataclasses import dataclass, field
+
+from rapidfuzz.distance import Levenshtein
+
+from compiler.recipes.text import EDIT_MIN, PREFIX_MIN, STEM_MIN, STOP_WORDS, stem, tokens, words
+from schemas.recipes import Recipe
+
+
+def _deletions(s: str) -> set[str]:
+    return {s[:i] + s[i + 1 :] for i in range(len(s))}
+
+
+def _prefixes(w: str) -> list[str]:
+    return [w[:n] for n in range(PREFIX_MIN, len(w) + 1)]
+
+
+@dataclass(frozen=True)
+class WordKeys:
+    word: str
+    stem: str
+    prefixes: tuple[str, ...]  # every prefix of length >= 4 (the word included), when len >= 4
+    deletions: frozenset[str]  # one-deletion variants of the stem, when len >= 5
+
+    @classmethod
+    def of(cls, word: str) -> "WordKeys":
+        st = stem(word)
+        long_enough = len(word) >= EDIT_MIN
+        return cls(
+            word=word,
+            stem=st,
+            prefixes=tuple(_prefixes(word)) if len(word) >= PREFIX_MIN else (),
+            deletions=frozenset(_deletions(st) | {st}) if long_enough else frozenset(),
+        )
+
+
+@dataclass
+class PromptKeys:
+    """The prompt's tokens as lookup sets; `matches(w)` is any(fuzzy(t, w) for t in tokens)."""
+
+    tokens: list[str]
+    words: list[str]
+    exact: set[str] = field(default_factory=set)
+    stems: set[str] = field(default_factory=set)  # stems of tokens of length >= 3
+    long_tokens: set[str] = field(default_factory=set)  # tokens of length >= 4
+    token_prefixes: set[str] = field(default_factory=set)  # prefixes >= 4 of tokens >= 4
+    deletions: dict[str, set[str]] = field(default_factory=dict)  # variant -> stems (len >= 5)
+
+    @classmethod
+    def of(cls, prompt: str) -> "PromptKeys":
+        toks = tokens(prompt)
+        keys = cls(tokens=toks, words=words(prompt))
+        for t in toks:
+            keys.exact.add(t)
+            if len(t) >= STEM_MIN:
+                keys.stems.add(stem(t))
+            if len(t) >= PREFIX_MIN:
+                keys.long_tokens.add(t)
+                keys.token_prefixes.update(_prefixes(t))
+            if len(t) >= EDIT_MIN:
+                st = stem(t)
+                for variant in _deletions(st) | {st}:
+                    keys.deletions.setdefault(variant, set()).add(st)
+        return keys
+
+    def equals(self, w: WordKeys) -> bool:
+        return w.word in self.exact
+
+    def matches(self, w: WordKeys) -> bool:
+        if w.word in self.exact:
+            return True
+        n = len(w.word)
+        if n >= STEM_MIN and w.stem in self.stems:
+            return True
+        if n >= PREFIX_MIN:
+            # the recipe word is a prefix of a token, or a token is a prefix of the word
+            if w.word in self.token_prefixes or any(p in self.long_tokens for p in w.prefixes):
+                return True
+        if n >= EDIT_MIN:
+            for variant in w.deletions:
+                for st in self.deletions.get(variant, ()):
+                    if Levenshtein.distance(st, w.stem, score_cutoff=1) <= 1:
+                        return True
+        return False
+
+
+@dataclass(frozen=True)
+class RecipeKeys:
+    """A recipe's scoring surface, reduced to keys once when the library is indexed."""
+
+    slug: str
+    tag_words: tuple[WordKeys, ...]
+    tag_phrases: tuple[tuple[str, ...], ...]
+    title: tuple[WordKeys, ...]
+    summary: tuple[WordKeys, ...]
+    anti_words: tuple[WordKeys, ...]
+    anti_phrases: tuple[tuple[str, ...], ...]
+
+    @classmethod
+    def of(cls, recipe: Recipe) -> "RecipeKeys":
+        tag_words, tag_phrases = _split(recipe.tags)
+        anti_words, anti_phrases = _split(recipe.not_when)
+        return cls(
+            slug=recipe.slug,
+            tag_words=tag_words,
+            tag_phrases=tag_phrases,
+            title=tuple(WordKeys.of(w) for w in tokens(recipe.title)),
+            summary=tuple(WordKeys.of(w) for w in tokens(recipe.summary)),
+            anti_words=anti_words,
+            anti_phrases=anti_phrases,
+        )
+
+    def positive_words(self) -> list[WordKeys]:
+        phrase_words = [
+            WordKeys.of(w)
+            for p in self.tag_phrases
+            for w in p
+            if w not in STOP_WORDS and len(w) > 1
+        ]
+        return [*self.tag_words, *self.title, *self.summary, *phrase_words]
+
+
+def _split(items: list[str]) -> tuple[tuple[WordKeys, ...], tuple[tuple[str, ...], ...]]:
+    singles: list[WordKeys] = []
+    phrases: list[tuple[str, ...]] = []
+    for item in items:
+        ws = words(item)
+        if len(ws) > 1:
+            phrases.append(tuple(ws))
+        elif ws:
+            singles.append(WordKeys.of(ws[0]))
+    return tuple(singles), tuple(phrases)
+
+
+class InvertedIndex:
+    """Key -> recipe slugs, for candidate generation: a superset of the recipes that can score."""
+
+    def __init__(self, recipes: list[RecipeKeys]) -> None:
+        self.by_word: dict[str, set[str]] = {}
+        self.by_stem: dict[str, set[str]] = {}
+        self.by_prefix: dict[str, set[str]] = {}  # every prefix >= 4 of recipe words >= 4
+        self.by_deletion: dict[str, set[str]] = {}
+        self.always: set[str] = set()  # recipes with a phrase made only of stop-words
+        for keys in recipes:
+            for w in keys.positive_words():
+                self._add(w, keys.slug)
+            for p in keys.tag_phrases:
+                if all(x in STOP_WORDS or len(x) <= 1 for x in p):
+                    self.always.add(keys.slug)
+
+    def _add(self, w: WordKeys, slug: str) -> None:
+        self.by_word.setdefault(w.word, set()).add(slug)
+        self.by_stem.setdefault(w.stem, set()).add(slug)
+        for p in w.prefixes:
+            self.by_prefix.setdefault(p, set()).add(slug)
+        for d in w.deletions:
+            self.by_deletion.setdefault(d, set()).add(slug)
+
+    def candidates(self, prompt: PromptKeys) -> set[str]:
+        found = set(self.always)
+        for t in prompt.tokens:
+            found |= self.by_word.get(t, set())
+            if len(t) >= STEM_MIN:
+                found |= self.by_stem.get(stem(t), set())
+            if len(t) >= PREFIX_MIN:
+                found |= self.by_prefix.get(t, set())  # t is a prefix of a recipe word
+                for p in _prefixes(t):  # a recipe word is a prefix of t
+                    found |= self.by_word.get(p, set())
+            if len(t) >= EDIT_MIN:
+                st = stem(t)
+                for variant in _deletions(st) | {st}:
+                    found |= self.by_deletion.get(variant, set())
+        return found

@@ -1,0 +1,81 @@
+"""A loaded recipe library: recipes by slug (overlay precedence), load problems, the match index."""
+
+from collections.abc import Iterator
+
+from compiler.recipes import match as scoring
+from compiler.recipes.index import InvertedIndex, PromptKeys, RecipeKeys
+from schemas.recipes import LibraryProblem, MatchResult, Recipe
+
+
+class RecipeLibrary:
+    """Recipes from one or more directories; a later directory wins a slug (seed 004 §5.3)."""
+
+    def __init__(
+        self,
+        recipes: list[Recipe] | None = None,
+        problems: list[LibraryProblem] | None = None,
+        dirs: list[str] | None = None,
+    ) -> None:
+        self._recipes: dict[str, Recipe] = {}
+        self._keys: dict[str, RecipeKeys] | None = None
+        self._index: InvertedIndex | None = None
+        self.shadowed: dict[str, list[str]] = {}  # slug -> sources it overrode
+        self.problems: list[LibraryProblem] = list(problems or [])
+        self.dirs: list[str] = list(dirs or [])
+        for recipe in recipes or []:
+            self.add(recipe)
+
+    def add(self, recipe: Recipe) -> None:
+        """Add or override (read precedence: the last added wins its slug)."""
+        old = self._recipes.get(recipe.slug)
+        if old is not None:
+            self.shadowed.setdefault(recipe.slug, []).append(old.source)
+        self._recipes[recipe.slug] = recipe
+        self._keys = None
+        self._index = None
+
+    def get(self, slug: str) -> Recipe | None:
+        return self._recipes.get(slug)
+
+    def __getitem__(self, slug: str) -> Recipe:
+        return self._recipes[slug]
+
+    def __contains__(self, slug: object) -> bool:
+        return slug in self._recipes
+
+    def __len__(self) -> int:
+        return len(self._recipes)
+
+    def __iter__(self) -> Iterator[Recipe]:
+        return iter(sorted(self._recipes.values(), key=lambda r: r.slug))
+
+    @property
+    def slugs(self) -> list[str]:
+        return sorted(self._recipes)
+
+    def keys(self) -> dict[str, RecipeKeys]:
+        if self._keys is None:
+            self._keys = {slug: RecipeKeys.of(r) for slug, r in self._recipes.items()}
+        return self._keys
+
+    def index(self) -> InvertedIndex:
+        if self._index is None:
+            self._index = InvertedIndex(list(self.keys().values()))
+        return self._index
+
+    def match(
+        self,
+        prompt: str,
+        *,
+        threshold: float | None = None,
+        fitness: scoring.Fitness | None = None,
+        indexed: bool = True,
+    ) -> MatchResult:
+        """Score `prompt`; `indexed=False` scores every recipe (what the index must agree with)."""
+        bar = scoring.DEFAULT_THRESHOLD if threshold is None else float(threshold)
+        keys = PromptKeys.of(prompt)
+        all_keys = self.keys()
+        slugs = self.index().candidates(keys) if indexed else set(all_keys)
+        pairs = [(self._recipes[s], all_keys[s]) for s in sorted(slugs)]
+        considered = scoring.rank(keys, pairs, threshold=bar, fitness=fitness)
+        return scoring.result(considered, bar, len(self._recipes))
