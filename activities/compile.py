@@ -128,6 +128,9 @@ def step_nodes(plan: CompiledPlan) -> list[StepNode]:
             gate_id=gate_of.get(s.step_key),
             projected=packets[s.step_key].execution_contract.projected,
             tool_budget=packets[s.step_key].execution_contract.tool_budget,
+            source_recipe=s.source_recipe,
+            loop=s.loop,
+            uses_recipe=s.uses_recipe,
         )
         for s in plan.steps
     ]

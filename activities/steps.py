@@ -15,6 +15,7 @@ from activities.errors import step_failure
 from activities.sandbox import harness
 from activities.sandbox.harness import StepFailure
 from activities.sandbox.receipts import receipt_summary
+from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from compiler.budget import LedgerError, step_overrun, usage_from_events
@@ -59,6 +60,22 @@ def _heartbeating() -> Iterator[None]:
         thread.join()
 
 
+ITERATION_FILE = "meta/iteration"
+NOTE_FILE = "work/note.md"  # the step's done-note: what a loop's until-dry / until MARKER reads
+NOTE_MAX = 4096
+
+
+def read_note(workspace: Path) -> str | None:
+    """The done-note the step left, read without following links; capped, never fatal."""
+    try:
+        data = safe_read(workspace, NOTE_FILE, 1 << 20)
+    except FileNotFoundError:
+        return None
+    except WorkspaceViolation as err:
+        return f"(note refused: {err})"
+    return data[:NOTE_MAX].decode("utf-8", errors="replace").strip()
+
+
 class StepActivities:
     """Runs one step attempt through the nine harness steps; holds the stores it writes to."""
 
@@ -90,6 +107,10 @@ class StepActivities:
         cause: str | None,
         payload: dict[str, Any],
     ) -> EventDraft:
+        if isinstance(inp, StepExecuteInput) and inp.iteration > 1:
+            # A loop's later passes: their own events (ids and payloads name the iteration).
+            suffix = f"i{inp.iteration}.{suffix}"
+            payload = {**payload, "iteration": inp.iteration}
         return EventDraft(
             event_id=f"{inp.run_id}:{type_}:{inp.step_key}:{suffix}",
             type=type_,
@@ -137,7 +158,8 @@ class StepActivities:
     def _workspace(self, inp: StepExecuteInput, attempt: int) -> Path:
         """The attempt's workspace; it must stay under runs/ whatever the ids say."""
         root = self._runs_dir.resolve()
-        workspace = (root / inp.run_id / inp.step_key / f"attempt-{attempt}").resolve()
+        name = f"attempt-{attempt}" if inp.iteration == 1 else f"i{inp.iteration}-attempt-{attempt}"
+        workspace = (root / inp.run_id / inp.step_key / name).resolve()
         if not workspace.is_relative_to(root) or workspace == root:
             raise step_failure(
                 "CONTRACT_VIOLATION",
@@ -150,7 +172,8 @@ class StepActivities:
     def _store_receipt(self, inp: StepExecuteInput, receipt: Receipt, attempt: int) -> ArtifactRef:
         return self._artifacts.put_bytes(
             receipt.model_dump_json(indent=2).encode("utf-8"),
-            logical_path=f"meta/{inp.run_id}/receipts/{inp.step_key}.{receipt.phase}.{attempt}.json",
+            logical_path=f"meta/{inp.run_id}/receipts/{inp.step_key}.{receipt.phase}."
+            + (f"{attempt}.json" if inp.iteration == 1 else f"i{inp.iteration}.{attempt}.json"),
             media_type="application/json",
         )
 
@@ -180,6 +203,17 @@ class StepActivities:
                 "attempt": attempt,
                 "contract_hash": step.contract_hash,
                 "step_id": step.step_id,
+                **(
+                    {
+                        "effort": {
+                            "tier": inp.effort.tier,
+                            "model_tier": inp.effort.model_tier,
+                            "thinking_budget_tokens": inp.effort.thinking_budget_tokens,
+                        }
+                    }
+                    if inp.effort is not None
+                    else {}
+                ),
             },
         )
         pending = [started_draft]
@@ -226,6 +260,8 @@ class StepActivities:
         pending: list[EventDraft],
     ) -> StepExecuteResult:
         harness.prepare_workspace(workspace)
+        # Which pass of a loop this is, for step code that adapts (1 for a step without a loop).
+        (workspace / ITERATION_FILE).write_text(f"{inp.iteration}\n", encoding="utf-8")
         harness.materialize_inputs(workspace, step, inp.inputs, self._artifacts)
         pre = harness.preflight(workspace, step)
         pre_ref = self._store_receipt(inp, pre, attempt)
@@ -260,6 +296,7 @@ class StepActivities:
         )
         if overrun is not None:
             raise StepFailure("BUDGET_EXHAUSTED", f"step {step.step_key}: {overrun}")
+        note = read_note(workspace)
         harness.check_undeclared_writes(workspace, step, pre)
         post = harness.postflight(workspace, step)
         post_ref = self._store_receipt(inp, post, attempt)
@@ -277,6 +314,7 @@ class StepActivities:
         pending.append(post_draft)
         post_event = post_draft.event_id
         harness.verify_outputs(post, step)
+        harness.verify_skill_output(workspace, step)
         outputs = harness.persist_outputs(workspace, step, self._artifacts)
         provenance = Provenance(
             run_id=inp.run_id,
@@ -314,6 +352,7 @@ class StepActivities:
                 "preflight_ref": pre_ref.model_dump(mode="json"),
                 "postflight_ref": post_ref.model_dump(mode="json"),
                 "receipt": summary,
+                "note": note,
             },
         )
         self._append(inp, [*pending, *drafts, completed])
@@ -327,6 +366,8 @@ class StepActivities:
             receipt_summary=summary,
             completed_event_id=completed.event_id,
             usage=usage,
+            iteration=inp.iteration,
+            note=note,
         )
 
     def _already_completed(
@@ -334,7 +375,9 @@ class StepActivities:
     ) -> StepExecuteResult | None:
         """A retry after the step completed (e.g. the worker died before reporting): no rerun."""
         for event in self._events.read_stream(f"{inp.run_id}:step:{inp.step_key}"):
-            if event.type == "step.completed.v1":
+            if event.type == "step.completed.v1" and event.payload.get("iteration", 1) == (
+                inp.iteration
+            ):
                 p = event.payload
                 return StepExecuteResult(
                     step_key=step.step_key,
@@ -345,6 +388,8 @@ class StepActivities:
                     receipt_summary=p["receipt"],
                     completed_event_id=event.event_id,
                     usage=self._usage(inp),
+                    iteration=inp.iteration,
+                    note=p.get("note"),
                 )
         return None
 

@@ -10,9 +10,18 @@ from pydantic import ValidationError
 
 from compiler.errors import PackError
 from compiler.plan.context import ProfileLayers
-from compiler.typesystem.library import Category, LibraryDocument, TypeLibrary, build_library
+from compiler.recipes.skillpack import OUTPUT_SCHEMA_KEY, skill_package
+from compiler.recipes.skills import RecipeImportError
+from compiler.typesystem.library import (
+    Category,
+    LibraryDocument,
+    TypeLibrary,
+    build_library,
+    with_skills,
+)
 from schemas.budget import ModelPrice, PriceTable
 from schemas.profile import ExecutionProfile
+from schemas.skills import SkillPackage
 
 STDLIB_DIR = Path(__file__).resolve().parent.parent / "stdlib"
 _SINGLE_FILES: tuple[tuple[str, Category], ...] = (
@@ -98,7 +107,41 @@ def load_library(extra_dirs: Sequence[Path] = ()) -> TypeLibrary:
     docs: list[LibraryDocument] = []
     for directory in (STDLIB_DIR, *extra_dirs):
         docs.extend(pack_documents(directory))
-    return build_library(docs)
+    skills: dict[str, SkillPackage] = {}
+    for directory in (STDLIB_DIR, *extra_dirs):
+        skills.update(load_skills(directory / "skills"))
+    return with_skills(build_library(docs), skills)
+
+
+def load_skills(directory: Path) -> dict[str, SkillPackage]:
+    """Every `<id>/SKILL.md` package under `directory`; a bad one is a PackError with the file."""
+    found: dict[str, SkillPackage] = {}
+    problems: list[tuple[str, str, str]] = []
+    for path in sorted(directory.glob("*/SKILL.md")) if directory.is_dir() else []:
+        if path.is_symlink() or path.parent.is_symlink():
+            problems.append((_display(path), "(file)", "a symlinked skill is not loaded"))
+            continue
+        text = path.read_text(encoding="utf-8")
+        files = [str(f.relative_to(path.parent)) for f in path.parent.rglob("*") if f.is_file()]
+        schema_text = None
+        try:
+            front = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else None
+            meta = front.get("metadata") if isinstance(front, dict) else None
+            name = meta.get(OUTPUT_SCHEMA_KEY) if isinstance(meta, dict) else None
+            if isinstance(name, str) and (path.parent / name).is_file():
+                if Path(name).name != name:
+                    raise RecipeImportError(f"{_display(path)}: {name!r} must sit beside SKILL.md")
+                schema_text = (path.parent / name).read_text(encoding="utf-8")
+            pkg = skill_package(
+                text, path.parent.name, schema_text=schema_text, files=files, source=_display(path)
+            )
+        except (RecipeImportError, yaml.YAMLError, IndexError) as err:
+            problems.append((_display(path), "SKILL.md", str(err)))
+            continue
+        found[pkg.skill_id] = pkg
+    if problems:
+        raise PackError(problems)
+    return found
 
 
 def _profiles_in(directory: Path) -> dict[str, ExecutionProfile]:

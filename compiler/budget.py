@@ -202,3 +202,18 @@ def step_overrun(usage: Usage, *, tool_budget: int, bridge_call_budget: int) -> 
             f"{bridge_call_budget}"
         )
     return None
+
+
+def remaining(state: BudgetState) -> BudgetLimits | None:
+    """The caps a child run (a `uses:` sub-recipe) gets: what its parent has left, or None."""
+    lim, spent = state.limits, state.spent
+    if lim.max_tokens is None and lim.max_cost_usd is None:
+        return None
+    return BudgetLimits(
+        max_tokens=None if lim.max_tokens is None else max(1, lim.max_tokens - spent.tokens),
+        max_cost_usd=(
+            None
+            if lim.max_cost_usd is None
+            else max(1e-9, round(lim.max_cost_usd - spent.cost_usd, 9))
+        ),
+    )

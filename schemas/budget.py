@@ -49,6 +49,21 @@ class Usage(FrozenModel):
             bridge_calls=self.bridge_calls + other.bridge_calls,
         )
 
+    def since(self, earlier: "Usage") -> "Usage":
+        """What was recorded after `earlier` (a step's cumulative usage at a previous pass)."""
+        return Usage(
+            input_tokens=max(0, self.input_tokens - earlier.input_tokens),
+            output_tokens=max(0, self.output_tokens - earlier.output_tokens),
+            cache_read_tokens=max(0, self.cache_read_tokens - earlier.cache_read_tokens),
+            cache_creation_tokens=max(
+                0, self.cache_creation_tokens - earlier.cache_creation_tokens
+            ),
+            cost_usd=max(0.0, round(self.cost_usd - earlier.cost_usd, 9)),
+            model_calls=max(0, self.model_calls - earlier.model_calls),
+            tool_calls=max(0, self.tool_calls - earlier.tool_calls),
+            bridge_calls=max(0, self.bridge_calls - earlier.bridge_calls),
+        )
+
 
 class ModelCalled(FrozenModel):
     """Payload of model.called.v1: one provider call as the provider reported it."""

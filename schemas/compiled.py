@@ -1,6 +1,6 @@
 """Pass C–E output: frozen step contracts, dispatch packets, the compiled plan (seed 000 §5.4)."""
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -98,6 +98,9 @@ class CompiledStep(ResolvedStep):
     allowed_tool_ids: list[str] = Field(default_factory=list)
     recommended_skill_ids: list[str] = Field(default_factory=list)
     execution_mode: ExecutionMode | None = None
+    # `invoke skill:` (Pass D): the bound skill's version and output schema, sealed in the hash.
+    skill_sha256: str | None = None
+    skill_output_schema: dict[str, Any] | None = None
     contract_hash: str
 
 

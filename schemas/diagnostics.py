@@ -26,6 +26,9 @@ DiagnosticCode = Literal[
     "E_UNDECLARED_OUTPUT",
     "E_KIND_MISMATCH",
     "E_TOO_MANY_STEPS",
+    "E_UNKNOWN_SKILL",
+    "E_SKILL_DEPRECATED",
+    "E_SKILL_OUTPUT",
 ]
 
 

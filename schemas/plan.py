@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from schemas.base import FrozenModel
+from schemas.recipes import LoopSpec
 from schemas.typesystem import ArtifactFormat, ParseValidator, TopLevelType
 
 StepKind = Literal["code", "evaluate", "gate", "adapter", "recipe"]
@@ -106,6 +107,17 @@ class PlannerStep(FrozenModel):
     domain_pack_ids: list[str] | None = None
     workflow_pack_ids: list[str] | None = None
     policy_profile_id: str | None = None
+    # Recipe directives (seed 004): repeat under a bound, call a sub-recipe, badge the source.
+    loop: LoopSpec | None = None
+    uses_recipe: str | None = Field(
+        default=None, description="kind recipe: the sub-recipe run as a child workflow"
+    )
+    source_recipe: str | None = Field(
+        default=None, description="owner/slug of the recipe this step came from (its badge)"
+    )
+    invoke_skill: str | None = Field(
+        default=None, description="a skill id: its procedure and output schema bind the step"
+    )
 
 
 class PlannerCandidate(FrozenModel):

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel
 
 RECIPE_SCHEMA = "recipe/1.0"
@@ -172,3 +173,98 @@ class RecipeSpec(FrozenModel):
     steps: list[RecipeStepSpec]
     parallelism_groups: list[list[int]] | None = None
     lineage: dict[str, str] = Field(default_factory=dict)
+
+
+# Events the recipe substrate records (seed 004 §8.3, §11.2).
+RECIPE_TRAIL = "recipe.trail.v1"  # one decision-trail entry: payload {verb, summary, detail}
+RUN_TAGGED = "run.tagged.v1"  # payload {tags: ["recipe:<owner>/<slug>", ...]}: fitness attribution
+TrailVerb = Literal[
+    "searched",
+    "matched",
+    "no-match",
+    "merged",
+    "composed",
+    "authored",
+    "dispatch",
+    "complete",
+    "note",
+    "transition",
+    "warn",
+]
+
+
+class TrailEntry(FrozenModel):
+    """One line of the decision trail: a fixed verb, a one-line summary, structured detail."""
+
+    verb: TrailVerb
+    summary: str
+    detail: dict[str, object] = Field(default_factory=dict)
+    step_key: str | None = None
+
+
+class RecipeFitness(FrozenModel):
+    """Per-recipe outcomes from runs tagged recipe:<owner/slug> (seed 004 §11.2)."""
+
+    key: str = Field(description="owner/slug")
+    runs: int = Field(ge=0)
+    successes: int = Field(ge=0)
+    success_rate: float = Field(ge=0, le=1)
+    mean_latency_s: float | None = None
+    mean_tokens: float | None = None
+    adjustment: float = Field(description="what the matcher adds (before its cap and floor)")
+
+
+class EffortPolicy(FrozenModel):
+    """What a tier sets for a run (seed 004 §7.3): the levers the run actually uses."""
+
+    tier: Effort
+    model_tier: Literal["minimal", "standard", "maximum"]
+    thinking_budget_tokens: int = Field(ge=0)
+    max_parallel_steps: int = Field(ge=1)
+    orchestration: Literal["none", "solo", "parallel", "full-workflow"]
+    plan: bool = Field(description="False: a trivial prompt gets no plan")
+    verify_recipe: str | None = Field(
+        default=None, description="a recipe appended as the last step (ultra: doubt-driven-verify)"
+    )
+
+
+class RecipesMatchInput(FrozenModel):
+    """recipes__match, at the start of every run: the objective (or the given plan's mission)."""
+
+    run_id: str
+    tenant_id: str = "default"
+    objective: str | None = None
+    plan_ref: ArtifactRef | None = Field(
+        default=None, description="a run started with a plan: matched for the trail only"
+    )
+
+
+class RecipesMatchResult(FrozenModel):
+    outcome: Literal["plan-given", "seeded", "trivial", "needs-planner"]
+    objective: str
+    effort: EffortPolicy
+    match: MatchResult
+    trail: list[TrailEntry]
+    candidate_ref: ArtifactRef | None = Field(
+        default=None, description="outcome seeded: the recipe-built PlannerCandidate"
+    )
+    seeded_by: str | None = Field(default=None, description="owner/slug of the seeding recipe")
+    hints: list[str] = Field(
+        default_factory=list, description="low confidence: alternatives for the planner"
+    )
+    message: str = ""
+
+
+class RecipePlanInput(FrozenModel):
+    """recipes__plan: the candidate a `uses:` step's child run compiles."""
+
+    run_id: str
+    slug: str
+    chain: list[str] = Field(description="recipes on the call stack, outermost first")
+    mission: str
+
+
+class RecipePlanResult(FrozenModel):
+    candidate_ref: ArtifactRef
+    seeded_by: str
+    trail: list[TrailEntry]

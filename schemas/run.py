@@ -3,13 +3,14 @@
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel
 from schemas.budget import BudgetLimits, BudgetState, StepProjection, Usage
 from schemas.compiled import GateSpec
 from schemas.events import Actor, EventDraft
+from schemas.recipes import EffortPolicy, LoopSpec, TrailEntry
 
 StepStatus = Literal["pending", "awaiting_approval", "in_progress", "done", "error", "skipped"]
 GateStatus = Literal["dormant", "pending", "approved", "rejected", "changes_requested"]
@@ -33,6 +34,9 @@ class StepNode(FrozenModel):
     gate_id: str | None = None
     projected: StepProjection = StepProjection()
     tool_budget: int = Field(default=0, ge=0)
+    source_recipe: str | None = Field(default=None, description="owner/slug: the step's badge")
+    loop: LoopSpec | None = None
+    uses_recipe: str | None = None
 
 
 class DecideGateInput(FrozenModel):
@@ -80,6 +84,8 @@ class StepState(FrozenModel):
     outputs: list[ArtifactRef] = Field(default_factory=list)
     receipt: dict[str, Any] = Field(default_factory=dict)
     usage: Usage = Usage()
+    iterations: int = Field(default=0, ge=0, description="loop steps: iterations run")
+    note: str | None = Field(default=None, description="the step's last done-note")
 
 
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
@@ -99,7 +105,10 @@ class RunInput(FrozenModel):
 
     # Run ids name directories and streams: plain names only.
     run_id: str = Field(pattern=RUN_ID_PATTERN)
-    plan_ref: ArtifactRef
+    plan_ref: ArtifactRef | None = Field(
+        default=None, description="the plan; without one the objective is matched to a recipe"
+    )
+    objective: str | None = Field(default=None, max_length=20_000)
     inputs: dict[str, ArtifactRef] = Field(default_factory=dict)
     profile_ref: str | None = None
     profile_document: dict[str, Any] | None = None
@@ -111,7 +120,16 @@ class RunInput(FrozenModel):
     )
     resumed_from: str | None = None
     reusable: list[ReusableStep] = Field(default_factory=list)
+    recipe_chain: list[str] = Field(
+        default_factory=list, description="a `uses:` child run: the recipes on the call stack"
+    )
     carry: "RunCarry | None" = None
+
+    @model_validator(mode="after")
+    def _plan_or_objective(self) -> "RunInput":
+        if self.plan_ref is None and not (self.objective or "").strip():
+            raise ValueError("a run needs a plan (plan_ref) or an objective to match a recipe to")
+        return self
 
 
 class RunCarry(FrozenModel):
@@ -127,6 +145,16 @@ class RunCarry(FrozenModel):
     generation: int = Field(ge=1)
     gates: dict[str, GateState] = Field(default_factory=dict)
     budget: BudgetState = BudgetState()
+    recipes: "RecipeView" = Field(default_factory=lambda: RecipeView())
+
+
+class RecipeView(FrozenModel):
+    """What the recipe substrate decided for a run: effort, the seeding recipe, the trail."""
+
+    effort: EffortPolicy | None = None
+    seeded_by: str | None = None
+    trail: list[TrailEntry] = Field(default_factory=list, description="the latest entries")
+    recorded: int = Field(default=0, ge=0, description="trail entries recorded as events")
 
 
 class RunResult(FrozenModel):
@@ -141,6 +169,10 @@ class RunResult(FrozenModel):
     generation: int = Field(default=1, ge=1, description="runs in the continue-as-new chain")
     error: str | None = None
     budget: BudgetState = BudgetState()
+    recipes: RecipeView = RecipeView()
+    badges: dict[str, str] = Field(
+        default_factory=dict, description="step_key -> owner/slug of the recipe it came from"
+    )
 
 
 class RunStatusView(FrozenModel):
@@ -154,6 +186,10 @@ class RunStatusView(FrozenModel):
     order: list[str]
     gates: list[GateState] = Field(default_factory=list)
     budget: BudgetState = BudgetState()
+    recipes: RecipeView = RecipeView()
+    badges: dict[str, str] = Field(
+        default_factory=dict, description="step_key -> owner/slug of the recipe it came from"
+    )
 
 
 class CompileInput(FrozenModel):
@@ -188,17 +224,23 @@ class StepExecuteInput(FrozenModel):
         default_factory=dict, description="workspace path -> the artifact to materialize there"
     )
     cause_event_id: str
+    iteration: int = Field(default=1, ge=1, description="loop steps: which pass this is")
+    effort: EffortPolicy | None = Field(
+        default=None, description="a recipe-seeded run: model tier and thinking budget to use"
+    )
 
 
 class StepExecuteResult(FrozenModel):
     step_key: str
     attempt: int
     outputs: list[ArtifactRef]
-    preflight_ref: ArtifactRef
-    postflight_ref: ArtifactRef
+    preflight_ref: ArtifactRef | None = Field(default=None, description="None for a `uses:` step")
+    postflight_ref: ArtifactRef | None = None
     receipt_summary: dict[str, Any]
     completed_event_id: str
     usage: Usage = Field(default=Usage(), description="recorded over every attempt of the step")
+    iteration: int = 1
+    note: str | None = Field(default=None, description="the done-note the step left in work/")
 
 
 class StepUsageInput(FrozenModel):
@@ -248,4 +290,5 @@ class FinalizeResult(FrozenModel):
     problems: list[str]
 
 
+RunCarry.model_rebuild()
 RunInput.model_rebuild()

@@ -8,6 +8,7 @@ from workers.cli_dev import dev_app
 from workers.cli_events import db_app, events_app
 from workers.cli_gates import approve_cmd, gates_cmd, reject_cmd
 from workers.cli_packs import packs_app
+from workers.cli_recipes import recipes_app
 from workers.cli_run import (
     artifacts_cmd,
     cancel_cmd,
@@ -49,6 +50,7 @@ app.add_typer(dev_app, name="dev")
 app.add_typer(events_app, name="events")
 app.add_typer(db_app, name="db")
 app.add_typer(packs_app, name="packs")
+app.add_typer(recipes_app, name="recipes")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(schemas_app, name="schemas")
 

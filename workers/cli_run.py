@@ -23,7 +23,7 @@ from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
 from schemas.budget import BudgetLimits
 from schemas.receipts import Receipt
-from schemas.run import RunInput, RunResult, RunStatusView, StepState
+from schemas.run import RecipeView, RunInput, RunResult, RunStatusView, StepState
 from workers import runs
 from workers.cli_budget import budget_line
 from workers.cli_common import compile_context, fail, out, read_json, reject_plan, settings
@@ -53,7 +53,16 @@ def _parse_inputs(pairs: list[str]) -> dict[str, Path]:
 
 
 def run_cmd(
-    plan_file: Annotated[Path, typer.Argument(metavar="PLAN.json")],
+    plan_file: Annotated[Path | None, typer.Argument(metavar="[PLAN.json]")] = None,
+    objective: Annotated[
+        str | None,
+        typer.Option(
+            "--objective",
+            "-o",
+            metavar="TEXT",
+            help="Run an objective instead of a plan: a clearly matching recipe becomes the plan.",
+        ),
+    ] = None,
     inputs: Annotated[
         list[str] | None,
         typer.Option(
@@ -74,10 +83,30 @@ def run_cmd(
         typer.Option("--max-cost", min=0.0001, help="USD cap for this run (default: profile's)."),
     ] = None,
 ) -> None:
-    """Compile PLAN.json, run it durably on Temporal and show each step live."""
+    """Compile PLAN.json (or match --objective to a recipe), run it on Temporal, show it live."""
     s = settings()
     if max_cost is not None and not math.isfinite(max_cost):
         fail(f"--max-cost must be a finite amount of USD, not {max_cost}")
+    if (plan_file is None) == (objective is None):
+        fail(
+            "give a plan file or --objective TEXT (exactly one)",
+            'e.g. `forge run plan.json` or `forge run -o "reconcile invoices and rate cards"`',
+        )
+    if objective is not None:
+        if inputs:
+            fail("--input needs a plan that declares the inputs; an objective run takes none")
+        if not objective.strip():
+            fail("--objective is empty: say what the run should do")
+        limits = BudgetLimits(max_tokens=max_tokens, max_cost_usd=max_cost)
+        run = RunInput(
+            run_id=runs.new_run_id(),
+            objective=objective,
+            profile_ref=profile,
+            budget=limits if max_tokens or max_cost else None,
+        )
+        out.print(f"run [bold]{run.run_id}[/]: matching the objective to a recipe …")
+        raise typer.Exit(asyncio.run(_run(s, Services.from_settings(s), run, detach)))
+    assert plan_file is not None
     try:
         document = runs.load_plan_document(plan_file, read_json(plan_file))
     except runs.PlanFileError as exc:
@@ -188,7 +217,14 @@ async def _follow(
                     completed=finished,
                     description=f"{view.run_id} {view.status}",
                 )
-                live.update(Group(progress, steps_table(view.steps), budget_line(view.budget)))
+                live.update(
+                    Group(
+                        progress,
+                        *recipe_lines(view.recipes),
+                        steps_table(view.steps, view.badges),
+                        budget_line(view.budget),
+                    )
+                )
             await asyncio.wait([result_task], timeout=0.5)
     try:
         result = result_task.result()
@@ -199,7 +235,12 @@ async def _follow(
 
 
 def _report(result: RunResult, s: Settings, services: Services) -> int:
-    out.print(steps_table(list(result.steps.values())))
+    for line in recipe_lines(result.recipes):
+        out.print(line)
+    if result.recipes.effort is not None and not result.steps and result.status == "completed":
+        out.print(f"[green]✓[/] run {result.run_id}: nothing to run (a trivial objective)")
+        return 0
+    out.print(steps_table(list(result.steps.values()), result.badges))
     for key, reason in result.skipped_steps.items():
         out.print(f"[magenta]skipped[/] {key}: {reason}")
     if result.status != "completed":
@@ -226,9 +267,30 @@ def _report(result: RunResult, s: Settings, services: Services) -> int:
     return 0
 
 
-def steps_table(states: list[StepState]) -> Table:
+def recipe_lines(view: RecipeView, *, last: int = 6) -> list[str]:
+    """Effort, the seeding recipe and the latest decision-trail lines (compact)."""
+    if view.effort is None and not view.trail:
+        return []
+    head = []
+    if view.effort is not None:
+        head.append(f"effort [bold]{view.effort.tier}[/]")
+    if view.seeded_by:
+        head.append(f"recipe [bold]{view.seeded_by}[/]")
+    lines = [" · ".join(head)] if head else []
+    hidden = view.recorded - min(len(view.trail), last)
+    if hidden > 0:
+        lines.append(f"[dim]  … {hidden} earlier trail entries (forge events RUN)[/]")
+    for entry in view.trail[-last:]:
+        lines.append(f"  [cyan]{entry.verb:<10}[/] {escape(entry.summary)}")
+    return lines
+
+
+def steps_table(states: list[StepState], badges: dict[str, str] | None = None) -> Table:
     table = Table(show_header=True, title_justify="left")
-    for col in ("step", "status", "attempts", "duration", "tokens", "detail"):
+    columns = ["step", "status", "attempts", "duration", "tokens", "detail"]
+    if badges:
+        columns.insert(1, "recipe")
+    for col in columns:
         table.add_column(col, overflow="fold")
     for st in states:
         duration = ""
@@ -241,9 +303,13 @@ def steps_table(states: list[StepState]) -> Table:
             detail = st.skipped_because
         elif st.outputs:
             detail = ", ".join(o.path for o in st.outputs)
+        if st.iterations:
+            detail = f"{st.iterations} pass(es); " + detail
         style = _STYLE.get(st.status, "")
+        badge = [(badges or {}).get(st.step_key, "")] if badges else []
         table.add_row(
             st.step_key,
+            *badge,
             f"[{style}]{st.status}[/]",
             str(st.attempts or ""),
             duration,
@@ -274,10 +340,14 @@ async def _status(s: Settings, run_id: str) -> int:
     shown = view.status if view is not None else result.status if result else status.lower()
     out.print(f"run [bold]{run_id}[/]: {shown}")
     if view is not None:
-        out.print(steps_table(view.steps))
+        for line in recipe_lines(view.recipes):
+            out.print(line)
+        out.print(steps_table(view.steps, view.badges))
         out.print(budget_line(view.budget))
     elif result is not None:
-        out.print(steps_table(list(result.steps.values())))
+        for line in recipe_lines(result.recipes):
+            out.print(line)
+        out.print(steps_table(list(result.steps.values()), result.badges))
         out.print(budget_line(result.budget))
     return (
         0

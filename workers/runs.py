@@ -126,6 +126,14 @@ def plan_bytes(document: Mapping[str, Any]) -> bytes:
     return json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")
 
 
+def _seeded_plan(services: Any, run_id: str) -> ArtifactRef | None:
+    """The recipe-built plan of a run started from an objective (its run.tagged.v1 event)."""
+    for e in services.events.list_events(run_id=run_id, type="run.tagged.v1"):
+        if e.payload.get("plan_ref"):
+            return ArtifactRef.model_validate(e.payload["plan_ref"])
+    return None
+
+
 async def resume_input(
     client: Client, services: Any, run_id: str, from_step: str | None, ctx: Any
 ) -> RunInput:
@@ -146,7 +154,13 @@ async def resume_input(
     [old] = await client.data_converter.decode(started.input.payloads, [RunInput])
     if not isinstance(old, RunInput):
         raise PlanFileError(f"{run_id} is not a Forge run")
-    plan_doc = json.loads(services.artifacts.read_bytes(old.plan_ref.sha256, 64 * 1024 * 1024))
+    plan_ref = old.plan_ref or _seeded_plan(services, run_id)
+    if plan_ref is None:
+        raise PlanFileError(
+            f"{run_id} was started from an objective and never got a plan; start it again"
+        )
+    old = old.model_copy(update={"plan_ref": plan_ref})
+    plan_doc = json.loads(services.artifacts.read_bytes(plan_ref.sha256, 64 * 1024 * 1024))
     compiled = compile_plan(parse_candidate(plan_doc), ctx=ctx)
     keys = [s.step_key for s in compiled.steps]
     rerun: set[str] = set()

@@ -9,6 +9,8 @@ from temporalio.worker import Worker
 
 from activities.compile import CompileActivities
 from activities.events import EventActivities
+from activities.recipes import RecipeActivities
+from activities.recipes_fitness import library_dirs
 from activities.steps import ReuseActivities, StepActivities
 from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.events import EventStore, open_event_store
@@ -39,7 +41,16 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
     steps = StepActivities(services.artifacts, services.events, library, settings.home / "runs")
     events = EventActivities(services.events)
     reuse = ReuseActivities(services.artifacts, services.events)
+    recipes = RecipeActivities(
+        library_dirs(settings.packs_path, settings.home),
+        services.artifacts,
+        services.events,
+        skills=library.skills,
+        overlay=settings.home / "recipes",
+    )
     return [
+        recipes.match,
+        recipes.plan,
         compile_.resolve,
         compile_.contracts,
         compile_.skills,

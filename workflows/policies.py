@@ -6,6 +6,8 @@ from temporalio.common import RetryPolicy
 
 # Error types raised by activities for failures that a retry cannot fix.
 COMPILER_ERROR = "CompilerError"
+# A run started from an objective that no recipe matches clearly needs the planner model.
+PLANNER_UNAVAILABLE = "PLANNER_UNAVAILABLE"
 NON_RETRYABLE_STEP_ERRORS = (
     "CODE_ERROR",
     "CONTRACT_VIOLATION",

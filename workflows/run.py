@@ -5,10 +5,11 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from compiler import budget as budgetbook
+    from compiler.recipes import directives as loopbook
     from schemas.artifacts import ArtifactRef
     from schemas.budget import (
         BudgetExtension,
@@ -18,6 +19,15 @@ with workflow.unsafe.imports_passed_through():
         Usage,
     )
     from schemas.events import SYSTEM_ACTOR, Actor, EventDraft
+    from schemas.recipes import (
+        RECIPE_TRAIL,
+        RUN_TAGGED,
+        RecipePlanInput,
+        RecipePlanResult,
+        RecipesMatchInput,
+        RecipesMatchResult,
+        TrailEntry,
+    )
     from schemas.run import (
         AppendEventsInput,
         AppendEventsResult,
@@ -29,6 +39,7 @@ with workflow.unsafe.imports_passed_through():
         FreezeResult,
         GateDecision,
         GateState,
+        RecipeView,
         ReuseInput,
         ReuseResult,
         RunCarry,
@@ -52,6 +63,8 @@ WORKFLOW_NAME = "CompiledRunWorkflow"
 PATCH_CANCEL_INFLIGHT = "cancel-inflight-steps-v1"
 PATCH_LOST_USAGE = "usage-of-lost-failures-v1"
 CHANGES_DURING_A_ROUND = "changes-during-a-round-v1"
+PATCH_RECIPES = "recipes-match-v1"
+TRAIL_KEPT = 200  # trail entries a run keeps in its state (the event log keeps all)
 
 
 @workflow.defn(name=WORKFLOW_NAME)
@@ -78,6 +91,7 @@ class CompiledRunWorkflow:
         self._running: dict[str, asyncio.Task[StepExecuteResult]] = {}
         self._settled = 0
         self._carry: RunCarry | None = None
+        self._recipes = RecipeView()
         if inp.carry is not None:
             # A new generation knows its state before any handler runs in its first task.
             self._adopt(inp.carry)
@@ -90,6 +104,7 @@ class CompiledRunWorkflow:
         self._gates = dict(carry.gates)
         self._budget = carry.budget
         self._carry = carry
+        self._recipes = carry.recipes
         self._status = "budget_exhausted" if carry.budget.status == "exhausted" else "running"
 
     @workflow.query(name="status")
@@ -104,6 +119,8 @@ class CompiledRunWorkflow:
             order=[n.step_key for n in self._nodes],
             gates=list(self._gates.values()),
             budget=self._budget,
+            recipes=self._recipes,
+            badges=self._badges(),
         )
 
     @workflow.update(name="decide_gate")
@@ -236,18 +253,24 @@ class CompiledRunWorkflow:
         if inp.carry is not None:
             carry = inp.carry
         else:
-            root = await self._emit(
-                inp,
-                "run.started.v1",
-                "run",
-                None,
-                {
-                    "plan_ref": inp.plan_ref.model_dump(mode="json"),
-                    "inputs": sorted(inp.inputs),
-                    "profile": inp.profile_ref,
-                },
-            )
+            started: dict[str, object] = {
+                "plan_ref": inp.plan_ref.model_dump(mode="json") if inp.plan_ref else None,
+                "inputs": sorted(inp.inputs),
+                "profile": inp.profile_ref,
+            }
+            if inp.objective:
+                started["objective"] = inp.objective
+            if inp.recipe_chain:
+                started["recipe_chain"] = inp.recipe_chain
+            root = await self._emit(inp, "run.started.v1", "run", None, started)
+            if not inp.recipe_chain and workflow.patched(PATCH_RECIPES):
+                seeded = await self._match_recipes(inp, root)
+                if isinstance(seeded, RunResult):
+                    return seeded
+                inp = seeded
+            assert inp.plan_ref is not None
             carry = await self._compile(inp, root)
+            carry = self._with_effort(carry)
             self._adopt(carry)
         if inp.carry is None and inp.reusable:
             await self._reuse(inp, carry)
@@ -283,6 +306,109 @@ class CompiledRunWorkflow:
                 "stopped_steps": stopped,
             },
         )
+
+    async def _match_recipes(self, inp: RunInput, root: str) -> RunInput | RunResult:
+        """recipes__match: the trail, then a recipe-seeded plan, no plan, or a clear refusal.
+
+        A run started with a plan keeps it (the match is recorded for the trail); a run started
+        with an objective compiles the plan of a high-confidence recipe without a planner call.
+        """
+        try:
+            found = await workflow.execute_activity(
+                "recipes__match",
+                RecipesMatchInput(
+                    run_id=inp.run_id,
+                    tenant_id=inp.tenant_id,
+                    objective=inp.objective,
+                    plan_ref=inp.plan_ref,
+                ),
+                result_type=RecipesMatchResult,
+                start_to_close_timeout=policies.COMPILE_TIMEOUT,
+                retry_policy=policies.COMPILE_RETRY,
+            )
+        except ActivityError as err:
+            if inp.plan_ref is not None:  # the plan stands; the trail says why it is thin
+                await self._trail_events(
+                    inp,
+                    root,
+                    [
+                        TrailEntry(
+                            verb="warn", summary=f"recipe match failed: {_cause_message(err)}"
+                        )
+                    ],
+                )
+                return inp
+            await self._fail_run(inp, root, "recipes", err)
+            raise ApplicationError(
+                f"no plan: {_cause_message(err)}", type=policies.COMPILER_ERROR, non_retryable=True
+            ) from err
+        self._recipes = RecipeView(effort=found.effort, seeded_by=found.seeded_by)
+        await self._trail_events(inp, root, found.trail)
+        if found.outcome == "trivial":
+            self._status = "completed"
+            await self._emit(
+                inp, "run.completed.v1", "run", root, {"steps": 0, "reason": found.message}
+            )
+            self._finished = True
+            return RunResult(run_id=inp.run_id, status="completed", recipes=self._recipes)
+        if found.outcome == "needs-planner":
+            self._status = "failed"
+            await self._emit(
+                inp,
+                "run.failed.v1",
+                "run",
+                root,
+                {"stage": "plan", "error": found.message, "hints": found.hints},
+            )
+            raise ApplicationError(
+                found.message, found.hints, type=policies.PLANNER_UNAVAILABLE, non_retryable=True
+            )
+        if found.outcome == "seeded" and found.candidate_ref is not None:
+            await self._emit(
+                inp,
+                RUN_TAGGED,
+                "run",
+                root,
+                {
+                    "tags": [f"recipe:{found.seeded_by}"],
+                    "plan_ref": found.candidate_ref.model_dump(mode="json"),
+                },
+            )
+            inp = inp.model_copy(update={"plan_ref": found.candidate_ref})
+            self._input = inp
+        return inp
+
+    def _with_effort(self, carry: RunCarry) -> RunCarry:
+        """A recipe-seeded run takes its parallelism from the effort tier.
+
+        Never above the profile's; a run started with a plan keeps the plan author's settings.
+        """
+        effort = self._recipes.effort
+        update: dict[str, object] = {"recipes": self._recipes}
+        if effort is not None and self._recipes.seeded_by is not None:
+            update["max_parallel"] = max(1, min(carry.max_parallel, effort.max_parallel_steps))
+        return carry.model_copy(update=update)
+
+    async def _trail_events(self, inp: RunInput, root: str, entries: list[TrailEntry]) -> None:
+        """Record decision-trail entries as recipe.trail.v1 events (one append) and in state."""
+        if not entries:
+            return
+        start = self._recipes.recorded
+        kept = [*self._recipes.trail, *entries][-TRAIL_KEPT:]
+        self._recipes = self._recipes.model_copy(
+            update={"trail": kept, "recorded": start + len(entries)}
+        )
+        drafts = [
+            self._draft(
+                inp,
+                RECIPE_TRAIL,
+                root,
+                e.model_dump(mode="json", exclude_none=True),
+                id_suffix=str(start + i + 1),
+            )
+            for i, e in enumerate(entries)
+        ]
+        await self._append(inp, "recipes", drafts)
 
     async def _compile(self, inp: RunInput, root: str) -> RunCarry:
         compile_in = {"profile_ref": inp.profile_ref, "profile_document": inp.profile_document}
@@ -597,11 +723,14 @@ class CompiledRunWorkflow:
         )
 
     def _start_step(
-        self, inp: RunInput, carry: RunCarry, node: StepNode
+        self, inp: RunInput, carry: RunCarry, node: StepNode, iteration: int = 1
     ) -> "asyncio.Task[StepExecuteResult]":
-        self._states[node.step_key] = self._states[node.step_key].model_copy(
-            update={"status": "in_progress", "started_at": workflow.now()}
-        )
+        if iteration == 1:
+            self._states[node.step_key] = self._states[node.step_key].model_copy(
+                update={"status": "in_progress", "started_at": workflow.now()}
+            )
+        if node.uses_recipe is not None:
+            return asyncio.ensure_future(self._run_sub_recipe(inp, node, iteration))
         step_in = StepExecuteInput(
             run_id=inp.run_id,
             tenant_id=inp.tenant_id,
@@ -610,6 +739,8 @@ class CompiledRunWorkflow:
             step_key=node.step_key,
             inputs=self._inputs_for(inp, node),
             cause_event_id=carry.root_event_id,
+            iteration=iteration,
+            effort=self._recipes.effort if self._recipes.seeded_by else None,
         )
         return asyncio.ensure_future(
             workflow.execute_activity(
@@ -619,8 +750,120 @@ class CompiledRunWorkflow:
                 start_to_close_timeout=_step_timeout(node),
                 heartbeat_timeout=policies.STEP_HEARTBEAT_TIMEOUT,
                 retry_policy=policies.step_retry(node.max_attempts),
-                activity_id=f"{node.step_key}",
+                activity_id=node.step_key if iteration == 1 else f"{node.step_key}:{iteration}",
             )
+        )
+
+    async def _run_sub_recipe(
+        self, inp: RunInput, node: StepNode, iteration: int
+    ) -> StepExecuteResult:
+        """`uses:` (seed 004 §4.2): the sub-recipe runs as a child run with its own plan.
+
+        The call stack of recipes travels with the child; recipes__plan refuses a recipe already
+        on it, or a call deeper than the cap. The child's outputs and spend fold back as this
+        step's outcome; a child that does not complete fails the step, saying which steps failed.
+        """
+        assert node.uses_recipe is not None and self._carry is not None
+        chain = list(inp.recipe_chain)
+        own = (node.source_recipe or "").split("/")[-1]
+        if own and (not chain or chain[-1] != own):
+            chain.append(own)
+        root = self._carry.root_event_id
+        try:
+            planned = await workflow.execute_activity(
+                "recipes__plan",
+                RecipePlanInput(
+                    run_id=inp.run_id,
+                    slug=node.uses_recipe,
+                    chain=chain,
+                    mission=f"{node.uses_recipe} for step {node.step_key} of {inp.run_id}",
+                ),
+                result_type=RecipePlanResult,
+                start_to_close_timeout=policies.COMPILE_TIMEOUT,
+                retry_policy=policies.COMPILE_RETRY,
+            )
+        except ActivityError as err:
+            cause = _app_error(err)
+            raise ApplicationError(
+                _cause_message(err),
+                {"attempt": iteration},
+                type=cause.type if cause is not None and cause.type else "SUB_RECIPE_FAILED",
+                non_retryable=True,
+            ) from err
+        child_id = f"{inp.run_id}-{node.step_key}"[:120] + (
+            f"-{iteration}" if iteration > 1 else ""
+        )
+        await self._trail_events(
+            inp,
+            root,
+            [
+                *planned.trail,
+                TrailEntry(
+                    verb="dispatch",
+                    summary=f"{node.step_key}: uses {node.uses_recipe} as child run {child_id}",
+                    detail={"child_run": child_id, "chain": [*chain, node.uses_recipe]},
+                    step_key=node.step_key,
+                ),
+            ],
+        )
+        child_in = RunInput(
+            run_id=child_id,
+            plan_ref=planned.candidate_ref,
+            inputs=inp.inputs,
+            profile_ref=inp.profile_ref,
+            profile_document=inp.profile_document,
+            tenant_id=inp.tenant_id,
+            project_id=inp.project_id,
+            budget=budgetbook.remaining(self._budget),
+            recipe_chain=[*chain, node.uses_recipe],
+        )
+        try:
+            child: RunResult = await workflow.execute_child_workflow(
+                WORKFLOW_NAME, child_in, id=child_id, result_type=RunResult
+            )
+        except ChildWorkflowError as err:
+            raise ApplicationError(
+                f"sub-recipe {node.uses_recipe} (child run {child_id}) failed: {err.cause or err}",
+                {"attempt": iteration},
+                type="SUB_RECIPE_FAILED",
+                non_retryable=True,
+            ) from err
+        done = child.status == "completed"
+        await self._trail_events(
+            inp,
+            root,
+            [
+                TrailEntry(
+                    verb="complete" if done else "warn",
+                    summary=f"{node.step_key}: child run {child_id} {child.status}",
+                    detail={"child_run": child_id, "failed_steps": child.failed_steps},
+                    step_key=node.step_key,
+                )
+            ],
+        )
+        if not done:
+            failures = {
+                k: f"{s.error.failure_class}: {s.error.message}"
+                for k, s in child.steps.items()
+                if s.error is not None
+            }
+            raise ApplicationError(
+                f"sub-recipe {node.uses_recipe} (child run {child_id}) {child.status}; "
+                + ("; ".join(f"{k}: {v}" for k, v in failures.items()) or (child.error or "")),
+                {"attempt": iteration, "usage": child.budget.spent.model_dump(mode="json")},
+                type="SUB_RECIPE_FAILED",
+                non_retryable=True,
+            )
+        last = [child.steps[k] for k in child.steps if child.steps[k].note]
+        return StepExecuteResult(
+            step_key=node.step_key,
+            attempt=1,
+            outputs=child.outputs,
+            receipt_summary={"child_run": child_id, "steps": len(child.steps)},
+            completed_event_id=f"{child_id}:run.completed.v1",
+            usage=child.budget.spent,
+            iteration=iteration,
+            note=last[-1].note if last else f"{node.uses_recipe} completed in {child_id}",
         )
 
     async def _reuse(self, inp: RunInput, carry: RunCarry) -> None:
@@ -677,9 +920,9 @@ class CompiledRunWorkflow:
         now = workflow.now()
         try:
             result = task.result()
-        except ActivityError as err:
-            cause = err.cause
-            failure = cause.type if isinstance(cause, ApplicationError) and cause.type else "ERROR"
+        except (ActivityError, ApplicationError) as err:
+            cause = _app_error(err)
+            failure = cause.type if cause is not None and cause.type else "ERROR"
             attempts = _attempts(err)
             usage = _failure_usage(err)
             if usage is None:
@@ -696,7 +939,22 @@ class CompiledRunWorkflow:
                         )
                     except ActivityError:
                         usage = Usage()  # a corrupt ledger: the step already failed, go on
-            self._spend(usage)
+            self._spend(usage.since(state.usage))
+            node = self._node(key)
+            if node.loop is not None and state.iterations >= 1:
+                # A later pass failed: the loop stops with the last good pass's results.
+                await self._iteration_event(
+                    inp,
+                    node,
+                    state,
+                    state.iterations + 1,
+                    f"pass {state.iterations + 1} failed ({failure}: {_cause_message(err)}); "
+                    f"the step keeps pass {state.iterations}'s results",
+                )
+                self._states[key] = state.model_copy(
+                    update={"status": "done", "finished_at": now, "usage": usage}
+                )
+                return
             self._states[key] = state.model_copy(
                 update={
                     "status": "error",
@@ -708,16 +966,83 @@ class CompiledRunWorkflow:
             )
             self._skip_dependents(key)
             return
-        self._spend(result.usage)
-        self._states[key] = state.model_copy(
+        self._spend(result.usage.since(state.usage))
+        node = self._node(key)
+        passed = state.model_copy(
             update={
-                "status": "done",
-                "finished_at": now,
                 "attempts": result.attempt,
                 "outputs": result.outputs,
                 "receipt": result.receipt_summary,
                 "usage": result.usage,
+                "note": result.note,
+                "iterations": result.iteration if node.loop is not None else 0,
             }
+        )
+        if node.loop is not None and await self._loop_continues(inp, node, passed, result):
+            self._states[key] = passed
+            return
+        self._states[key] = passed.model_copy(update={"status": "done", "finished_at": now})
+
+    def _node(self, key: str) -> StepNode:
+        return next(n for n in self._nodes if n.step_key == key)
+
+    async def _loop_continues(
+        self, inp: RunInput, node: StepNode, state: StepState, result: StepExecuteResult
+    ) -> bool:
+        """RUN_LOOPED_STEP (seed 004 §6.2): start the next pass, or say why the loop ends."""
+        loop = node.loop
+        assert loop is not None and self._carry is not None
+        i = result.iteration
+        if loopbook.loop_should_stop(loop, i, True, result.note):
+            if i >= loop.max:
+                why = f"reached its bound of {loop.max} pass(es)"
+            elif loop.mode == "until-dry":
+                why = "the note says nothing new (dry)"
+            else:
+                why = f"the note holds {loop.marker}"
+            await self._iteration_event(inp, node, state, i, why)
+            return False
+        refusal = budgetbook.start_refusal(
+            self._budget, node.step_key, node.projected, reserved=self._reserved()
+        )
+        if refusal is not None:
+            await self._iteration_event(
+                inp, node, state, i, f"the budget refused pass {i + 1}: {refusal}"
+            )
+            return False
+        await self._iteration_event(inp, node, state, i, None)
+        self._running[node.step_key] = self._start_step(inp, self._carry, node, iteration=i + 1)
+        return True
+
+    async def _iteration_event(
+        self, inp: RunInput, node: StepNode, state: StepState, i: int, stopped: str | None
+    ) -> None:
+        """step.iteration.v1 for each finished pass, and a trail line: every pass is recorded."""
+        assert node.loop is not None and self._carry is not None
+        root = self._carry.root_event_id
+        await self._emit(
+            inp,
+            "step.iteration.v1",
+            f"step:{node.step_key}",
+            root,
+            {
+                "step_key": node.step_key,
+                "iteration": i,
+                "mode": node.loop.mode,
+                "max": node.loop.max,
+                "note": state.note,
+                "stopped": stopped,
+            },
+            id_suffix=f"{node.step_key}:{i}",
+        )
+        summary = (
+            f"{node.step_key}: pass {i} of at most {node.loop.max} done, looping"
+            if stopped is None
+            else f"{node.step_key}: loop ended after {i} pass(es): {stopped}"
+        )
+        verb = "transition" if stopped is None else "complete"
+        await self._trail_events(
+            inp, root, [TrailEntry(verb=verb, summary=summary, step_key=node.step_key)]
         )
 
     def _spend(self, usage: Usage) -> None:
@@ -760,6 +1085,7 @@ class CompiledRunWorkflow:
                 "states": dict(self._states),
                 "gates": dict(self._gates),
                 "budget": self._budget,
+                "recipes": self._recipes,
                 "generation": self._generation + 1,
             }
         )
@@ -824,7 +1150,12 @@ class CompiledRunWorkflow:
             gates=dict(self._gates),
             generation=self._generation,
             budget=self._budget,
+            recipes=self._recipes,
+            badges=self._badges(),
         )
+
+    def _badges(self) -> dict[str, str]:
+        return {n.step_key: n.source_recipe for n in self._nodes if n.source_recipe}
 
     async def _fail_run(self, inp: RunInput, root: str, stage: str, err: ActivityError) -> None:
         self._status = "failed"
@@ -856,10 +1187,23 @@ class CompiledRunWorkflow:
         id_suffix: str | None = None,
     ) -> str:
         """Append one run-level event with a deterministic id; returns that id."""
+        draft = self._draft(inp, type_, caused_by, payload, actor=actor, id_suffix=id_suffix)
+        await self._append(inp, stream, [draft])
+        return draft.event_id
+
+    def _draft(
+        self,
+        inp: RunInput,
+        type_: str,
+        caused_by: str | None,
+        payload: dict[str, object],
+        *,
+        actor: Actor = SYSTEM_ACTOR,
+        id_suffix: str | None = None,
+    ) -> EventDraft:
         suffix = id_suffix if id_suffix is not None else str(payload.get("step_key", ""))
-        event_id = f"{inp.run_id}:{type_}" + (f":{suffix}" if suffix else "")
-        draft = EventDraft(
-            event_id=event_id,
+        return EventDraft(
+            event_id=f"{inp.run_id}:{type_}" + (f":{suffix}" if suffix else ""),
             type=type_,
             actor=actor,
             tenant_id=inp.tenant_id,
@@ -869,29 +1213,37 @@ class CompiledRunWorkflow:
             timestamp=workflow.now(),
             payload=payload,
         )
+
+    async def _append(self, inp: RunInput, stream: str, drafts: list[EventDraft]) -> None:
         await workflow.execute_activity(
             "events__append",
-            AppendEventsInput(stream_id=f"{inp.run_id}:{stream}", events=[draft]),
+            AppendEventsInput(stream_id=f"{inp.run_id}:{stream}", events=drafts),
             result_type=AppendEventsResult,
             start_to_close_timeout=policies.EVENTS_TIMEOUT,
             retry_policy=policies.EVENTS_RETRY,
         )
-        return event_id
 
 
 def _step_timeout(node: StepNode) -> timedelta:
     return policies.STEP_HARNESS_MARGIN + timedelta(seconds=node.timeout_s)
 
 
-def _cause_message(err: ActivityError) -> str:
-    cause = err.cause
-    return str(cause.message if isinstance(cause, ApplicationError) else cause or err)
+def _app_error(err: ActivityError | ApplicationError) -> ApplicationError | None:
+    """The application error behind a failed activity, or a child step's own error."""
+    if isinstance(err, ApplicationError):
+        return err
+    return err.cause if isinstance(err.cause, ApplicationError) else None
 
 
-def _failure_usage(err: ActivityError) -> Usage | None:
+def _cause_message(err: ActivityError | ApplicationError) -> str:
+    cause = _app_error(err)
+    return str(cause.message if cause is not None else err.cause or err)
+
+
+def _failure_usage(err: ActivityError | ApplicationError) -> Usage | None:
     """The step's recorded usage, which step__execute puts in its error details."""
-    cause = err.cause
-    if isinstance(cause, ApplicationError) and cause.details:
+    cause = _app_error(err)
+    if cause is not None and cause.details:
         first = cause.details[0]
         raw = first.get("usage") if isinstance(first, dict) else None
         if isinstance(raw, dict):
@@ -899,10 +1251,10 @@ def _failure_usage(err: ActivityError) -> Usage | None:
     return None
 
 
-def _attempts(err: ActivityError) -> int:
+def _attempts(err: ActivityError | ApplicationError) -> int:
     """The failing attempt's number, which step__execute puts first in its error details."""
-    cause = err.cause
-    if isinstance(cause, ApplicationError) and cause.details:
+    cause = _app_error(err)
+    if cause is not None and cause.details:
         first = cause.details[0]
         attempt = first.get("attempt") if isinstance(first, dict) else None
         if isinstance(attempt, int):

@@ -1,10 +1,13 @@
 """The system-owned step harness (seed 000 §6.3): nine steps around the executor."""
 
+import json
 import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from jsonschema import Draft202012Validator
 
 from activities.sandbox.receipts import build_receipt, hash_file
 from activities.sandbox.runner import (
@@ -14,6 +17,7 @@ from activities.sandbox.runner import (
     SandboxUnavailable,
     WorkspaceViolation,
     run_sandboxed,
+    safe_read,
     safe_walk,
 )
 from activities.store.artifacts import ArtifactCorrupt, ArtifactStore
@@ -198,6 +202,37 @@ def verify_outputs(receipt: Receipt, step: CompiledStep) -> None:
             problems.append(f"{f.path} has placeholders: {', '.join(f.placeholder_sentinels)}")
     if problems:
         raise StepFailure("OUTPUT_SHAPE", "; ".join(problems))
+
+
+# 8a'. An `invoke skill:` step's JSON outputs must match the skill's declared output schema
+SKILL_OUTPUT_MAX = 32 * 1024 * 1024
+
+
+def verify_skill_output(workspace: Path, step: CompiledStep) -> None:
+    """Validate every JSON output against the bound skill's schema (seed 004 §4.3)."""
+    schema = step.skill_output_schema
+    if schema is None:
+        return
+    validator = Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    problems = []
+    for path in step.executable_contract_v2.write_paths:
+        if not path.endswith(".json"):
+            continue
+        try:
+            document = json.loads(safe_read(workspace, path, SKILL_OUTPUT_MAX))
+        except (WorkspaceViolation, ValueError, FileNotFoundError) as exc:
+            problems.append(f"{path}: {exc}")
+            continue
+        for err in sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))[:5]:
+            where = "$" + "".join(
+                f"[{p}]" if isinstance(p, int) else f".{p}" for p in err.absolute_path
+            )
+            problems.append(f"{path} at {where}: {err.message}")
+    if problems:
+        raise StepFailure(
+            "SKILL_OUTPUT_INVALID",
+            f"output does not match skill {step.invoke_skill}'s schema: " + "; ".join(problems),
+        )
 
 
 # 8b. Refuse writes to undeclared paths outside work/, and changes to the inputs

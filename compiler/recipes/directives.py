@@ -49,11 +49,11 @@ def parse_directives(body: str) -> tuple[Directives, str]:
         if key == "loop":
             values[name] = parse_loop(value)
         elif key == "uses":
-            if not _SLUG.match(value):
+            if not _SLUG.fullmatch(value):
                 raise DirectiveError(f"`uses: {value}` must name a recipe slug (a-z, 0-9, -)")
             values[name] = value
         elif key == "invoke skill":
-            if not _SKILL_ID.match(value):
+            if not _SKILL_ID.fullmatch(value):
                 raise DirectiveError(
                     f"`invoke skill: {value}` must name a skill id (a-z, 0-9, -._)"
                 )
@@ -118,7 +118,11 @@ _DRY = re.compile(
     r"converged|no changes?)\b",
     re.IGNORECASE,
 )
-_NEGATED = re.compile(r"\b(not|isn't|is not|never|nearly|almost|in)\s*$", re.IGNORECASE)
+# "not complete", and with one qualifier between: "not yet complete", "not quite finished".
+_NEGATED = re.compile(
+    r"\b(not|isn't|never|nearly|almost|in)(\s+(yet|quite|fully|entirely|totally|really))?\s*$",
+    re.IGNORECASE,
+)
 
 
 def is_dry(note: str | None) -> bool:

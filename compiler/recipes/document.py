@@ -16,6 +16,7 @@ from schemas.recipes import Recipe, RecipeStep
 
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _STEP = re.compile(r"^###\s+(\d+)\.\s+(.+?)\s*$", re.MULTILINE)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 MAX_DOCUMENT = 256 * 1024
 
 
@@ -48,8 +49,31 @@ def parse_document(text: str, source: str = "<recipe>") -> dict[str, Any]:
     return spec
 
 
+def _fenced_lines(body: str) -> set[int]:
+    """Line numbers inside a ``` or ~~~ fence (the fence lines included)."""
+    inside: set[int] = set()
+    fence = ""
+    for n, line in enumerate(body.split("\n")):
+        m = _FENCE.match(line)
+        if fence:
+            inside.add(n)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = ""
+        elif m:
+            inside.add(n)
+            fence = m.group(1)
+    return inside
+
+
 def _steps(body: str, source: str) -> list[dict[str, str]]:
     heads = list(_STEP.finditer(body))
+    fenced = _fenced_lines(body)
+    for h in heads:
+        if body.count("\n", 0, h.start()) in fenced:
+            raise RecipeFormatError(
+                f"{source}: `{h.group(0).strip()}` sits inside a code fence; the runner would "
+                "split it off as a PHANTOM step: write the example without the `### N.` heading"
+            )
     numbers = [int(h.group(1)) for h in heads]
     if numbers != list(range(1, len(heads) + 1)):
         raise RecipeFormatError(

@@ -6,13 +6,10 @@ prompt that asks for hard work is never trivial however short it is.
 """
 
 import re
-from typing import Literal
-
-from pydantic import Field
 
 from compiler.recipes.text import stem
 from schemas.base import FrozenModel
-from schemas.recipes import Effort
+from schemas.recipes import Effort, EffortPolicy
 
 DEEP_VERBS = frozenset(
     stem(w)
@@ -115,20 +112,6 @@ def effort_signals(prompt: str) -> EffortSignals:
 def classify_effort(prompt: str) -> Effort:
     """Trivial | standard | deep | ultra."""
     return effort_signals(prompt).tier
-
-
-class EffortPolicy(FrozenModel):
-    """What a tier sets for a run (seed 004 §7.3): the levers the run actually uses."""
-
-    tier: Effort
-    model_tier: Literal["minimal", "standard", "maximum"]
-    thinking_budget_tokens: int = Field(ge=0)
-    max_parallel_steps: int = Field(ge=1)
-    orchestration: Literal["none", "solo", "parallel", "full-workflow"]
-    plan: bool = Field(description="False: a trivial prompt gets no plan")
-    verify_recipe: str | None = Field(
-        default=None, description="a recipe appended as the last step (ultra: doubt-driven-verify)"
-    )
 
 
 EFFORT_POLICIES: dict[str, EffortPolicy] = {

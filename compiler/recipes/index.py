@@ -12,7 +12,16 @@ from dataclasses import dataclass, field
 
 from rapidfuzz.distance import Levenshtein
 
-from compiler.recipes.text import EDIT_MIN, PREFIX_MIN, STEM_MIN, STOP_WORDS, stem, tokens, words
+from compiler.recipes.text import (
+    EDIT_MIN,
+    MIN_TOKEN,
+    PREFIX_MIN,
+    STEM_MIN,
+    STOP_WORDS,
+    stem,
+    tokens,
+    words,
+)
 from schemas.recipes import Recipe
 
 
@@ -142,41 +151,94 @@ def _split(items: list[str]) -> tuple[tuple[WordKeys, ...], tuple[tuple[str, ...
 
 
 class InvertedIndex:
-    """Key -> recipe slugs, for candidate generation: a superset of the recipes that can score."""
+    """Match keys -> recipe words -> recipes: candidate generation at word granularity.
+
+    A library of 10,000 recipes has a few thousand distinct words, so the prompt is first matched
+    against the words (each checked once with PromptKeys.matches) and only then mapped to the
+    recipes holding them. `reachable` is a superset of the words any prompt word fuzzily matches,
+    stop-words included (a tag phrase's "shoulder" is reached only through the stop-word
+    "should"); the scorer verifies every candidate, so the answers are those of the full scan.
+    """
 
     def __init__(self, recipes: list[RecipeKeys]) -> None:
+        self.words: dict[str, WordKeys] = {}  # every single word of tags, titles, summaries, anti
+        self.recipes_of: dict[str, set[str]] = {}  # positive single word -> recipe slugs
+        self.phrases_of: dict[str, set[tuple[str, ...]]] = {}  # phrase word -> phrases (tag, anti)
+        self.phrase_recipes: dict[tuple[str, ...], set[str]] = {}  # tag phrase -> recipe slugs
+        self.always: set[tuple[str, ...]] = set()  # phrases made only of stop-words and letters
+        self.phrase_words: dict[tuple[str, ...], frozenset[str]] = {}  # phrase -> indexed words
         self.by_word: dict[str, set[str]] = {}
         self.by_stem: dict[str, set[str]] = {}
-        self.by_prefix: dict[str, set[str]] = {}  # every prefix >= 4 of recipe words >= 4
+        self.by_prefix: dict[str, set[str]] = {}  # every prefix >= 4 of words >= 4
         self.by_deletion: dict[str, set[str]] = {}
-        self.always: set[str] = set()  # recipes with a phrase made only of stop-words
         for keys in recipes:
-            for w in keys.positive_words():
-                self._add(w, keys.slug)
-            for p in keys.tag_phrases:
-                if all(x in STOP_WORDS or len(x) <= 1 for x in p):
-                    self.always.add(keys.slug)
+            for w in (*keys.tag_words, *keys.title, *keys.summary):
+                self._add(w)
+                self.recipes_of.setdefault(w.word, set()).add(keys.slug)
+            for w in keys.anti_words:
+                self._add(w)
+            for phrase in (*keys.tag_phrases, *keys.anti_phrases):
+                self._add_phrase(phrase)
+            for phrase in keys.tag_phrases:
+                self.phrase_recipes.setdefault(phrase, set()).add(keys.slug)
 
-    def _add(self, w: WordKeys, slug: str) -> None:
-        self.by_word.setdefault(w.word, set()).add(slug)
-        self.by_stem.setdefault(w.stem, set()).add(slug)
+    def _add(self, w: WordKeys) -> None:
+        if w.word in self.words:
+            return
+        self.words[w.word] = w
+        self._key(w)
+
+    def _key(self, w: WordKeys) -> None:
+        self.by_word.setdefault(w.word, set()).add(w.word)
+        self.by_stem.setdefault(w.stem, set()).add(w.word)
         for p in w.prefixes:
-            self.by_prefix.setdefault(p, set()).add(slug)
+            self.by_prefix.setdefault(p, set()).add(w.word)
         for d in w.deletions:
-            self.by_deletion.setdefault(d, set()).add(slug)
+            self.by_deletion.setdefault(d, set()).add(w.word)
 
-    def candidates(self, prompt: PromptKeys) -> set[str]:
-        found = set(self.always)
-        for t in prompt.tokens:
-            found |= self.by_word.get(t, set())
+    def _add_phrase(self, phrase: tuple[str, ...]) -> None:
+        indexed = [x for x in phrase if x not in STOP_WORDS and len(x) >= MIN_TOKEN]
+        self.phrase_words[phrase] = frozenset(indexed)
+        if not indexed:
+            self.always.add(phrase)
+        for x in indexed:
+            if x not in self.phrases_of:
+                self._key(WordKeys.of(x))
+            self.phrases_of.setdefault(x, set()).add(phrase)
+
+    def reachable(self, prompt: PromptKeys) -> set[str]:
+        """Indexed words some prompt word may fuzzily match (a superset; verify each)."""
+        found: set[str] = set()
+        for t in dict.fromkeys(w for w in prompt.words if len(w) >= MIN_TOKEN):
+            found |= self.by_word.get(t, _EMPTY)
             if len(t) >= STEM_MIN:
-                found |= self.by_stem.get(stem(t), set())
+                found |= self.by_stem.get(stem(t), _EMPTY)
             if len(t) >= PREFIX_MIN:
-                found |= self.by_prefix.get(t, set())  # t is a prefix of a recipe word
-                for p in _prefixes(t):  # a recipe word is a prefix of t
-                    found |= self.by_word.get(p, set())
+                found |= self.by_prefix.get(t, _EMPTY)  # t is a prefix of an indexed word
+                for p in _prefixes(t):  # an indexed word is a prefix of t
+                    found |= self.by_word.get(p, _EMPTY)
             if len(t) >= EDIT_MIN:
                 st = stem(t)
                 for variant in _deletions(st) | {st}:
-                    found |= self.by_deletion.get(variant, set())
+                    found |= self.by_deletion.get(variant, _EMPTY)
         return found
+
+    def phrases(self, reachable: set[str]) -> set[tuple[str, ...]]:
+        """Tag and anti phrases all of whose indexed words are reachable (verify each)."""
+        found: set[tuple[str, ...]] = set()
+        for w in reachable:
+            found |= self.phrases_of.get(w, set())
+        return {p for p in found if self.phrase_words[p] <= reachable} | self.always
+
+    def candidates(self, prompt: PromptKeys) -> set[str]:
+        """Recipes that may have positive evidence for `prompt` (a superset)."""
+        reach = self.reachable(prompt)
+        found: set[str] = set()
+        for w in reach:
+            found |= self.recipes_of.get(w, _EMPTY)
+        for phrase in self.phrases(reach):
+            found |= self.phrase_recipes.get(phrase, _EMPTY)
+        return found
+
+
+_EMPTY: frozenset[str] = frozenset()

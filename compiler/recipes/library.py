@@ -4,6 +4,7 @@ from collections.abc import Iterator
 
 from compiler.recipes import match as scoring
 from compiler.recipes.index import InvertedIndex, PromptKeys, RecipeKeys
+from compiler.recipes.scorer import IndexedScorer
 from schemas.recipes import LibraryProblem, MatchResult, Recipe
 
 
@@ -18,7 +19,7 @@ class RecipeLibrary:
     ) -> None:
         self._recipes: dict[str, Recipe] = {}
         self._keys: dict[str, RecipeKeys] | None = None
-        self._index: InvertedIndex | None = None
+        self._scorer: IndexedScorer | None = None
         self.shadowed: dict[str, list[str]] = {}  # slug -> sources it overrode
         self.problems: list[LibraryProblem] = list(problems or [])
         self.dirs: list[str] = list(dirs or [])
@@ -26,13 +27,26 @@ class RecipeLibrary:
             self.add(recipe)
 
     def add(self, recipe: Recipe) -> None:
-        """Add or override (read precedence: the last added wins its slug)."""
+        """Add or override (read precedence: the last added wins its slug).
+
+        Only the same owner overrides: a recipe of another owner (an imported skill, a local
+        recipe) never shadows one it does not own; it is reported as a problem instead.
+        """
         old = self._recipes.get(recipe.slug)
+        if old is not None and old.owner != recipe.owner:
+            self.problems.append(
+                LibraryProblem(
+                    source=recipe.source,
+                    reason=f"{recipe.key} would shadow {old.key} ({old.source}); a recipe only "
+                    "overrides one of its own owner: rename its slug",
+                )
+            )
+            return
         if old is not None:
             self.shadowed.setdefault(recipe.slug, []).append(old.source)
         self._recipes[recipe.slug] = recipe
         self._keys = None
-        self._index = None
+        self._scorer = None
 
     def get(self, slug: str) -> Recipe | None:
         return self._recipes.get(slug)
@@ -59,9 +73,13 @@ class RecipeLibrary:
         return self._keys
 
     def index(self) -> InvertedIndex:
-        if self._index is None:
-            self._index = InvertedIndex(list(self.keys().values()))
-        return self._index
+        return self.scorer().index
+
+    def scorer(self) -> IndexedScorer:
+        """The indexed scorer, built on first use and after any change to the library."""
+        if self._scorer is None:
+            self._scorer = IndexedScorer(self._recipes, self.keys())
+        return self._scorer
 
     def match(
         self,
@@ -74,8 +92,9 @@ class RecipeLibrary:
         """Score `prompt`; `indexed=False` scores every recipe (what the index must agree with)."""
         bar = scoring.DEFAULT_THRESHOLD if threshold is None else float(threshold)
         keys = PromptKeys.of(prompt)
-        all_keys = self.keys()
-        slugs = self.index().candidates(keys) if indexed else set(all_keys)
-        pairs = [(self._recipes[s], all_keys[s]) for s in sorted(slugs)]
-        considered = scoring.rank(keys, pairs, threshold=bar, fitness=fitness)
+        if indexed:
+            considered = self.scorer().rank(keys, threshold=bar, fitness=fitness)
+        else:
+            pairs = [(self._recipes[s], k) for s, k in sorted(self.keys().items())]
+            considered = scoring.rank(keys, pairs, threshold=bar, fitness=fitness)
         return scoring.result(considered, bar, len(self._recipes))

@@ -20,6 +20,10 @@ TITLE_EXACT, TITLE_FUZZY, SUMMARY_FUZZY = 2.0, 1.0, 1.0
 ANTI_PHRASE, ANTI_WORD = 5.0, 3.0
 VETO_AT = 3.0  # an anti-trigger penalty this large caps the recipe at low confidence
 FITNESS_CAP = 2.0  # the most a fitness record can add
+# A result carries the best recipes only: in a library of 10,000 a prompt gives hundreds, even
+# thousands, some evidence, and building them all would cost more than scoring (and bloat the
+# run history the result lands in). The tier needs two; the trail shows ten.
+MAX_CONSIDERED = 20
 
 Fitness = Callable[[str], float | None]
 
@@ -68,30 +72,38 @@ def rank(
     threshold: float,
     fitness: Fitness | None,
 ) -> list[ScoredRecipe]:
-    """Every recipe with any evidence, scored and sorted best first (ties by slug)."""
+    """Every recipe with positive evidence, scored and sorted best first (ties by slug).
+
+    A recipe the prompt only argues against is left out: it could never be selected, and the
+    index (built over positive evidence) would not propose it, so both paths agree.
+    """
     scored = []
     for recipe, keys in recipes:
         positive, penalty, hits = score_recipe(prompt, keys)
-        if positive == 0 and penalty == 0:
-            continue
-        base = positive - penalty
-        lift = _fitness_lift(recipe, fitness) if base >= threshold else 0.0
-        scored.append(
-            ScoredRecipe(
-                slug=recipe.slug,
-                owner=recipe.owner,
-                score=base + lift,
-                anti_penalty=penalty,
-                fitness_adjustment=lift,
-                anti_vetoed=penalty >= VETO_AT,
-                hits=hits,
-            )
-        )
+        if positive > 0:
+            base = positive - penalty
+            lift = fitness_lift(recipe, fitness) if base >= threshold else 0.0
+            scored.append(scored_recipe(recipe, positive, penalty, lift, hits))
     scored.sort(key=lambda s: (-s.score, s.slug))
     return scored
 
 
-def _fitness_lift(recipe: Recipe, fitness: Fitness | None) -> float:
+def scored_recipe(
+    recipe: Recipe, positive: float, penalty: float, lift: float, hits: list[str]
+) -> ScoredRecipe:
+    base = positive - penalty
+    return ScoredRecipe(
+        slug=recipe.slug,
+        owner=recipe.owner,
+        score=base + lift,
+        anti_penalty=penalty,
+        fitness_adjustment=lift,
+        anti_vetoed=penalty >= VETO_AT,
+        hits=hits,
+    )
+
+
+def fitness_lift(recipe: Recipe, fitness: Fitness | None) -> float:
     """The fitness seam, keyed by owner/slug (then the bare slug): a lift in [0, FITNESS_CAP]."""
     if fitness is None:
         return 0.0
@@ -117,6 +129,8 @@ def classify_confidence(matches: list[ScoredRecipe], threshold: float) -> Tier:
 
 
 def result(considered: list[ScoredRecipe], threshold: float, catalog_size: int) -> MatchResult:
+    """The tier and the best MAX_CONSIDERED recipes (`considered` best first, sorted)."""
+    considered = considered[:MAX_CONSIDERED]
     matches = [s for s in considered if s.score >= threshold]
     return MatchResult(
         tier=classify_confidence(matches, threshold),

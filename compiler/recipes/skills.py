@@ -39,7 +39,7 @@ def transpile_skill(text: str, dirname: str, source: str = "SKILL.md") -> Recipe
     front, body = _frontmatter(text.replace("\r\n", "\n"), source)
     name, description = front.get("name"), front.get("description")
     problems = [f"unknown frontmatter field {k!r}" for k in sorted(set(front) - FIELDS)]
-    if not isinstance(name, str) or not NAME.match(name):
+    if not isinstance(name, str) or not NAME.fullmatch(name):
         problems.append(f"name {name!r} must be 1-64 lower-case letters, digits and single hyphens")
     elif name != dirname:
         problems.append(f"name {name!r} must equal its directory name {dirname!r}")

@@ -70,7 +70,7 @@ def validate_spec(spec: dict[str, Any]) -> list[str]:
     if s.get("schema") not in (None, "recipe/1.0"):
         errors.append(f"schema {s.get('schema')!r} is not recipe/1.0")
     slug = s.get("slug")
-    if not isinstance(slug, str) or not SAFE_SLUG.match(slug):
+    if not isinstance(slug, str) or not SAFE_SLUG.fullmatch(slug):
         errors.append(
             f"slug {slug!r} is unsafe: it is also the on-disk directory name; use 1-64 lower-case "
             "letters, digits and inner hyphens (no slashes, dots or '..')"
@@ -108,7 +108,7 @@ def _field_problems(s: dict[str, Any]) -> list[str]:
     errors += _string_list(s, "workflow_packs")
     errors += _string_list(s, "composes")
     for sub in s.get("composes") or []:
-        if isinstance(sub, str) and not SAFE_SLUG.match(sub):
+        if isinstance(sub, str) and not SAFE_SLUG.fullmatch(sub):
             errors.append(f"composes names {sub!r}, which is not a recipe slug")
         if isinstance(sub, str) and sub == slug:
             errors.append(f"composes names the recipe itself ({sub!r})")
@@ -124,7 +124,7 @@ def _field_problems(s: dict[str, Any]) -> list[str]:
     if author is not None and author not in AUTHORS:
         errors.append(f"authoredBy {author!r} is not one of {', '.join(AUTHORS)}")
     owner = s.get("owner")
-    if owner is not None and (not isinstance(owner, str) or not SAFE_SLUG.match(owner)):
+    if owner is not None and (not isinstance(owner, str) or not SAFE_SLUG.fullmatch(owner)):
         errors.append(f"owner {owner!r} must be a slug (lower-case letters, digits, hyphens)")
     lineage = s.get("lineage")
     if lineage is not None and not isinstance(lineage, dict):

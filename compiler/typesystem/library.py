@@ -9,6 +9,7 @@ from compiler.errors import PackError
 from compiler.hashing import sha256_of
 from compiler.typesystem.checks import GENERIC_SCOPE, check_library, is_generic
 from schemas.base import FrozenModel
+from schemas.skills import SkillPackage
 from schemas.typesystem import (
     Adapter,
     ArtifactKind,
@@ -47,6 +48,9 @@ class TypeLibrary(FrozenModel):
     sources: dict[str, str] = Field(description="object id -> the file that defined it")
     overrides: list[str] = Field(default_factory=list)
     snapshot_hash: str
+    skills: dict[str, SkillPackage] = Field(
+        default_factory=dict, description="SKILL.md packages by id (with_skills adds them)"
+    )
 
     def kind_for_path(self, path: str) -> ArtifactKind | None:
         """Infer a kind from a path: the longest matching extension, earliest kind on ties."""
@@ -209,3 +213,13 @@ def build_library(documents: Iterable[LibraryDocument]) -> TypeLibrary:
 
 
 __all__ = ["GENERIC_SCOPE", "LibraryDocument", "TypeLibrary", "build_library", "is_generic"]
+
+
+def with_skills(library: TypeLibrary, skills: Mapping[str, SkillPackage]) -> TypeLibrary:
+    """The library with its skill packages; the snapshot hash covers them."""
+    if not skills:
+        return library
+    snapshot = sha256_of(
+        {"types": library.snapshot_hash, "skills": {k: v.sha256 for k, v in sorted(skills.items())}}
+    )
+    return library.model_copy(update={"skills": dict(skills), "snapshot_hash": snapshot})

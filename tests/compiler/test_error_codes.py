@@ -42,6 +42,15 @@ def tiny_profile_ctx(max_steps: int) -> CompileContext:
     )
 
 
+def deprecated_skill_ctx() -> CompileContext:
+    """The real library with csv-profile marked deprecated."""
+    ctx = make_ctx()
+    skills = dict(ctx.library.skills)
+    skills["csv-profile"] = skills["csv-profile"].model_copy(update={"deprecated": True})
+    library = ctx.library.model_copy(update={"skills": skills})
+    return ctx.model_copy(update={"library": library})
+
+
 @dataclass(frozen=True)
 class Case:
     """A plan that must be rejected, and where the one expected diagnostic points."""
@@ -697,6 +706,32 @@ CASES: list[Case] = [
         field="steps",
         value="2 steps (adapters included)",
         ctx=lambda: tiny_profile_ctx(1),
+    ),
+    Case(
+        "invoke-unknown-skill",
+        "E_UNKNOWN_SKILL",
+        plan(step("a", invoke_skill="no-such-skill")),
+        step_key="a",
+        field="invoke_skill",
+        value="no-such-skill",
+        in_hint=("csv-profile",),
+    ),
+    Case(
+        "invoke-deprecated-skill",
+        "E_SKILL_DEPRECATED",
+        plan(step("a", invoke_skill="csv-profile")),
+        step_key="a",
+        field="invoke_skill",
+        value="csv-profile",
+        ctx=deprecated_skill_ctx,
+    ),
+    Case(
+        "skill-schema-needs-json-output",
+        "E_SKILL_OUTPUT",
+        plan(step("a", out="output/a.md", invoke_skill="csv-profile")),
+        step_key="a",
+        field="expected_outputs",
+        value="csv-profile",
     ),
 ]
 

@@ -131,6 +131,30 @@ async def _budget_exhausted(eng: Engine, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def _objective_seeded(eng: Engine, tmp: Path) -> WorkflowHandle:
+    """An objective matched to the billing-audit recipe (stops at its first model step)."""
+    handle = await eng.start_objective(
+        "reconcile the invoices against the rate cards and flag billing discrepancies"
+    )
+    await handle.result()
+    return handle
+
+
+async def _loop_until_dry(eng: Engine, tmp: Path) -> WorkflowHandle:
+    """A `loop: until-dry` step that goes dry on its third pass."""
+    step = code_step(
+        "sweep",
+        "n = int(open('meta/iteration').read())\n"
+        "open('output/found.json', 'w').write('{\"pass\": %d}' % n)\n"
+        "open('work/note.md', 'w').write('no new findings' if n == 3 else 'found more')\n",
+        ["output/found.json"],
+    )
+    step["loop"] = {"mode": "until-dry", "max": 5}
+    handle = await eng.start(plan(step))
+    await handle.result()
+    return handle
+
+
 SCENARIOS: dict[str, Callable[[Engine, Path], Awaitable[WorkflowHandle]]] = {
     "billing_demo": _demo,
     "billing_demo_gated": _demo_gated,
@@ -138,6 +162,8 @@ SCENARIOS: dict[str, Callable[[Engine, Path], Awaitable[WorkflowHandle]]] = {
     "failed_with_skips": _failed,
     "cancelled_in_flight": _cancelled,
     "budget_exhausted_extended": _budget_exhausted,
+    "objective_seeded": _objective_seeded,
+    "loop_until_dry": _loop_until_dry,
 }
 
 

@@ -109,3 +109,26 @@ async def test_detach_then_cancel(cli, temporal_env, task_queue, tmp_path):
         assert isinstance(err.value.cause, CancelledError)
     status = await asyncio.to_thread(cli, "status", run_id)
     assert "canceled" in status.output
+
+
+def test_run_an_objective_shows_the_recipe_and_the_trail(cli, tmp_path):
+    ran = cli("run", "-o", "reconcile the invoices against the rate cards and flag discrepancies")
+    # The billing-audit recipe seeds the plan; its first model-written step waits for the model
+    # layer, which the run says, with every step badged with its recipe.
+    assert ran.exit_code == 1, ran.output
+    assert "recipe forge/billing-audit" in ran.output and "effort" in ran.output
+    assert "searched" in ran.output and "matched" in ran.output
+    assert "forge/billing-audit" in ran.output.split("matched", 1)[1]
+    assert "EXECUTOR_UNAVAILABLE" in ran.output
+    trivial = cli("run", "-o", "thanks!")
+    assert trivial.exit_code == 0 and "nothing to run (a trivial objective)" in trivial.output
+    status = cli("status", _run_id(ran.output))
+    assert "recipe forge/billing-audit" in status.output and "recipe" in status.output
+
+
+def test_run_needs_exactly_one_of_a_plan_and_an_objective(cli):
+    neither = cli("run")
+    both = cli("run", str(PLAN), "-o", "reconcile invoices")
+    assert neither.exit_code == 2 and both.exit_code == 2  # refused: nothing ran
+    assert "give a plan file or --objective TEXT (exactly one)" in neither.output
+    assert "exactly one" in both.output

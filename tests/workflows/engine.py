@@ -46,6 +46,14 @@ class Engine:
         run = RunInput(run_id=run_id, plan_ref=plan_ref, inputs=refs, **extra)
         return await runs.start_run(self.client, self.settings, run)
 
+    async def start_objective(
+        self, objective: str, **extra: Any
+    ) -> WorkflowHandle[CompiledRunWorkflow, RunResult]:
+        """A run started from an objective alone: recipes__match decides what it runs."""
+        run_id = extra.pop("run_id", None) or runs.new_run_id()
+        run = RunInput(run_id=run_id, objective=objective, **extra)
+        return await runs.start_run(self.client, self.settings, run)
+
     async def run(
         self, document: dict[str, Any], inputs: dict[str, Path] | None = None, **extra: Any
     ) -> RunResult:

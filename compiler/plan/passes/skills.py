@@ -1,13 +1,17 @@
-"""Pass D, deterministic part: tools and execution mode per backend; contracts re-hashed.
+"""Pass D, deterministic part: tools, execution mode and `invoke skill:` bindings; re-hashed.
 
-Skill discovery and the model's choice among discovered skills arrive with the model layer;
-until then no step recommends a skill, and nothing here pretends otherwise.
+A step that invokes a skill is bound to that skill's package: its id, the sha256 of the SKILL.md
+and output schema as loaded, and the output schema itself, all sealed into the contract hash. A
+missing or deprecated skill fails the compile (fails closed): the step never degrades into a
+free-form step. Discovering skills for steps that do not name one arrives with the model layer.
 """
 
+from compiler.errors import CompilerError
 from compiler.plan.context import CompileContext
 from compiler.plan.contracts.finalize import rehash
 from compiler.plan.passes.contracts import plan_hash
-from schemas.compiled import Backend, ContractPlan
+from schemas.compiled import Backend, CompiledStep, ContractPlan
+from schemas.diagnostics import Diagnostic
 
 TOOLS_BY_BACKEND: dict[Backend, list[str]] = {
     "sandbox.frozen": ["log.note", "artifact.evaluate"],
@@ -19,16 +23,63 @@ TOOLS_BY_BACKEND: dict[Backend, list[str]] = {
 
 
 def skills(plan: ContractPlan, *, ctx: CompileContext) -> ContractPlan:
-    """Bind allowed tools and execution mode to every step and re-seal its contract."""
-    steps = [
-        rehash(
-            s.model_copy(
-                update={
-                    "allowed_tool_ids": list(TOOLS_BY_BACKEND[s.backend]),
-                    "execution_mode": s.kind,
-                }
-            )
-        )
-        for s in plan.steps
-    ]
+    """Bind allowed tools, execution mode and skills to every step and re-seal its contract."""
+    problems: list[Diagnostic] = []
+    steps = []
+    for s in plan.steps:
+        update: dict[str, object] = {
+            "allowed_tool_ids": list(TOOLS_BY_BACKEND[s.backend]),
+            "execution_mode": s.kind,
+        }
+        if s.invoke_skill is not None:
+            problems += _skill_problems(s, ctx)
+            skill = ctx.library.skills.get(s.invoke_skill)
+            if skill is not None:
+                update.update(
+                    recommended_skill_ids=[skill.skill_id],
+                    skill_sha256=skill.sha256,
+                    skill_output_schema=skill.output_schema,
+                )
+        steps.append(rehash(s.model_copy(update=update)))
+    if problems:
+        raise CompilerError(problems)
     return plan.model_copy(update={"steps": steps, "plan_hash": plan_hash(plan.mission, steps)})
+
+
+def _skill_problems(step: CompiledStep, ctx: CompileContext) -> list[Diagnostic]:
+    skill_id = step.invoke_skill
+    skill = ctx.library.skills.get(skill_id or "")
+    known = ", ".join(sorted(ctx.library.skills)) or "none loaded"
+    if skill is None:
+        return [
+            Diagnostic(
+                code="E_UNKNOWN_SKILL",
+                message=f"step invokes skill {skill_id!r}, which is not in the skill library",
+                hint=f"name a skill from stdlib/skills or a pack's skills/ ({known})",
+                step_key=step.step_key,
+                field="invoke_skill",
+            )
+        ]
+    if skill.deprecated:
+        return [
+            Diagnostic(
+                code="E_SKILL_DEPRECATED",
+                message=f"skill {skill_id!r} is deprecated; a step may not invoke it",
+                hint="invoke its replacement (see the skill's SKILL.md) or remove the step",
+                step_key=step.step_key,
+                field="invoke_skill",
+            )
+        ]
+    json_outputs = [p for p in step.executable_contract_v2.write_paths if p.endswith(".json")]
+    if skill.output_schema is not None and not json_outputs:
+        return [
+            Diagnostic(
+                code="E_SKILL_OUTPUT",
+                message=f"skill {skill_id!r} declares a JSON output schema but the step writes no "
+                ".json output",
+                hint="add an expected output such as output/<step>.json",
+                step_key=step.step_key,
+                field="expected_outputs",
+            )
+        ]
+    return []
