@@ -2,6 +2,7 @@
 
 import asyncio
 import concurrent.futures
+import logging
 import math
 from pathlib import Path
 from typing import Annotated, Any
@@ -172,6 +173,9 @@ async def _run_started(
                 "`forge worker` in another terminal so the run makes progress."
             )
         return 0
+    # The in-process worker's "activity failed" warnings (with tracebacks) would interleave
+    # with the live view, which already reports each failed step with its class and reason.
+    logging.getLogger("temporalio.activity").setLevel(logging.ERROR)
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         async with build_worker(client, s, services, pool):
             handle = await runs.start_run(client, s, run)
