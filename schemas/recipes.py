@@ -110,10 +110,10 @@ class ScoredRecipe(FrozenModel):
 class MatchResult(FrozenModel):
     tier: Tier
     matches: list[ScoredRecipe] = Field(
-        description="recipes that cleared the threshold, best first"
+        description="recipes that cleared the threshold, best first (at most 20)"
     )
     considered: list[ScoredRecipe] = Field(
-        default_factory=list, description="every recipe with any evidence, best first"
+        default_factory=list, description="the best 20 recipes with any evidence, best first"
     )
     threshold: float = 3.0
     catalog_size: int = 0

@@ -83,7 +83,9 @@ def effort_signals(prompt: str) -> EffortSignals:
     score += min(4, len(deep))
     score += min(4, 2 * len(ultra))
     score += questions >= 3
-    trivial_hit = bool(TRIVIAL.search(text)) and n <= 8
+    # Conversational only: a greeting or thanks with at most two other words around it
+    # ("hey, the checkout page crashes on submit" is a request, not small talk).
+    trivial_hit = bool(TRIVIAL.search(text)) and len(_WORD.findall(TRIVIAL.sub(" ", text))) <= 2
     tier: Effort
     if not deep and not ultra and (trivial_hit or (n <= 4 and score == 0) or n == 0):
         tier = "trivial"

@@ -3,14 +3,15 @@
 FUZZY-MATCH (text.fuzzy) compares two words; scoring a prompt against 10,000 recipes that way is
 millions of comparisons. Here each side is reduced once to keys (the word, its stem, its prefixes
 of length >= 4, the one-deletion variants of its stem), so "does any prompt token fuzzily match this
-recipe word" is a few set lookups, and the index maps every key to the recipes holding it so only
-recipes that can score at all are scored. The answers are exactly those of text.fuzzy: the tests
-compare both on every labelled prompt and on generated words.
+recipe word" is a few set lookups; the index maps every key to the library's words that hold it,
+and every word to the recipes holding it, so only recipes that can score at all are scored. The
+answers are exactly those of text.fuzzy: the tests compare both on generated words, and the
+indexed scorer with the full scan on every labelled prompt and on generated libraries.
 """
 
 from dataclasses import dataclass, field
 
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 from compiler.recipes.text import (
     EDIT_MIN,
@@ -97,7 +98,7 @@ class PromptKeys:
         if n >= EDIT_MIN:
             for variant in w.deletions:
                 for st in self.deletions.get(variant, ()):
-                    if Levenshtein.distance(st, w.stem, score_cutoff=1) <= 1:
+                    if OSA.distance(st, w.stem, score_cutoff=1) <= 1:
                         return True
         return False
 
@@ -127,15 +128,6 @@ class RecipeKeys:
             anti_words=anti_words,
             anti_phrases=anti_phrases,
         )
-
-    def positive_words(self) -> list[WordKeys]:
-        phrase_words = [
-            WordKeys.of(w)
-            for p in self.tag_phrases
-            for w in p
-            if w not in STOP_WORDS and len(w) > 1
-        ]
-        return [*self.tag_words, *self.title, *self.summary, *phrase_words]
 
 
 def _split(items: list[str]) -> tuple[tuple[WordKeys, ...], tuple[tuple[str, ...], ...]]:

@@ -26,6 +26,7 @@ _PROCEDURE = re.compile(r"workflow|steps|procedure|instructions|how to use|proce
 _STEP_HEAD = re.compile(r"^#{2,4}\s+step\s+(\d+)\s*[:.)-]?\s*(.*?)\s*$", re.MULTILINE | re.I)
 _ITEM = re.compile(r"^(\d+)[.)]\s+(.*)$")
 MAX_SKILL = 256 * 1024
+MAX_TITLE = 72
 
 
 class RecipeImportError(ValueError):
@@ -152,9 +153,16 @@ def _numbered_items(text: str) -> list[RecipeStepSpec]:
             items.append([m.group(2)])
         elif items and line.strip():
             items[-1].append(line.strip())
-    steps = []
-    for lines in items:
-        head = lines[0]
-        title = re.split(r"(?<=[.:!?])\s", head, maxsplit=1)[0].rstrip(".:").strip("*_ ")
-        steps.append(RecipeStepSpec(title=title[:80] or head[:80], body="\n".join(lines)))
-    return steps
+    return [
+        RecipeStepSpec(title=_title(lines[0]) or lines[0][:MAX_TITLE], body="\n".join(lines))
+        for lines in items
+    ]
+
+
+def _title(head: str) -> str:
+    """The item's first sentence; a long one is cut at its first clause, else between words."""
+    title = re.split(r"(?<=[.:!?])\s", head, maxsplit=1)[0].rstrip(".:").strip("*_ ")
+    if len(title) > MAX_TITLE:
+        clause = re.split(r"[,;]\s|\s[-\u2014]\s", title, maxsplit=1)[0]
+        title = clause if len(clause) <= MAX_TITLE else title[: MAX_TITLE + 1].rsplit(" ", 1)[0]
+    return title

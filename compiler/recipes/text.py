@@ -2,14 +2,15 @@
 
 A prompt word matches a recipe word when they are equal; when they share a stem (snowball English,
 both at least 3 long); when one is a prefix of the other (both at least 4 long); or when their stems
-are one edit apart (both at least 5 long). Tiny tokens therefore match only by equality.
+are one edit apart, a swap of two adjacent letters counting as one edit (optimal string alignment;
+both at least 5 long). Tiny tokens therefore match only by equality.
 """
 
 import re
 from functools import lru_cache
 
 import snowballstemmer
-from rapidfuzz.distance import Levenshtein
+from rapidfuzz.distance import OSA
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STEMMER = snowballstemmer.stemmer("english")
@@ -64,7 +65,7 @@ def fuzzy(a: str, b: str) -> bool:
     if la >= PREFIX_MIN and lb >= PREFIX_MIN and (a.startswith(b) or b.startswith(a)):
         return True
     if la >= EDIT_MIN and lb >= EDIT_MIN:
-        return Levenshtein.distance(stem(a), stem(b), score_cutoff=1) <= 1
+        return OSA.distance(stem(a), stem(b), score_cutoff=1) <= 1
     return False
 
 

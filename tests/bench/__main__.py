@@ -14,11 +14,20 @@ from tests.bench import (
     bench_imprint,
     bench_ladder,
     bench_receipts,
+    bench_recipes,
     bench_sandbox,
 )
 from workers.runtime import tune_gc
 
-BENCHES = (bench_compile, bench_receipts, bench_sandbox, bench_harness, bench_ladder, bench_imprint)
+BENCHES = (
+    bench_compile,
+    bench_receipts,
+    bench_sandbox,
+    bench_harness,
+    bench_ladder,
+    bench_imprint,
+    bench_recipes,
+)
 OUT = Path("bench-results.json")
 
 
