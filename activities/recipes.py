@@ -22,6 +22,7 @@ from compiler.recipes.candidate import candidate_from_plan, with_verification
 from compiler.recipes.disk import recipe_files
 from compiler.recipes.effort import effort_policy
 from compiler.recipes.library import RecipeLibrary
+from compiler.recipes.match import Fitness
 from compiler.recipes.skillpack import compose_from_library
 from schemas.artifacts import ArtifactRef
 from schemas.plan import PlannerCandidate
@@ -90,7 +91,7 @@ class RecipeActivities:
         objective = inp.objective or self._mission(inp.plan_ref)
         signals = effort_signals(objective)
         policy = effort_policy(signals.tier)
-        fitness = fitness_lookup(recipe_fitness(self._events, tenant_id=inp.tenant_id))
+        fitness = self._fitness(inp.tenant_id)
         result = library.match(objective, fitness=fitness)
         shown = result.model_copy(update={"considered": result.considered[:SHOWN]})
         trail = [
@@ -207,6 +208,22 @@ class RecipeActivities:
             )
         )
         return written.slug
+
+    def _fitness(self, tenant_id: str) -> Fitness:
+        """The fitness seam, reading the event log only if a recipe clears the threshold.
+
+        Most objectives never ask (nothing clears the bar), so the start of a run does not
+        scan the log of every tagged run for nothing.
+        """
+        table: Fitness | None = None
+
+        def lookup(key: str) -> float | None:
+            nonlocal table
+            if table is None:
+                table = fitness_lookup(recipe_fitness(self._events, tenant_id=tenant_id))
+            return table(key)
+
+        return lookup
 
     @activity.defn(name="recipes__plan")
     def plan(self, inp: RecipePlanInput) -> RecipePlanResult:

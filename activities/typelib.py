@@ -1,5 +1,6 @@
 """Reads pack directories from disk into the compiler's pure type-library builder."""
 
+import functools
 import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -10,7 +11,7 @@ from pydantic import ValidationError
 
 from compiler.errors import PackError
 from compiler.plan.context import ProfileLayers
-from compiler.recipes.skillpack import OUTPUT_SCHEMA_KEY, skill_package
+from compiler.recipes.skillpack import skill_package
 from compiler.recipes.skills import RecipeImportError
 from compiler.typesystem.library import (
     Category,
@@ -113,6 +114,14 @@ def load_library(extra_dirs: Sequence[Path] = ()) -> TypeLibrary:
     return with_skills(build_library(docs), skills)
 
 
+def _sibling(directory: Path, name: str) -> str | None:
+    """A regular, non-symlinked file beside SKILL.md, or None."""
+    path = directory / name
+    if path.is_symlink() or not path.is_file():
+        return None
+    return path.read_text(encoding="utf-8")
+
+
 def load_skills(directory: Path) -> dict[str, SkillPackage]:
     """Every `<id>/SKILL.md` package under `directory`; a bad one is a PackError with the file."""
     found: dict[str, SkillPackage] = {}
@@ -123,19 +132,15 @@ def load_skills(directory: Path) -> dict[str, SkillPackage]:
             continue
         text = path.read_text(encoding="utf-8")
         files = [str(f.relative_to(path.parent)) for f in path.parent.rglob("*") if f.is_file()]
-        schema_text = None
         try:
-            front = yaml.safe_load(text.split("---", 2)[1]) if text.startswith("---") else None
-            meta = front.get("metadata") if isinstance(front, dict) else None
-            name = meta.get(OUTPUT_SCHEMA_KEY) if isinstance(meta, dict) else None
-            if isinstance(name, str) and (path.parent / name).is_file():
-                if Path(name).name != name:
-                    raise RecipeImportError(f"{_display(path)}: {name!r} must sit beside SKILL.md")
-                schema_text = (path.parent / name).read_text(encoding="utf-8")
             pkg = skill_package(
-                text, path.parent.name, schema_text=schema_text, files=files, source=_display(path)
+                text,
+                path.parent.name,
+                read_file=functools.partial(_sibling, path.parent),
+                files=files,
+                source=_display(path),
             )
-        except (RecipeImportError, yaml.YAMLError, IndexError) as err:
+        except RecipeImportError as err:
             problems.append((_display(path), "SKILL.md", str(err)))
             continue
         found[pkg.skill_id] = pkg

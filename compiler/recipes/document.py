@@ -11,10 +11,10 @@ from typing import Any
 import yaml
 
 from compiler.recipes.directives import parse_directives
+from compiler.recipes.frontmatter import split_frontmatter
 from compiler.recipes.validate import normalize_spec, validate_spec
 from schemas.recipes import Recipe, RecipeStep
 
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _STEP = re.compile(r"^###\s+(\d+)\.\s+(.+?)\s*$", re.MULTILINE)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 MAX_DOCUMENT = 256 * 1024
@@ -28,20 +28,12 @@ def parse_document(text: str, source: str = "<recipe>") -> dict[str, Any]:
     """The spec dict of a recipe document (not yet validated)."""
     if len(text) > MAX_DOCUMENT:
         raise RecipeFormatError(f"{source}: {len(text):,} bytes; a recipe is at most 256 KiB")
-    m = _FRONT.match(text.replace("\r\n", "\n"))
-    if not m:
-        raise RecipeFormatError(
-            f"{source}: no frontmatter; a recipe starts with `---`, YAML fields, `---`"
-        )
-    try:
-        front = yaml.safe_load(m.group(1))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 2}" if mark is not None else ""
-        raise RecipeFormatError(f"{source}:{where} frontmatter is not valid YAML: {err}") from None
-    if not isinstance(front, dict):
-        raise RecipeFormatError(f"{source}: frontmatter must be a mapping of fields")
-    body = text.replace("\r\n", "\n")[m.end() :]
+    front, body = split_frontmatter(
+        text,
+        source,
+        RecipeFormatError,
+        "no frontmatter; a recipe starts with `---`, YAML fields, `---`",
+    )
     spec = dict(front)
     if "steps" in spec:
         raise RecipeFormatError(f"{source}: steps belong in the body as `### N. Title`")

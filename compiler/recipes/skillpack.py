@@ -7,6 +7,7 @@
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -28,11 +29,14 @@ def skill_package(
     text: str,
     dirname: str,
     *,
-    schema_text: str | None,
+    read_file: Callable[[str], str | None],
     files: list[str],
     source: str,
 ) -> SkillPackage:
-    """One skill; raises RecipeImportError naming the file and the problem."""
+    """One skill; raises RecipeImportError naming the file and the problem.
+
+    `read_file(name)` returns a file beside SKILL.md (the output schema), or None if absent.
+    """
     front, body = _frontmatter(text.replace("\r\n", "\n"), source)
     name, description = front.get("name"), front.get("description")
     if not isinstance(name, str) or not NAME.match(name) or name != dirname:
@@ -45,7 +49,15 @@ def skill_package(
     if not isinstance(metadata, dict):
         raise RecipeImportError(f"{source}: metadata must map keys to strings")
     schema: dict[str, Any] | None = None
-    if metadata.get(OUTPUT_SCHEMA_KEY):
+    schema_text: str | None = None
+    schema_name = metadata.get(OUTPUT_SCHEMA_KEY)
+    if schema_name:
+        if not isinstance(schema_name, str) or "/" in schema_name or schema_name in (".", ".."):
+            raise RecipeImportError(
+                f"{source}: metadata.{OUTPUT_SCHEMA_KEY} {schema_name!r} must name a file "
+                "beside SKILL.md"
+            )
+        schema_text = read_file(schema_name)
         if schema_text is None:
             raise RecipeImportError(
                 f"{source}: metadata.{OUTPUT_SCHEMA_KEY} names {metadata[OUTPUT_SCHEMA_KEY]!r}, "

@@ -10,16 +10,14 @@ step with a directive (an imported skill cannot call a recipe or loop).
 import re
 from typing import Any
 
-import yaml
-
 from compiler.recipes.directives import leading_directive_lines
+from compiler.recipes.frontmatter import split_frontmatter
 from compiler.recipes.text import tokens
 from compiler.recipes.validate import validate_spec
 from schemas.recipes import RecipeSpec, RecipeStepSpec
 
 NAME = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?!-)){0,63}$")
 FIELDS = {"name", "description", "license", "compatibility", "metadata", "allowed-tools"}
-_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 # A numbered heading is not a section: left in a body, the validator reports it as a phantom step.
 _SECTION = re.compile(r"^(#{2,3})\s+(?!\d+\s*[.)])(.+?)\s*$", re.MULTILINE)
 _PROCEDURE = re.compile(r"workflow|steps|procedure|instructions|how to use|process", re.I)
@@ -101,16 +99,9 @@ def spec_dict(spec: RecipeSpec) -> dict[str, Any]:
 
 
 def _frontmatter(text: str, source: str) -> tuple[dict[str, Any], str]:
-    m = _FRONT.match(text)
-    if not m:
-        raise RecipeImportError(f"{source}: no YAML frontmatter (a SKILL.md starts with `---`)")
-    try:
-        front = yaml.safe_load(m.group(1))
-    except yaml.YAMLError as err:
-        raise RecipeImportError(f"{source}: frontmatter is not valid YAML: {err}") from None
-    if not isinstance(front, dict):
-        raise RecipeImportError(f"{source}: frontmatter must be a mapping")
-    return front, text[m.end() :]
+    return split_frontmatter(
+        text, source, RecipeImportError, "no YAML frontmatter (a SKILL.md starts with `---`)"
+    )
 
 
 def _infer_steps(body: str, name: str) -> list[RecipeStepSpec]:
