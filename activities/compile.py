@@ -1,27 +1,34 @@
 """The compile passes as Temporal activities: inputs and outputs travel by reference."""
 
 import json
+from collections.abc import Mapping
 from typing import TypeVar
 
 from pydantic import BaseModel
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.errors import compiler_failure
+from activities.errors import compiler_failure, model_failure
+from activities.models.base import ModelError
+from activities.models.gateway import ModelGateway
+from activities.resolvers import WEAK, choose_skills_by_model, resolve_weak_steps
 from activities.store.artifacts import ArtifactStore
+from activities.store.skills_registry import SkillRegistry, registry_skills_for
 from compiler.errors import CompilerError
-from compiler.plan.context import CompileContext, ProfileLayers
+from compiler.plan.context import CompileContext, ProfileLayers, resolve_profile
 from compiler.plan.parse import parse_candidate
 from compiler.plan.passes.contracts import contracts
 from compiler.plan.passes.freeze import freeze
 from compiler.plan.passes.resolve import resolve
-from compiler.plan.passes.skills import skills
-from compiler.typesystem.library import TypeLibrary
+from compiler.plan.passes.skills import skill_candidates, skills
+from compiler.typesystem.library import TypeLibrary, with_skills
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan, ContractPlan
+from schemas.context import ContextPack, RunContext
+from schemas.models import CallScope
 from schemas.plan import ResolvedPlan
-from schemas.profile import ExecutionProfile
+from schemas.profile import ConsumerBinding, ExecutionProfile
 from schemas.run import CompileInput, CompileResult, FreezeResult, StepNode
 
 M = TypeVar("M", bound=BaseModel)
@@ -31,10 +38,22 @@ MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 class CompileActivities:
     """Passes B..E over documents in the artifact store; the type library is loaded once."""
 
-    def __init__(self, artifacts: ArtifactStore, library: TypeLibrary, profiles: ProfileLayers):
+    def __init__(
+        self,
+        artifacts: ArtifactStore,
+        library: TypeLibrary,
+        profiles: ProfileLayers,
+        *,
+        gateway: ModelGateway | None = None,
+        packs: Mapping[str, ContextPack] | None = None,
+        registry: SkillRegistry | None = None,
+    ):
         self._artifacts = artifacts
         self._library = library
         self._profiles = profiles
+        self._gateway = gateway
+        self._packs = dict(packs or {})
+        self._registry = registry
 
     def _ctx(self, inp: CompileInput) -> CompileContext:
         profiles = self._profiles
@@ -43,7 +62,39 @@ class CompileActivities:
             run_profile = ExecutionProfile.model_validate(inp.profile_document)
             profiles = profiles.model_copy(update={"run": {run_profile.profile_id: run_profile}})
             ref = run_profile.profile_id
-        return CompileContext(library=self._library, profiles=profiles, profile_ref=ref)
+        library = self._library
+        if self._registry is not None:
+            # The tenant's registered skills join the stdlib and pack skills (which win a clash).
+            merged = registry_skills_for(self._registry, inp.tenant_id, library.skills)
+            library = with_skills(library, merged.skills)
+        return CompileContext(library=library, profiles=profiles, profile_ref=ref)
+
+    def _model_call(
+        self, inp: CompileInput, ctx: CompileContext, phase: str, pack: str
+    ) -> tuple[ConsumerBinding, ContextPack, RunContext, CallScope] | None:
+        """What a Pass B/D model call needs, or None when this compile has no model to ask."""
+        if self._gateway is None or inp.cause_event_id is None or pack not in self._packs:
+            return None
+        binding = resolve_profile(ctx).profile.planner_phase_bindings.get(phase)
+        if binding is None:
+            return None
+        run_context = RunContext(
+            tenant_id=inp.tenant_id,
+            project_id=inp.project_id,
+            run_id=inp.run_id,
+            safety_mode="confirm",
+            snapshot_id=ctx.library.snapshot_hash,
+            facts={"phase": phase},
+        )
+        scope = CallScope(
+            tenant_id=inp.tenant_id,
+            project_id=inp.project_id,
+            run_id=inp.run_id,
+            stream_id=f"{inp.run_id}:compile",
+            caused_by=inp.cause_event_id,
+            call_key=phase,
+        )
+        return binding, self._packs[pack], run_context, scope
 
     def load(self, ref: ArtifactRef, model: type[M]) -> M:
         return model.model_validate_json(self._artifacts.read_bytes(ref.sha256, MAX_DOCUMENT_BYTES))
@@ -65,11 +116,35 @@ class CompileActivities:
             raise ApplicationError(
                 f"the plan is not JSON: {exc}", type="CompilerError", non_retryable=True
             ) from None
+        ctx = self._ctx(inp)
         try:
-            resolved = resolve(parse_candidate(document), ctx=self._ctx(inp))
+            candidate = parse_candidate(document)
+            resolved = resolve(candidate, ctx=ctx)
         except CompilerError as exc:
             raise compiler_failure(exc) from None
+        asked = self._model_call(inp, ctx, "pass_b", "resolver")
+        if asked is not None and any(s.resolution_status in WEAK for s in resolved.steps):
+            binding, pack, run_context, scope = asked
+            try:
+                resolved = resolve_weak_steps(
+                    candidate,
+                    resolved,
+                    ctx=ctx,
+                    gateway=self._gateway_or_fail(),
+                    pack=pack,
+                    binding=binding,
+                    run_context=run_context,
+                    scope=scope,
+                )
+            except ModelError as exc:
+                raise model_failure(exc) from None
+            except CompilerError as exc:
+                raise compiler_failure(exc) from None
         return CompileResult(output_ref=self._store(inp.run_id, "resolved", resolved))
+
+    def _gateway_or_fail(self) -> ModelGateway:
+        assert self._gateway is not None
+        return self._gateway
 
     @activity.defn(name="compile__contracts")
     def contracts(self, inp: CompileInput) -> CompileResult:
@@ -82,8 +157,33 @@ class CompileActivities:
 
     @activity.defn(name="compile__skills")
     def skills(self, inp: CompileInput) -> CompileResult:
-        """Pass D (deterministic part): tools and execution mode, contracts re-hashed."""
-        plan = skills(self.load(inp.source_ref, ContractPlan), ctx=self._ctx(inp))
+        """Pass D: tools, execution mode and skills; contracts re-hashed.
+
+        With a model, the skill resolver chooses each step's skills among what discovery offers.
+        """
+        ctx = self._ctx(inp)
+        source = self.load(inp.source_ref, ContractPlan)
+        choices: dict[str, list[str]] | None = None
+        asked = self._model_call(inp, ctx, "pass_d", "skill_resolver")
+        offered = skill_candidates(source, ctx=ctx)
+        if asked is not None and any(offered.values()):
+            binding, pack, run_context, scope = asked
+            try:
+                choices = choose_skills_by_model(
+                    offered,
+                    gateway=self._gateway_or_fail(),
+                    pack=pack,
+                    binding=binding,
+                    run_context=run_context,
+                    scope=scope,
+                    step_texts={s.step_key: f"{s.label}. {s.objective}" for s in source.steps},
+                )
+            except ModelError as exc:
+                raise model_failure(exc) from None
+        try:
+            plan = skills(source, ctx=ctx, choices=choices)
+        except CompilerError as exc:
+            raise compiler_failure(exc) from None
         return CompileResult(output_ref=self._store(inp.run_id, "skills", plan))
 
     @activity.defn(name="compile__freeze")

@@ -27,3 +27,13 @@ def step_failure(
         type=failure_class,
         non_retryable=not retryable,
     )
+
+
+def model_failure(exc: Any) -> ApplicationError:
+    """A model call that failed (activities.models.base.ModelError): retryable by its class."""
+    return ApplicationError(
+        f"model call failed: {exc.message}",
+        {"failure_class": exc.failure_class},
+        type=exc.failure_class,
+        non_retryable=not exc.retryable,
+    )

@@ -147,9 +147,9 @@ class RecipeActivities:
                 trail=trail,
                 hints=hints,
                 message=(
-                    f"{why}; planning this objective needs the planner model, which arrives with "
-                    "the model layer. Start the run with a plan (forge run PLAN.json) or reword "
-                    "the objective so one recipe matches clearly (forge recipes match TEXT)."
+                    f"{why}; the planner model plans this objective (compile__plan). To skip "
+                    "it, start the run with a plan (forge run PLAN.json) or reword the objective "
+                    "so one recipe matches clearly (forge recipes match TEXT)."
                 ),
                 **common,
             )

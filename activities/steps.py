@@ -3,7 +3,7 @@
 import contextvars
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,19 +11,41 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.codeact import (
+    HarnessSession,
+    ModelServices,
+    blocked_evaluations,
+    evaluate_handler,
+    evaluate_key_material,
+    evaluator_unavailable,
+    evidence_from_receipt,
+    repair_context,
+    run_evaluate_step,
+    surfaced_tool_ids,
+)
 from activities.errors import step_failure
+from activities.executor import ExecutorFailure, LoopSpec, TurnReport, run_loop
+from activities.models.base import ModelError
 from activities.sandbox import harness
+from activities.sandbox.bridge import BridgeLedger, BridgeServer, ToolHandler
+from activities.sandbox.bridge_tools import builtin_handlers
 from activities.sandbox.harness import StepFailure
 from activities.sandbox.receipts import receipt_summary
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
+from activities.skills_materialize import SkillGovernanceError, skill_dirs_for
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
-from compiler.budget import LedgerError, step_overrun, usage_from_events
+from activities.store.skills_registry import SkillRegistry, registry_skills_for
+from compiler.budget import LedgerError, step_budget_refusal, step_overrun, usage_from_events
 from compiler.typesystem.library import TypeLibrary
 from schemas.artifacts import ArtifactRef, Provenance
-from schemas.budget import Usage
+from schemas.bridge import BridgePolicy
+from schemas.budget import TOOL_CALLED, ToolCalled, Usage
 from schemas.compiled import CompiledPlan, CompiledStep
+from schemas.context import ContextPack, RunContext
 from schemas.events import EventDraft
+from schemas.models import RETRYABLE_MODEL_FAILURES, CallScope
+from schemas.profile import ConsumerBinding
 from schemas.receipts import Receipt
 from schemas.run import (
     FinalizeInput,
@@ -63,6 +85,7 @@ def _heartbeating() -> Iterator[None]:
 ITERATION_FILE = "meta/iteration"
 NOTE_FILE = "work/note.md"  # the step's done-note: what a loop's until-dry / until MARKER reads
 NOTE_MAX = 4096
+CODE_IN_EVENT = 8000  # characters of a program kept in its tool.called.v1 (all of it in the store)
 
 
 def read_note(workspace: Path) -> str | None:
@@ -80,12 +103,24 @@ class StepActivities:
     """Runs one step attempt through the nine harness steps; holds the stores it writes to."""
 
     def __init__(
-        self, artifacts: ArtifactStore, events: EventStore, library: TypeLibrary, runs_dir: Path
+        self,
+        artifacts: ArtifactStore,
+        events: EventStore,
+        library: TypeLibrary,
+        runs_dir: Path,
+        *,
+        models: ModelServices | None = None,
+        registry: SkillRegistry | None = None,
+        packs: Mapping[str, ContextPack] | None = None,
     ) -> None:
         self._artifacts = artifacts
         self._events = events
         self._library = library
         self._runs_dir = runs_dir
+        self._models = models
+        self._registry = registry
+        # The executor's context pack decides which of a step's tools its code may call.
+        self._packs = dict(packs if packs is not None else models.packs if models else {})
         self._plans: dict[str, CompiledPlan] = {}
 
     def _plan(self, ref: ArtifactRef) -> CompiledPlan:
@@ -223,7 +258,11 @@ class StepActivities:
             with _heartbeating():
                 result = self._attempt(inp, plan, step, workspace, attempt, started, pending)
         except StepFailure as failure:
-            retryable = failure.failure_class in step.repair_policy.retryable_failure_classes
+            retryable = (
+                failure.failure_class in step.repair_policy.retryable_failure_classes
+                # A provider that is rate-limited, overloaded or down: a later attempt may work.
+                or failure.failure_class in RETRYABLE_MODEL_FAILURES
+            )
             failed = self._draft(
                 inp,
                 "step.failed.v1",
@@ -247,6 +286,7 @@ class StepActivities:
         finally:
             # Receipts and events keep what matters; a workspace never outlives its attempt.
             shutil.rmtree(workspace, ignore_errors=True)
+            shutil.rmtree(workspace.parent / f"{workspace.name}.skills", ignore_errors=True)
         return result
 
     def _attempt(
@@ -281,10 +321,7 @@ class StepActivities:
         self._append(inp, pending)
         pending.clear()
         harness.verify_inputs(pre, step)
-        executor = harness.executor_for(step, self._adapter_source)
-        harness.run_executor(
-            workspace, executor, plan.profile_snapshot.profile.sandbox, heartbeat=activity.heartbeat
-        )
+        code = self._run_executor(inp, plan, step, workspace, attempt, started, pre)
         contract = next(
             p.execution_contract for p in plan.dispatch_packets if p.step_key == step.step_key
         )
@@ -316,12 +353,13 @@ class StepActivities:
         harness.verify_outputs(post, step)
         harness.verify_skill_output(workspace, step)
         outputs = harness.persist_outputs(workspace, step, self._artifacts)
+        code_ref = self._store_code(inp, code, attempt) if code is not None else None
         provenance = Provenance(
             run_id=inp.run_id,
             step_key=step.step_key,
             contract_hash=step.contract_hash,
             input_hashes={p: r.sha256 for p, r in sorted(inp.inputs.items())},
-            code_hash=step.executable_contract_v2.code_sha256,
+            code_hash=code_ref.sha256 if code_ref else step.executable_contract_v2.code_sha256,
             attempt=attempt,
         )
         drafts = []
@@ -353,6 +391,7 @@ class StepActivities:
                 "postflight_ref": post_ref.model_dump(mode="json"),
                 "receipt": summary,
                 "note": note,
+                **({"code_ref": code_ref.model_dump(mode="json")} if code_ref else {}),
             },
         )
         self._append(inp, [*pending, *drafts, completed])
@@ -368,6 +407,325 @@ class StepActivities:
             usage=usage,
             iteration=inp.iteration,
             note=note,
+        )
+
+    def _run_executor(
+        self,
+        inp: StepExecuteInput,
+        plan: CompiledPlan,
+        step: CompiledStep,
+        workspace: Path,
+        attempt: int,
+        started: str,
+        pre: Receipt,
+    ) -> str | None:
+        """Step 6 of the harness; returns the model-written program that produced the outputs.
+
+        Step code runs with the governed tool bridge served on meta/bridge.sock; a blocking
+        evaluation its code asked for that did not pass fails the attempt.
+        """
+        skill_dirs = self._skill_dirs(inp, plan, step, workspace)
+        run_context = self._run_context(inp, plan, step)
+        with self._bridge(inp, plan, step, workspace, attempt, started, run_context):
+            code = self._execute(inp, plan, step, workspace, attempt, started, pre, skill_dirs)
+        if step.backend == "evaluator":
+            return code  # its own verdict is enforced by run_evaluate_step (review cycles too)
+        blocked = blocked_evaluations(
+            self._events.read_stream(f"{inp.run_id}:step:{inp.step_key}"), attempt, inp.iteration
+        )
+        if blocked:
+            raise StepFailure(
+                "EVALUATION_FAILED",
+                f"step {step.step_key}: a blocking evaluation did not pass: " + "; ".join(blocked),
+            )
+        return code
+
+    @contextmanager
+    def _bridge(
+        self,
+        inp: StepExecuteInput,
+        plan: CompiledPlan,
+        step: CompiledStep,
+        workspace: Path,
+        attempt: int,
+        started: str,
+        run_context: RunContext,
+    ) -> Iterator[None]:
+        """Serve the bridge for step code: the step's allowed tools the context surfaces."""
+        if step.backend not in ("sandbox.frozen", "sandbox.session"):
+            yield
+            return
+        profile = plan.profile_snapshot.profile
+        packet = next(p for p in plan.dispatch_packets if p.step_key == step.step_key)
+        surfaced = surfaced_tool_ids(self._packs["executor"], run_context)
+        policy = BridgePolicy(
+            run_id=inp.run_id,
+            step_key=inp.step_key,
+            attempt=attempt,
+            iteration=inp.iteration,
+            contract_hash=step.contract_hash,
+            allowed_tool_ids=[
+                t for t in step.allowed_tool_ids if t != "sandbox.session" and t in surfaced
+            ],
+            bridge_call_budget=packet.execution_contract.bridge_call_budget,
+            egress=profile.egress,
+            tenant_id=inp.tenant_id,
+            project_id=inp.project_id,
+        )
+        ledger = BridgeLedger(
+            self._events,
+            self._artifacts,
+            policy=policy,
+            caused_by=started,
+            run_budget_refusal=lambda: step_budget_refusal(
+                inp.budget_left, self._usage(inp, attempt)
+            ),
+        )
+        binding = profile.executor_by_backend.get("evaluator")
+        evaluate: ToolHandler = evaluator_unavailable
+        if self._models is not None and binding is not None:
+            evaluate = evaluate_handler(
+                self._models.evaluator,
+                workspace,
+                binding=binding,
+                scope=CallScope(
+                    tenant_id=inp.tenant_id,
+                    project_id=inp.project_id,
+                    run_id=inp.run_id,
+                    stream_id=f"{inp.run_id}:step:{inp.step_key}",
+                    step_key=inp.step_key,
+                    attempt=attempt,
+                    iteration=inp.iteration,
+                    caused_by=started,
+                    call_key="bridge-eval",
+                ),
+                run_context=run_context,
+            )
+        with BridgeServer(
+            workspace / "meta" / "bridge.sock",
+            policy=policy,
+            handlers={**builtin_handlers(), "artifact.evaluate": evaluate},
+            ledger=ledger,
+            key_material={"artifact.evaluate": evaluate_key_material(workspace)},
+        ):
+            yield
+
+    def _execute(
+        self,
+        inp: StepExecuteInput,
+        plan: CompiledPlan,
+        step: CompiledStep,
+        workspace: Path,
+        attempt: int,
+        started: str,
+        pre: Receipt,
+        skill_dirs: dict[str, Path],
+    ) -> str | None:
+        profile = plan.profile_snapshot.profile
+        if step.backend not in ("sandbox.session", "evaluator"):
+            executor = harness.executor_for(step, self._adapter_source)
+            harness.run_executor(
+                workspace,
+                executor,
+                profile.sandbox,
+                heartbeat=activity.heartbeat,
+                skills=skill_dirs,
+                bridge=True,
+            )
+            return None
+        models = self._models
+        if models is None:
+            raise StepFailure(
+                "EXECUTOR_UNAVAILABLE",
+                f"step {step.step_key} needs a model ({step.backend}) and this worker has no "
+                "model provider: set ANTHROPIC_API_KEY (or FORGE_MODEL_SCRIPT to a script file) "
+                "and restart the worker",
+            )
+        key = "sandbox.session" if step.backend == "sandbox.session" else "evaluator"
+        binding = profile.executor_by_backend.get(key)
+        if binding is None:
+            raise StepFailure(
+                "EXECUTOR_UNAVAILABLE",
+                f"the execution profile {plan.profile_snapshot.profile_id} binds no model for "
+                f"the {key} backend (executor_by_backend.{key})",
+            )
+        scope = CallScope(
+            tenant_id=inp.tenant_id,
+            project_id=inp.project_id,
+            run_id=inp.run_id,
+            stream_id=f"{inp.run_id}:step:{inp.step_key}",
+            step_key=inp.step_key,
+            attempt=attempt,
+            iteration=inp.iteration,
+            caused_by=started,
+            call_key="exec" if key == "sandbox.session" else "eval",
+        )
+        run_context = self._run_context(inp, plan, step)
+        try:
+            if key == "evaluator":
+                run_evaluate_step(
+                    models.evaluator,
+                    workspace,
+                    plan,
+                    step,
+                    binding=binding,
+                    scope=scope,
+                    run_context=run_context,
+                )
+                return None
+            return self._code_act(
+                inp,
+                plan,
+                step,
+                workspace,
+                attempt,
+                pre,
+                models,
+                binding,
+                scope,
+                run_context,
+                skill_dirs,
+            )
+        except ModelError as exc:
+            raise StepFailure(exc.failure_class, f"step {step.step_key}: {exc.message}") from None
+
+    def _skill_dirs(
+        self, inp: StepExecuteInput, plan: CompiledPlan, step: CompiledStep, workspace: Path
+    ) -> dict[str, Path]:
+        """The step's bound skills, governance re-checked, to bind read-only at /skills/<id>."""
+        if not step.recommended_skill_ids:
+            return {}
+        library = self._library.skills
+        if self._registry is not None:
+            library = registry_skills_for(self._registry, inp.tenant_id, library).skills
+        try:
+            return skill_dirs_for(
+                step.recommended_skill_ids,
+                library,
+                self._registry,
+                inp.tenant_id,
+                plan.profile_snapshot.profile.skill_policy,
+                step.skill_digests,
+                workspace.parent / f"{workspace.name}.skills",
+            )
+        except SkillGovernanceError as exc:
+            raise StepFailure("POLICY_BLOCKED", f"step {step.step_key}: {exc}") from None
+
+    def _run_context(
+        self, inp: StepExecuteInput, plan: CompiledPlan, step: CompiledStep
+    ) -> RunContext:
+        profile = plan.profile_snapshot.profile
+        return RunContext(
+            tenant_id=inp.tenant_id,
+            project_id=inp.project_id,
+            run_id=inp.run_id,
+            safety_mode="confirm",
+            snapshot_id=plan.library_snapshot_hash,
+            facts={
+                "backend": step.backend,
+                "step_kind": step.kind,
+                "effort": inp.effort.tier if inp.effort else "standard",
+                "network": bool(profile.egress.allow),
+                "egress_domains": sorted({r.domain for r in profile.egress.allow}),
+                "iteration": inp.iteration,
+            },
+        )
+
+    def _code_act(
+        self,
+        inp: StepExecuteInput,
+        plan: CompiledPlan,
+        step: CompiledStep,
+        workspace: Path,
+        attempt: int,
+        pre: Receipt,
+        models: ModelServices,
+        binding: ConsumerBinding,
+        scope: CallScope,
+        run_context: RunContext,
+        skill_dirs: Mapping[str, Path],
+    ) -> str:
+        packet = next(p for p in plan.dispatch_packets if p.step_key == step.step_key)
+        events = self._events.read_stream(scope.stream_id)
+        spec = LoopSpec(
+            step=step,
+            packet=packet,
+            binding=binding,
+            run_context=run_context,
+            scope=scope,
+            evidence=evidence_from_receipt(pre, plan.library_snapshot_hash),
+            bridge_tools=[t for t in step.allowed_tool_ids if t != "sandbox.session"],
+            thinking_budget_tokens=inp.effort.thinking_budget_tokens if inp.effort else None,
+            repair=repair_context(events, attempt, inp.iteration),
+        )
+        session = HarnessSession(
+            workspace,
+            step,
+            pre,
+            plan.profile_snapshot.profile.sandbox,
+            skills=skill_dirs,
+            heartbeat=activity.heartbeat,
+            budget_refusal=lambda: step_budget_refusal(inp.budget_left, self._usage(inp, attempt)),
+        )
+
+        def record(turn: int, code: str, report: TurnReport) -> None:
+            self._record_turn(inp, attempt, scope.caused_by, turn, code, report)
+
+        try:
+            outcome = run_loop(
+                spec,
+                gateway=models.gateway,
+                pack=models.packs["executor"],
+                session=session,
+                record_dispatch=record,
+            )
+        except ExecutorFailure as exc:
+            raise StepFailure(exc.failure_class, exc.message) from None
+        return outcome.code
+
+    def _record_turn(
+        self,
+        inp: StepExecuteInput,
+        attempt: int,
+        cause: str | None,
+        turn: int,
+        code: str,
+        report: TurnReport,
+    ) -> None:
+        """One executor dispatch: a tool.called.v1 with the program and what the platform saw."""
+        code_ref = self._artifacts.put_bytes(
+            code.encode("utf-8"),
+            logical_path=f"meta/{inp.run_id}/code/{inp.step_key}.{attempt}.turn-{turn}.py",
+            media_type="text/x-python",
+        )
+        payload = ToolCalled(
+            step_key=inp.step_key,
+            attempt=attempt,
+            tool="sandbox.session",
+            channel="executor",
+            iteration=inp.iteration,
+            call_key=f"exec:{turn}",
+            ok=report.verified,
+            detail={
+                "turn": turn,
+                "code": code[:CODE_IN_EVENT],
+                "code_ref": code_ref.model_dump(mode="json"),
+                "exit_code": report.exit_code,
+                "killed_by": report.killed_by,
+                "problems": report.problems[:20],
+                "files": report.files,
+            },
+        ).model_dump(mode="json")
+        payload.pop("step_key")
+        self._append(inp, [self._draft(inp, TOOL_CALLED, f"{attempt}.exec.{turn}", cause, payload)])
+
+    def _store_code(self, inp: StepExecuteInput, code: str, attempt: int) -> ArtifactRef:
+        """The program that produced the accepted outputs, kept with the step's artifacts."""
+        suffix = f"{attempt}" if inp.iteration == 1 else f"i{inp.iteration}.{attempt}"
+        return self._artifacts.put_bytes(
+            code.encode("utf-8"),
+            logical_path=f"meta/{inp.run_id}/code/{inp.step_key}.{suffix}.py",
+            media_type="text/x-python",
         )
 
     def _already_completed(

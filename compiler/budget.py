@@ -217,3 +217,45 @@ def remaining(state: BudgetState) -> BudgetLimits | None:
             else max(1e-9, round(lim.max_cost_usd - spent.cost_usd, 9))
         ),
     )
+
+
+def left_for_step(
+    state: BudgetState, reserved: Sequence[StepProjection] = ()
+) -> BudgetLimits | None:
+    """What a starting step may spend at most: the caps minus recorded spend minus `reserved`.
+
+    The step's executor and tool bridge refuse a further model call once its own recorded spend
+    reaches this; None means the run has no cap.
+    """
+    lim, spent = state.limits, state.spent
+    if lim.max_tokens is None and lim.max_cost_usd is None:
+        return None
+    held_tokens = sum(p.tokens for p in reserved)
+    held_cost = sum(p.cost_usd or 0.0 for p in reserved)
+    return BudgetLimits(
+        max_tokens=(
+            None if lim.max_tokens is None else max(1, lim.max_tokens - spent.tokens - held_tokens)
+        ),
+        max_cost_usd=(
+            None
+            if lim.max_cost_usd is None
+            else max(1e-9, round(lim.max_cost_usd - spent.cost_usd - held_cost, 9))
+        ),
+    )
+
+
+def step_budget_refusal(left: BudgetLimits | None, used: Usage) -> str | None:
+    """Why a step that has recorded `used` this attempt may not make another model call."""
+    if left is None:
+        return None
+    if left.max_tokens is not None and used.tokens >= left.max_tokens:
+        return (
+            f"the step has used {used.tokens:,} tokens, all the run had left for it "
+            f"({left.max_tokens:,}); extend the run's budget to go on"
+        )
+    if left.max_cost_usd is not None and round(used.cost_usd, 9) >= left.max_cost_usd:
+        return (
+            f"the step has spent ${used.cost_usd:,.4f}, all the run had left for it "
+            f"(${left.max_cost_usd:,.4f}); extend the run's budget to go on"
+        )
+    return None

@@ -35,9 +35,33 @@ def canonical_json(value: Any) -> bytes:
         return rfc8785.dumps(value)  # raises the package's precise error for bad values
     if not text.isascii() and _ASTRAL.search(text):
         return rfc8785.dumps(value)
-    if text[0] in "-0123456789" or _NEEDS_FULL.search(text):
+    if (text[0] in "-0123456789" or _NEEDS_FULL.search(text)) and not _safe_numbers(value):
         return rfc8785.dumps(value)
     return text.encode("utf-8")
+
+
+_SAFE_INT = 2**53
+
+
+def _safe_numbers(value: Any) -> bool:
+    """True when every number in `value` is an integer below 2**53 (no float anywhere).
+
+    Run only when the text scan saw something number-like, which strings can look like too
+    (a digest "sha256:1234e9..."): the walk settles it by type instead of by text.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is dict:
+            stack.extend(item.values())
+        elif kind is list or kind is tuple:
+            stack.extend(item)
+        elif kind is float:
+            return False
+        elif kind is int and not -_SAFE_INT < item < _SAFE_INT:
+            return False
+    return True
 
 
 def sha256_of(value: Any) -> str:

@@ -1,7 +1,7 @@
 """Budgets: recorded usage, per-run limits, projections and extensions (seed 000 §10.2)."""
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -78,6 +78,15 @@ class ModelCalled(FrozenModel):
     cost_usd: float = Field(ge=0, allow_inf_nan=False)
     latency_ms: int = Field(default=0, ge=0)
     prompt_hash: str | None = None
+    # The model layer's detail (all optional, so earlier events still validate).
+    iteration: int = Field(default=1, ge=1)
+    consumer: str | None = None
+    call_key: str | None = Field(default=None, description="idempotency key within the stream")
+    stop_reason: str | None = None
+    response_ref: dict[str, Any] | None = Field(
+        default=None, description="ArtifactRef of the stored response, for replay"
+    )
+    cost_known: bool = Field(default=True, description="False: the model has no price")
 
 
 class ToolCalled(FrozenModel):
@@ -87,6 +96,10 @@ class ToolCalled(FrozenModel):
     attempt: int = Field(default=1, ge=1)
     tool: str
     channel: ToolChannel
+    iteration: int = Field(default=1, ge=1)
+    call_key: str | None = Field(default=None, description="idempotency key")
+    ok: bool = True
+    detail: dict[str, Any] = Field(default_factory=dict)
 
 
 class ModelPrice(FrozenModel):

@@ -101,6 +101,8 @@ class CompiledStep(ResolvedStep):
     # `invoke skill:` (Pass D): the bound skill's version and output schema, sealed in the hash.
     skill_sha256: str | None = None
     skill_output_schema: dict[str, Any] | None = None
+    # Every bound skill's package digest (Pass D), so a changed package never runs unnoticed.
+    skill_digests: dict[str, str] = Field(default_factory=dict)
     contract_hash: str
 
 

@@ -29,6 +29,9 @@ DiagnosticCode = Literal[
     "E_UNKNOWN_SKILL",
     "E_SKILL_DEPRECATED",
     "E_SKILL_OUTPUT",
+    "E_REQUIRED_SKILL_MISSING",
+    "E_SKILL_DENIED_AND_PINNED",
+    "E_EVALUATION_BUNDLE",
 ]
 
 

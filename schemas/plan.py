@@ -5,6 +5,7 @@ from typing import Literal
 from pydantic import Field
 
 from schemas.base import FrozenModel
+from schemas.evaluator import EvaluationSpec
 from schemas.recipes import LoopSpec
 from schemas.typesystem import ArtifactFormat, ParseValidator, TopLevelType
 
@@ -117,6 +118,9 @@ class PlannerStep(FrozenModel):
     )
     invoke_skill: str | None = Field(
         default=None, description="a skill id: its procedure and output schema bind the step"
+    )
+    evaluation: EvaluationSpec | None = Field(
+        default=None, description="kind evaluate: the bundle's source/derived inputs and rubric"
     )
 
 

@@ -132,6 +132,11 @@ class PlanStep(FrozenModel):
     directives: Directives
     source: str = Field(description="slug of the recipe the step came from (the badge)")
     source_owner: str = "forge"
+    review: bool = Field(
+        default=False,
+        description="the fresh-context doubt-driven review that ends an ultra plan: an "
+        "evaluate step over every artifact before it, never a producing conversation",
+    )
 
 
 class RecipePlan(FrozenModel):

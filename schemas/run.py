@@ -197,6 +197,11 @@ class CompileInput(FrozenModel):
     source_ref: ArtifactRef
     profile_ref: str | None = None
     profile_document: dict[str, Any] | None = None
+    tenant_id: str = "default"
+    project_id: str = "default"
+    cause_event_id: str | None = Field(
+        default=None, description="the run's root event: what model calls of Pass B/D hang on"
+    )
 
 
 class CompileResult(FrozenModel):
@@ -227,6 +232,11 @@ class StepExecuteInput(FrozenModel):
     iteration: int = Field(default=1, ge=1, description="loop steps: which pass this is")
     effort: EffortPolicy | None = Field(
         default=None, description="a recipe-seeded run: model tier and thinking budget to use"
+    )
+    budget_left: BudgetLimits | None = Field(
+        default=None,
+        description="what the run had left for this step when it started (caps minus recorded "
+        "spend minus what steps in flight hold); the step's model and bridge calls stop there",
     )
 
 
@@ -292,3 +302,26 @@ class FinalizeResult(FrozenModel):
 
 RunCarry.model_rebuild()
 RunInput.model_rebuild()
+
+
+class PlanInput(FrozenModel):
+    """compile__plan (Pass A with a model): the objective, the run's inputs, the recipes' hints."""
+
+    run_id: str
+    tenant_id: str = "default"
+    project_id: str = "default"
+    objective: str
+    inputs: dict[str, ArtifactRef] = Field(
+        default_factory=dict, description="run input name -> the uploaded file"
+    )
+    hints: list[str] = Field(default_factory=list, description="recipes that matched weakly")
+    profile_ref: str | None = None
+    profile_document: dict[str, Any] | None = None
+    cause_event_id: str | None = None
+
+
+class PlanResult(FrozenModel):
+    candidate_ref: ArtifactRef
+    mission: str
+    steps: int
+    repairs: int = Field(ge=0, description="repair calls it took to get a compiling plan")

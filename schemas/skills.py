@@ -5,7 +5,8 @@ Forge reads two keys of its `metadata`: `forge-output-schema` (a JSON Schema fil
 every output of an `invoke skill:` step is validated against) and `forge-deprecated`.
 """
 
-from typing import Any
+from datetime import datetime
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -23,3 +24,29 @@ class SkillPackage(FrozenModel):
     files: list[str] = Field(default_factory=list, description="package files, relative")
     sha256: str = Field(description="of SKILL.md and the output schema, as read")
     source: str = ""
+
+
+class SkillCandidate(FrozenModel):
+    """One skill Pass D discovered for a step: the model may choose only among these."""
+
+    skill_id: str
+    score: float = Field(description="lexical evidence from the step contract; pins score too")
+    reasons: list[str] = Field(default_factory=list, description="what scored, or why pinned")
+    pinned: Literal["required", "preferred"] | None = None
+    sha256: str = Field(description="the package digest a binding seals into the contract")
+
+
+class SkillRegistration(FrozenModel):
+    """One version of a skill in a tenant's database registry."""
+
+    tenant_id: str
+    skill_id: str
+    version: int = Field(ge=1)
+    sha256: str = Field(description="of the whole package: SKILL.md, schema and every file")
+    deprecated: bool = False
+    registered_at: datetime
+    registered_by: str
+    files: list[str] = Field(default_factory=list, description="package files, relative")
+    created: bool = Field(
+        default=True, description="False when the same content was already registered"
+    )

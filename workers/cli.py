@@ -22,6 +22,7 @@ from workers.cli_run import (
 )
 from workers.cli_sandbox import sandbox_app
 from workers.cli_schemas import schemas_app
+from workers.cli_skills import skills_app
 from workers.runtime import tune_gc
 
 app = typer.Typer(
@@ -53,6 +54,7 @@ app.add_typer(packs_app, name="packs")
 app.add_typer(recipes_app, name="recipes")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(schemas_app, name="schemas")
+app.add_typer(skills_app, name="skills")
 
 
 def main() -> None:

@@ -8,6 +8,7 @@ import typer
 
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.base import FrozenModel
+from schemas.bridge import BridgePolicy, ToolRefusal
 from schemas.budget import BudgetState, ExtendBudgetInput, ModelCalled, PriceTable, ToolCalled
 from schemas.compiled import (
     CompiledPlan,
@@ -18,20 +19,26 @@ from schemas.compiled import (
     ExecutableContract,
     GateSpec,
 )
+from schemas.context import CompiledContext, ContextPack
 from schemas.diagnostics import Diagnostic
+from schemas.evaluator import EvaluationProof, EvaluationSpec, EvidenceBundle
 from schemas.events import Event, EventDraft
+from schemas.models import ModelRequest, ModelResponse
 from schemas.plan import ArtifactContract, PlannerCandidate, PlannerStep, ResolvedPlan, ResolvedStep
 from schemas.profile import ExecutionProfile, ExecutionProfileSnapshot
 from schemas.receipts import Receipt
 from schemas.run import (
     DecideGateInput,
     GateDecision,
+    PlanInput,
+    PlanResult,
     RunInput,
     RunResult,
     RunStatusView,
     StepExecuteInput,
     StepExecuteResult,
 )
+from schemas.skills import SkillCandidate
 from schemas.typesystem import (
     Adapter,
     ArtifactKind,
@@ -89,6 +96,19 @@ EXPORTED: tuple[type[FrozenModel], ...] = (
     ModelCalled,
     ToolCalled,
     PriceTable,
+    # The model layer: model calls, the context pack compiler, the evaluator, the tool bridge.
+    ModelRequest,
+    ModelResponse,
+    ContextPack,
+    CompiledContext,
+    EvidenceBundle,
+    EvaluationProof,
+    EvaluationSpec,
+    BridgePolicy,
+    ToolRefusal,
+    PlanInput,
+    PlanResult,
+    SkillCandidate,
 )
 
 

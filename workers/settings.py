@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 __all__ = ["ENV_VARS", "Settings", "SettingsError"]
 
@@ -24,6 +24,9 @@ ENV_VARS: Mapping[str, str] = {
     "database_url": "FORGE_DATABASE_URL",
     "artifacts_url": "FORGE_ARTIFACTS_URL",
     "s3_endpoint": "FORGE_S3_ENDPOINT",
+    "anthropic_api_key": "ANTHROPIC_API_KEY",
+    "anthropic_base_url": "ANTHROPIC_BASE_URL",
+    "model_script": "FORGE_MODEL_SCRIPT",
 }
 
 _DEFAULT_HOME = ".forge"
@@ -69,6 +72,12 @@ class Settings(BaseModel):
     database_url: str = ""
     artifacts_url: str = ""
     s3_endpoint: str | None = None
+    # The model layer: Anthropic when a key is set; a scripted provider (tests, demos) from a
+    # script file stands in for every binding the key does not serve. The key never leaves
+    # this object's SecretStr: not in reprs, logs, events or the sandbox.
+    anthropic_api_key: SecretStr | None = None
+    anthropic_base_url: str | None = None
+    model_script: Path | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -127,6 +136,24 @@ class Settings(BaseModel):
             if raw.strip():
                 values[field] = _PARSERS[field](variable, raw)
         return cls(**values)
+
+
+def _parse_secret(variable: str, raw: str) -> SecretStr:
+    return SecretStr(raw.strip())
+
+
+def _parse_url(variable: str, raw: str) -> str:
+    value = raw.strip()
+    if not value.startswith(("http://", "https://")):
+        raise SettingsError(variable, raw, "an http:// or https:// URL")
+    return value
+
+
+def _parse_script(variable: str, raw: str) -> Path:
+    path = _absolute(Path(raw.strip()))
+    if not path.is_file():
+        raise SettingsError(variable, raw, "the path of an existing model script file (YAML/JSON)")
+    return path
 
 
 def _parse_home(variable: str, raw: str) -> Path:
@@ -231,6 +258,9 @@ def _validated(
 
 
 _PARSERS: Mapping[str, Callable[[str, str], Any]] = {
+    "anthropic_api_key": _parse_secret,
+    "anthropic_base_url": _parse_url,
+    "model_script": _parse_script,
     "home": _parse_home,
     "temporal_address": _parse_address,
     "namespace": _parse_namespace,

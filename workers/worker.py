@@ -7,14 +7,21 @@ from dataclasses import dataclass
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.codeact import ModelServices
 from activities.compile import CompileActivities
+from activities.context_packs import load_context_packs
+from activities.evaluator import Evaluator
 from activities.events import EventActivities
+from activities.models.config import providers_from_env
+from activities.models.gateway import ModelGateway
+from activities.planner import PlannerActivities
 from activities.recipes import RecipeActivities
 from activities.recipes_fitness import library_dirs
 from activities.steps import ReuseActivities, StepActivities
 from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.events import EventStore, open_event_store
-from activities.typelib import load_library, load_profiles
+from activities.store.skills_registry import SkillRegistry, open_skill_registry
+from activities.typelib import load_library, load_prices, load_profiles
 from workers.settings import Settings
 
 
@@ -24,21 +31,70 @@ class Services:
 
     artifacts: ArtifactStore
     events: EventStore
+    skills: SkillRegistry
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Services":
+        artifacts = open_artifact_store(settings.artifacts_url, s3_endpoint=settings.s3_endpoint)
+        events = open_event_store(settings.database_url)
         return cls(
-            artifacts=open_artifact_store(settings.artifacts_url, s3_endpoint=settings.s3_endpoint),
-            events=open_event_store(settings.database_url),
+            artifacts=artifacts,
+            events=events,
+            skills=open_skill_registry(settings.database_url, artifacts),
         )
+
+
+def model_services(settings: Settings, services: Services) -> ModelServices | None:
+    """The model layer, when the settings name a provider (a key or a script); else None."""
+    key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
+    providers, fallback = providers_from_env(
+        key, settings.model_script, settings.anthropic_base_url
+    )
+    if not providers and fallback is None:
+        return None
+    gateway = ModelGateway(
+        services.events,
+        services.artifacts,
+        load_prices(settings.packs_path),
+        providers,
+        fallback=fallback,
+    )
+    packs = load_context_packs(settings.packs_path)
+    evaluator = Evaluator(gateway, packs["evaluator"], services.events, services.artifacts)
+    return ModelServices(gateway=gateway, packs=packs, evaluator=evaluator)
 
 
 def activity_functions(settings: Settings, services: Services) -> list[Callable[..., object]]:
     """Every activity, bound to its class instance (built here, never inside a workflow)."""
     library = load_library(settings.packs_path)
     layers, _ = load_profiles(settings.packs_path, home=settings.home)
-    compile_ = CompileActivities(services.artifacts, library, layers)
-    steps = StepActivities(services.artifacts, services.events, library, settings.home / "runs")
+    models = model_services(settings, services)
+    packs = models.packs if models else load_context_packs(settings.packs_path)
+    compile_ = CompileActivities(
+        services.artifacts,
+        library,
+        layers,
+        gateway=models.gateway if models else None,
+        packs=models.packs if models else None,
+        registry=services.skills,
+    )
+    planner = PlannerActivities(
+        services.artifacts,
+        services.events,
+        library,
+        layers,
+        gateway=models.gateway if models else None,
+        packs=packs,
+    )
+    steps = StepActivities(
+        services.artifacts,
+        services.events,
+        library,
+        settings.home / "runs",
+        models=models,
+        registry=services.skills,
+        packs=packs,
+    )
     events = EventActivities(services.events)
     reuse = ReuseActivities(services.artifacts, services.events)
     recipes = RecipeActivities(
@@ -51,6 +107,7 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
     return [
         recipes.match,
         recipes.plan,
+        planner.plan,
         compile_.resolve,
         compile_.contracts,
         compile_.skills,

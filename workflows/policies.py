@@ -25,6 +25,16 @@ COMPILE_RETRY = RetryPolicy(
     non_retryable_error_types=[COMPILER_ERROR],
 )
 
+# Pass A with a model: one planner call and at most MAX_REPAIRS repair calls, each up to the
+# binding's timeout; transient provider failures are retried, a rejected plan is not.
+PLAN_TIMEOUT = timedelta(minutes=15)
+PLAN_RETRY = RetryPolicy(
+    initial_interval=timedelta(seconds=2),
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=4,
+    non_retryable_error_types=[COMPILER_ERROR, "PLAN_REJECTED", PLANNER_UNAVAILABLE],
+)
+
 EVENTS_TIMEOUT = timedelta(seconds=30)
 EVENTS_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),

@@ -39,6 +39,8 @@ with workflow.unsafe.imports_passed_through():
         FreezeResult,
         GateDecision,
         GateState,
+        PlanInput,
+        PlanResult,
         RecipeView,
         ReuseInput,
         ReuseResult,
@@ -64,6 +66,7 @@ PATCH_CANCEL_INFLIGHT = "cancel-inflight-steps-v1"
 PATCH_LOST_USAGE = "usage-of-lost-failures-v1"
 CHANGES_DURING_A_ROUND = "changes-during-a-round-v1"
 PATCH_RECIPES = "recipes-match-v1"
+PATCH_PLANNER = "model-planner-v1"
 TRAIL_KEPT = 200  # trail entries a run keeps in its state (the event log keeps all)
 
 
@@ -351,6 +354,8 @@ class CompiledRunWorkflow:
             )
             self._finished = True
             return RunResult(run_id=inp.run_id, status="completed", recipes=self._recipes)
+        if found.outcome == "needs-planner" and workflow.patched(PATCH_PLANNER):
+            return await self._plan_with_model(inp, root, found.hints)
         if found.outcome == "needs-planner":
             self._status = "failed"
             await self._emit(
@@ -376,6 +381,45 @@ class CompiledRunWorkflow:
             )
             inp = inp.model_copy(update={"plan_ref": found.candidate_ref})
             self._input = inp
+        return inp
+
+    async def _plan_with_model(self, inp: RunInput, root: str, hints: list[str]) -> RunInput:
+        """compile__plan: the planner model fills the Pass A template (Pass A with a model)."""
+        assert inp.objective is not None
+        try:
+            planned = await workflow.execute_activity(
+                "compile__plan",
+                PlanInput(
+                    run_id=inp.run_id,
+                    tenant_id=inp.tenant_id,
+                    project_id=inp.project_id,
+                    objective=inp.objective,
+                    inputs=inp.inputs,
+                    hints=hints,
+                    profile_ref=inp.profile_ref,
+                    profile_document=inp.profile_document,
+                    cause_event_id=root,
+                ),
+                result_type=PlanResult,
+                start_to_close_timeout=policies.PLAN_TIMEOUT,
+                retry_policy=policies.PLAN_RETRY,
+            )
+        except ActivityError as err:
+            await self._fail_run(inp, root, "plan", err)
+            raise ApplicationError(
+                f"no plan: {_cause_message(err)}",
+                type=_cause_type(err) or policies.PLANNER_UNAVAILABLE,
+                non_retryable=True,
+            ) from err
+        await self._emit(
+            inp,
+            RUN_TAGGED,
+            "run",
+            root,
+            {"tags": ["planner"], "plan_ref": planned.candidate_ref.model_dump(mode="json")},
+        )
+        inp = inp.model_copy(update={"plan_ref": planned.candidate_ref})
+        self._input = inp
         return inp
 
     def _with_effort(self, carry: RunCarry) -> RunCarry:
@@ -411,7 +455,13 @@ class CompiledRunWorkflow:
         await self._append(inp, "recipes", drafts)
 
     async def _compile(self, inp: RunInput, root: str) -> RunCarry:
-        compile_in = {"profile_ref": inp.profile_ref, "profile_document": inp.profile_document}
+        compile_in = {
+            "profile_ref": inp.profile_ref,
+            "profile_document": inp.profile_document,
+            "tenant_id": inp.tenant_id,
+            "project_id": inp.project_id,
+            "cause_event_id": root,
+        }
         try:
             ref = inp.plan_ref
             for name in ("compile__resolve", "compile__contracts", "compile__skills"):
@@ -741,6 +791,7 @@ class CompiledRunWorkflow:
             cause_event_id=carry.root_event_id,
             iteration=iteration,
             effort=self._recipes.effort if self._recipes.seeded_by else None,
+            budget_left=budgetbook.left_for_step(self._budget, self._reserved()),
         )
         return asyncio.ensure_future(
             workflow.execute_activity(
@@ -1233,6 +1284,11 @@ def _app_error(err: ActivityError | ApplicationError) -> ApplicationError | None
     if isinstance(err, ApplicationError):
         return err
     return err.cause if isinstance(err.cause, ApplicationError) else None
+
+
+def _cause_type(err: ActivityError | ApplicationError) -> str | None:
+    cause = _app_error(err)
+    return cause.type if cause is not None else None
 
 
 def _cause_message(err: ActivityError | ApplicationError) -> str:

@@ -119,7 +119,7 @@ def verify_inputs(receipt: Receipt, step: CompiledStep) -> None:
 
 # 6. The executor: frozen code or a library adapter, inside the sandbox
 def executor_for(step: CompiledStep, adapter_source: Callable[[str], bytes]) -> Executor:
-    """Frozen code runs as written; model-written code is not available in this build."""
+    """Frozen code or a library adapter (model-written and evaluate steps: activities.codeact)."""
     if step.backend == "sandbox.frozen" and step.adapter_id is not None:
         [src] = [b.path for b in step.bindings] or step.input_file_paths
         [dst] = step.executable_contract_v2.write_paths
@@ -134,8 +134,8 @@ def executor_for(step: CompiledStep, adapter_source: Callable[[str], bytes]) -> 
         )
     raise StepFailure(
         "EXECUTOR_UNAVAILABLE",
-        f"step {step.step_key} needs the {step.backend} backend, which arrives with the model "
-        "layer (model-written code) or the gates issue; give the step frozen `code` to run it now",
+        f"step {step.step_key} has backend {step.backend}, which runs no frozen code: a "
+        "sandbox.frozen step needs `code` or a library adapter",
     )
 
 
@@ -144,37 +144,65 @@ def run_executor(
     executor: Executor,
     policy: SandboxPolicy,
     heartbeat: Callable[[], None] | None = None,
+    skills: Mapping[str, Path] | None = None,
+    bridge: bool = False,
 ) -> SandboxResult:
+    """Run frozen code; any failure of the program fails the attempt."""
+    result = launch(workspace, executor, policy, heartbeat, skills, bridge)
+    failure = program_failure(result, policy)
+    if failure is not None:
+        raise failure
+    return result
+
+
+def launch(
+    workspace: Path,
+    executor: Executor,
+    policy: SandboxPolicy,
+    heartbeat: Callable[[], None] | None = None,
+    skills: Mapping[str, Path] | None = None,
+    bridge: bool = False,
+) -> SandboxResult:
+    """Run a program in the sandbox; only a sandbox that cannot run at all raises.
+
+    With `bridge`, the caller serves a BridgeServer on meta/bridge.sock for the program.
+    """
     for rel, data in executor.files.items():
         (workspace / rel).write_bytes(data)
     try:
-        result = run_sandboxed(
+        return run_sandboxed(
             executor.argv,
             workspace=workspace,
             limits=SandboxLimits.from_policy(policy),
+            skills=dict(skills or {}),
             isolation=policy.isolation,
             heartbeat=heartbeat,
+            bridge=bridge,
         )
     except SandboxBusy as exc:
         raise StepFailure("SANDBOX_SESSION_DEAD", str(exc)) from exc
     except SandboxUnavailable as exc:
         raise StepFailure("POLICY_BLOCKED", str(exc)) from exc
+
+
+def program_failure(result: SandboxResult, policy: SandboxPolicy) -> StepFailure | None:
+    """How a finished program failed (seed 000 §6.5 classes), or None when it exited 0."""
     if result.killed_by == "memory":
-        raise StepFailure("SANDBOX_OOM", f"killed: memory limit {policy.memory_mb} MB")
+        return StepFailure("SANDBOX_OOM", f"killed: memory limit {policy.memory_mb} MB")
     if result.killed_by in ("wall_clock", "cpu"):
-        raise StepFailure("SANDBOX_TIMEOUT", f"killed: {result.killed_by} limit reached")
+        return StepFailure("SANDBOX_TIMEOUT", f"killed: {result.killed_by} limit reached")
     if result.killed_by == "file_size":
-        raise StepFailure("CODE_ERROR", f"killed: file size limit {policy.file_size_mb} MB")
+        return StepFailure("CODE_ERROR", f"killed: file size limit {policy.file_size_mb} MB")
     if result.killed_by is not None:
-        raise StepFailure("SANDBOX_SESSION_DEAD", f"sandbox died: {result.killed_by}")
+        return StepFailure("SANDBOX_SESSION_DEAD", f"sandbox died: {result.killed_by}")
     if result.violations:
         # Planted links or special files in meta/ or output/: the platform refuses the attempt
         # even when the code exited 0.
-        raise StepFailure("CONTRACT_VIOLATION", "; ".join(result.violations))
+        return StepFailure("CONTRACT_VIOLATION", "; ".join(result.violations))
     if result.exit_code != 0:
         tail = result.stderr.strip().splitlines()[-5:]
-        raise StepFailure("CODE_ERROR", f"exit {result.exit_code}: " + " | ".join(tail))
-    return result
+        return StepFailure("CODE_ERROR", f"exit {result.exit_code}: " + " | ".join(tail))
+    return None
 
 
 # 7. Postflight receipt

@@ -26,6 +26,7 @@ from activities.sandbox.bwrap import (
     python_runtime_paths,
     sandbox_identity,
 )
+from activities.sandbox.client import forge_bridge
 from activities.sandbox.native import NATIVE_NAME, native_argv, native_launcher
 from activities.sandbox.supervise import Outcome, supervise
 from activities.sandbox.workspace import (
@@ -39,6 +40,8 @@ from activities.sandbox.workspace import (
 from schemas.profile import SandboxPolicy
 
 __all__ = [
+    "BRIDGE_CLIENT_DIR",
+    "BRIDGE_LIB",
     "SandboxLimits",
     "SandboxResult",
     "SandboxUnavailable",
@@ -59,6 +62,10 @@ _NO_SKILLS: Mapping[str, Path] = MappingProxyType({})
 _MEMORY_RE = re.compile(r"(?m)^MemoryError\b")
 _FILE_SIZE_RE = re.compile(r"\[Errno 27\]|File too large")
 _STDERR_TAIL = 4096
+# The tool bridge's client: only this directory (forge_bridge.py) is bound, read-only, so no
+# other platform code is visible to the step.
+BRIDGE_CLIENT_DIR = Path(forge_bridge.__file__).resolve().parent
+BRIDGE_LIB = "/forge/lib"
 
 
 class SandboxUnavailable(RuntimeError):
@@ -124,10 +131,13 @@ def run_sandboxed(
     heartbeat: Callable[[], None] | None = None,
     bwrap: str = "bwrap",
     launcher_impl: Literal["auto", "native", "python"] = "auto",
+    bridge: bool = False,
 ) -> SandboxResult:
     """Run argv with cwd /workspace under the limits; blocks until it ends or is killed.
 
     "python" as argv[0] is the project's interpreter, with its venv importable read-only.
+    With `bridge`, the step may call tools: `import forge_bridge` works (PYTHONPATH) and
+    FORGE_BRIDGE_SOCKET names meta/bridge.sock, where the caller serves a BridgeServer.
     limits.max_processes counts every process of the sandbox uid, including the launcher and
     bwrap's two (3 in all), and is shared by concurrent runs under the same uid.
 
@@ -146,13 +156,13 @@ def run_sandboxed(
         exe = _find_bwrap(bwrap)
         status = os.pipe()
         try:
-            launch = _bwrap_launch(list(argv), workspace, skills, limits, exe, status[1])
+            launch = _bwrap_launch(list(argv), workspace, skills, limits, exe, status[1], bridge)
         except BaseException:
             os.close(status[0])
             os.close(status[1])
             raise
     else:
-        launch = _direct_launch(list(argv), workspace)
+        launch = _direct_launch(list(argv), workspace, bridge)
     spec = {
         "argv": launch.argv,
         "env": launch.env,
@@ -186,15 +196,21 @@ def _launcher_command(choice: str) -> Callable[[dict[str, Any]], list[str]]:
     return lambda spec: [sys.executable, "-I", "-S", launcher.__file__, marshal.dumps(spec).hex()]
 
 
-def _step_env(home: str) -> dict[str, str]:
-    # The complete environment: nothing from the worker (API keys, tokens) may leak in.
-    return {
+def _step_env(home: str, bridge: tuple[str, str] | None = None) -> dict[str, str]:
+    """The complete environment: nothing from the worker (API keys, tokens) may leak in.
+
+    `bridge` is (client dir, socket path) as the step sees them, for a step that may call tools.
+    """
+    env = {
         "PATH": _PATH,
         "HOME": home,
         "LANG": "C.UTF-8",
         "PYTHONPATH": "",
         "PYTHONNOUSERSITE": "1",
     }
+    if bridge is not None:
+        env["PYTHONPATH"], env[forge_bridge.SOCKET_ENV] = bridge
+    return env
 
 
 def _rlimits(limits: SandboxLimits) -> list[list[Any]]:
@@ -238,9 +254,12 @@ def _bwrap_launch(
     limits: SandboxLimits,
     exe: str,
     status_fd: int,
+    bridge: bool,
 ) -> _Launch:
     binds = [Bind(p, str(p)) for p in python_runtime_paths()]
     binds.append(Bind(workspace, "/workspace", writable=True))
+    if bridge:
+        binds.append(Bind(BRIDGE_CLIENT_DIR, BRIDGE_LIB))
     for skill_id, path in sorted(skills.items()):
         if not _SKILL_ID.fullmatch(skill_id):
             raise ValueError(f"skill id {skill_id!r} is not a plain name ([A-Za-z0-9._-])")
@@ -264,14 +283,16 @@ def _bwrap_launch(
         exe,
         argv,
         binds=binds,
-        env=_step_env("/workspace/work"),
+        env=_step_env(
+            "/workspace/work", (BRIDGE_LIB, forge_bridge.DEFAULT_SOCKET) if bridge else None
+        ),
         status_fd=status_fd,
         tmpfs_bytes=limits.file_size_mb * _MIB,
     )
     return _Launch(argv=cmd, cwd=Path("/"), stage=stage, drop_to=identity, env={})
 
 
-def _direct_launch(argv: list[str], workspace: Path) -> _Launch:
+def _direct_launch(argv: list[str], workspace: Path, bridge: bool) -> _Launch:
     # isolation "none": same env, limits and clock, but the worker's uid and filesystem view.
     def real(arg: str) -> str:
         if arg == "/workspace" or arg.startswith("/workspace/"):
@@ -283,7 +304,8 @@ def _direct_launch(argv: list[str], workspace: Path) -> _Launch:
         argv[0] = sys.executable
     elif "/" not in argv[0]:
         argv[0] = shutil.which(argv[0], path=_PATH) or argv[0]
-    return _Launch(argv=argv, cwd=workspace, env=_step_env(str(workspace / "work")))
+    client = (str(BRIDGE_CLIENT_DIR), real(forge_bridge.DEFAULT_SOCKET)) if bridge else None
+    return _Launch(argv=argv, cwd=workspace, env=_step_env(str(workspace / "work"), client))
 
 
 def _classify(

@@ -1,10 +1,11 @@
-"""SQLAlchemy Core tables of the event store and the publish index (one MetaData)."""
+"""SQLAlchemy Core tables: the event store, the publish index, the skill registry (one MetaData)."""
 
 from __future__ import annotations
 
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     Integer,
@@ -17,7 +18,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-__all__ = ["artifacts_published", "events", "metadata", "tenant_heads"]
+__all__ = ["artifacts_published", "events", "metadata", "skills", "tenant_heads"]
 
 # Explicit names make migrations and schema comparison identical on SQLite and PostgreSQL.
 metadata = MetaData(
@@ -83,4 +84,20 @@ artifacts_published = Table(
     PrimaryKeyConstraint("run_id", "path", "version"),
     # Re-publishing the same bytes at the same path is the same publication, not a new version.
     UniqueConstraint("run_id", "path", "sha256"),
+)
+
+# The database skill registry: one row per registered version of a tenant's skill package.
+skills = Table(
+    "skills",
+    metadata,
+    Column("tenant_id", String(_ID), nullable=False),
+    Column("skill_id", String(_ID), nullable=False),
+    Column("version", Integer, nullable=False, autoincrement=False),
+    Column("sha256", String(_HASH), nullable=False),
+    Column("manifest", _JSON, nullable=False),  # the SkillPackage, as registered
+    Column("files", _JSON, nullable=False),  # relative path -> ArtifactRef
+    Column("deprecated", Boolean, nullable=False),
+    Column("registered_at", DateTime(timezone=True), nullable=False),
+    Column("registered_by", String(_ID), nullable=False),
+    PrimaryKeyConstraint("tenant_id", "skill_id", "version"),
 )

@@ -31,8 +31,21 @@ def step_keys(steps: list[PlanStep]) -> list[str]:
     return keys
 
 
+# What the fresh-context reviewer holds every artifact to (seed 004 §9.6: EXTRACT, DOUBT).
+DOUBT_RUBRIC = (
+    "the artifact does what its contract says, judged from the artifact text alone",
+    "every number, name and claim in the artifact is supported by the artifacts it was made from",
+    "no edge case or unstated assumption invalidates the result",
+)
+REVIEW_CYCLES = 3  # seed 004 §9.6 STOP: trivial-only findings, or the three-cycle cap
+
+
 def with_verification(plan: RecipePlan, policy: EffortPolicy, library: RecipeLibrary) -> RecipePlan:
-    """Ultra effort: append the policy's verify recipe as a last `uses:` step (seed 004 §7.3)."""
+    """Ultra effort: end the plan with the policy's verify recipe as a fresh-context review.
+
+    The step is an `evaluate` step (seed 004 §9.6, §7.3): a separate model reviews every artifact
+    the plan produced against its contract, cold, for at most REVIEW_CYCLES cycles.
+    """
     slug = policy.verify_recipe
     if slug is None or slug in plan.recipes:
         return plan
@@ -44,10 +57,11 @@ def with_verification(plan: RecipePlan, policy: EffortPolicy, library: RecipeLib
     step = PlanStep(
         index=len(plan.steps),
         title=f"Verify: {recipe.title}",
-        prose=f"Run {slug} on everything this plan produced: {recipe.summary}",
-        directives=Directives(done_when="the independent verification reports", uses=slug),
+        prose=f"Review everything this plan produced, cold: {recipe.summary}",
+        directives=Directives(done_when="a fresh-context reviewer finds no non-trivial problem"),
         source=slug,
         source_owner=recipe.owner,
+        review=True,
     )
     return plan.model_copy(
         update={"steps": [*plan.steps, step], "groups": [*plan.groups, [step.index]]}
@@ -81,13 +95,45 @@ def candidate_from_plan(plan: RecipePlan, library: RecipeLibrary, mission: str) 
             base["domain_pack_ids"] = recipe.domain_packs
         if recipe is not None and recipe.workflow_packs:
             base["workflow_pack_ids"] = recipe.workflow_packs
-        if d.uses is not None:
+        if step.review:
+            base.update(_review(key, [(keys[p.index], p) for p in plan.steps if not p.review]))
+        elif d.uses is not None:
             base.update(kind="recipe", uses_recipe=d.uses)
         elif d.invoke_skill is not None:
             # The skill's output schema binds the step's output, so it is JSON.
             base["invoke_skill"] = d.invoke_skill
-            base["expected_outputs"] = [{"path": f"output/{key}.json", "role": "primary"}]
+            base["expected_outputs"] = [{"path": output_path(key, step), "role": "primary"}]
         else:
-            base["expected_outputs"] = [{"path": f"output/{key}.md", "role": "primary"}]
+            base["expected_outputs"] = [{"path": output_path(key, step), "role": "primary"}]
         steps.append(base)
     return PlannerCandidate.model_validate({"mission": mission, "steps": steps})
+
+
+def output_path(key: str, step: PlanStep) -> str:
+    """Where a producing step of a recipe plan writes its result."""
+    if step.directives.invoke_skill is not None:
+        return f"output/{key}.json"
+    return f"output/{key}.md"
+
+
+def _review(key: str, producers: list[tuple[str, PlanStep]]) -> dict[str, object]:
+    """The doubt-driven review step: an evaluate step over every artifact the plan produced."""
+    judged = [output_path(k, p) for k, p in producers if p.directives.uses is None]
+    contract = "\n".join(
+        f"- {output_path(k, p)} ({p.title}): {p.directives.done_when or p.title}"
+        for k, p in producers
+        if p.directives.uses is None
+    )
+    return {
+        "kind": "evaluate",
+        "depends_on": [k for k, _ in producers],
+        "input_file_paths": judged,
+        "expected_outputs": [{"path": f"output/{key}.verdict.json", "role": "report"}],
+        "evaluation": {
+            "derived": judged,
+            "rubric": list(DOUBT_RUBRIC),
+            "enforcement": "block",
+            "cycles": REVIEW_CYCLES,
+            "contract": contract,
+        },
+    }

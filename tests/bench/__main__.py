@@ -9,7 +9,9 @@ from rich.console import Console
 from rich.table import Table
 
 from tests.bench import (
+    bench_bridge,
     bench_compile,
+    bench_context,
     bench_harness,
     bench_imprint,
     bench_ladder,
@@ -27,6 +29,8 @@ BENCHES = (
     bench_ladder,
     bench_imprint,
     bench_recipes,
+    bench_context,
+    bench_bridge,
 )
 OUT = Path("bench-results.json")
 

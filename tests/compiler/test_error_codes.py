@@ -16,6 +16,7 @@ import pytest
 
 from compiler.plan.context import CompileContext, ProfileLayers
 from schemas.diagnostics import Diagnostic, DiagnosticCode
+from schemas.profile import SkillPolicy
 from tests.compiler.conftest import _profiles, diagnostics_of, make_ctx
 from tests.compiler.plans import FAIL_CLOSED, inp, output, plan, rows_step, step
 
@@ -49,6 +50,25 @@ def deprecated_skill_ctx() -> CompileContext:
     skills["csv-profile"] = skills["csv-profile"].model_copy(update={"deprecated": True})
     library = ctx.library.model_copy(update={"skills": skills})
     return ctx.model_copy(update={"library": library})
+
+
+def skill_policy_ctx(policy: dict[str, Any]) -> Callable[[], CompileContext]:
+    """A run-level profile 'pinned' (the default one) with the given skill policy."""
+
+    def build() -> CompileContext:
+        layers = _profiles()
+        base = layers.builtin["default"]
+        pinned = base.model_copy(
+            update={"profile_id": "pinned", "skill_policy": SkillPolicy.model_validate(policy)}
+        )
+        return make_ctx(
+            "pinned",
+            ProfileLayers(
+                builtin=layers.builtin, workspace=layers.workspace, run={"pinned": pinned}
+            ),
+        )
+
+    return build
 
 
 @dataclass(frozen=True)
@@ -732,6 +752,49 @@ CASES: list[Case] = [
         step_key="a",
         field="expected_outputs",
         value="csv-profile",
+    ),
+    Case(
+        "evaluation-bundle-names-an-unread-file",
+        "E_EVALUATION_BUNDLE",
+        plan(
+            step(
+                "judge",
+                kind="evaluate",
+                out="output/judge.verdict.json",
+                evaluation={"derived": ["output/report.md"], "rubric": ["cites the source"]},
+            )
+        ),
+        step_key="judge",
+        field="evaluation.derived[0]",
+        value="output/report.md",
+        in_hint=("input_file_paths",),
+    ),
+    Case(
+        "required-skill-missing",
+        "E_REQUIRED_SKILL_MISSING",
+        plan(step("a")),
+        step_key=None,
+        field="skill_policy.pinned_skills[0]",
+        value="no-such-skill",
+        ctx=skill_policy_ctx(
+            {"pinned_skills": [{"skill_id": "no-such-skill", "priority": "required"}]}
+        ),
+        in_hint=("forge skills register", "csv-profile"),
+    ),
+    Case(
+        "skill-denied-and-pinned",
+        "E_SKILL_DENIED_AND_PINNED",
+        plan(step("a")),
+        step_key=None,
+        field="skill_policy.pinned_skills[0]",
+        value="csv-profile",
+        ctx=skill_policy_ctx(
+            {
+                "pinned_skills": [{"skill_id": "csv-profile", "priority": "preferred"}],
+                "denied_skills": ["csv-profile"],
+            }
+        ),
+        in_hint=("denied_skills",),
     ),
 ]
 

@@ -2,7 +2,7 @@
 
 from compiler.plan.contracts.graph import find_cycle
 from schemas.diagnostics import Diagnostic
-from schemas.plan import ResolvedPlan
+from schemas.plan import ResolvedPlan, ResolvedStep
 
 
 def validate_candidate(plan: ResolvedPlan) -> list[Diagnostic]:
@@ -70,6 +70,8 @@ def validate_candidate(plan: ResolvedPlan) -> list[Diagnostic]:
                     ),
                 )
             )
+        if step.kind == "evaluate":
+            problems += _evaluation_problems(step)
         if step.kind == "adapter" and not step.code:
             problems.append(
                 Diagnostic(
@@ -94,4 +96,36 @@ def validate_candidate(plan: ResolvedPlan) -> list[Diagnostic]:
                 hint="break the cycle: a step cannot (transitively) depend on its own output",
             )
         )
+    return problems
+
+
+def _evaluation_problems(step: ResolvedStep) -> list[Diagnostic]:
+    """An evaluate step writes its verdict as JSON and judges only files it reads."""
+    problems = []
+    if step.expected_outputs and not any(o.path.endswith(".json") for o in step.expected_outputs):
+        problems.append(
+            Diagnostic(
+                code="E_EVALUATION_BUNDLE",
+                step_key=step.step_key,
+                field="expected_outputs",
+                message="an evaluate step writes its verdict as JSON, and no output ends in .json",
+                hint="declare an output such as output/<step>.verdict.json",
+            )
+        )
+    spec = step.evaluation
+    if spec is None:
+        return problems
+    reads = set(step.input_file_paths)
+    for field in ("source", "derived"):
+        for i, path in enumerate(getattr(spec, field)):
+            if path not in reads:
+                problems.append(
+                    Diagnostic(
+                        code="E_EVALUATION_BUNDLE",
+                        step_key=step.step_key,
+                        field=f"evaluation.{field}[{i}]",
+                        message=f"the bundle names {path}, which the step does not read",
+                        hint="list it in input_file_paths, or remove it from the bundle",
+                    )
+                )
     return problems

@@ -11,6 +11,8 @@ from schemas.compiled import (
     DispatchPacket,
     ExecutionContract,
     IOContract,
+    MaterializedSkillPackage,
+    SkillBinding,
 )
 from schemas.diagnostics import Diagnostic
 
@@ -64,6 +66,15 @@ def freeze(plan: ContractPlan, *, ctx: CompileContext) -> CompiledPlan:
                     ),
                 ),
                 artifact_contracts=step.resolved_artifact_contracts,
+                skill_bindings=[SkillBinding(skill_id=k) for k in step.recommended_skill_ids],
+                materialized_skill_packages=[
+                    MaterializedSkillPackage(
+                        skill_id=k,
+                        paths=[f"/skills/{k}/{f}" for f in ctx.library.skills[k].files],
+                    )
+                    for k in step.recommended_skill_ids
+                    if k in ctx.library.skills
+                ],
             )
         )
     gates = plan_gates(plan.steps, ctx.library, snapshot.profile)

@@ -1,0 +1,1 @@
+"""Model providers (Anthropic; scripted for tests and demos), the prompt store and the gateway."""

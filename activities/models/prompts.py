@@ -1,0 +1,75 @@
+"""The prompt store: every model request stored once, as canonical JSON, under its sha256."""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import ValidationError
+
+from activities.store.artifacts import ArtifactStore, parse_digest
+from activities.store.errors import ArtifactNotFound
+from compiler.hashing import canonical_json
+from schemas.artifacts import ArtifactRef
+from schemas.models import ModelRequest
+
+__all__ = ["PROMPT_MAX_BYTES", "PromptNotFound", "PromptStore"]
+
+PROMPT_MAX_BYTES = 64 * 1024 * 1024  # a request far above any model's context window
+_MEDIA_TYPE = "application/json"
+
+
+class PromptNotFound(LookupError):
+    """No prompt is stored under a prompt hash (or what is stored is not a request)."""
+
+
+class PromptStore:
+    """Prompts in the artifact store at `prompts/<hex>.json`; the hash is the prompt hash.
+
+    The stored bytes are the RFC 8785 JSON of the request, so their sha256 is exactly
+    `activities.models.script.prompt_hash(request)`: the hash on a model.called.v1 event
+    names the artifact holding the prompt.
+    """
+
+    def __init__(self, artifacts: ArtifactStore) -> None:
+        self._artifacts = artifacts
+
+    def put(self, request: ModelRequest) -> tuple[str, ArtifactRef]:
+        """Store `request` unless it is stored already; return its prompt hash and reference."""
+        data = canonical_json(request.model_dump(mode="json"))
+        hex_digest = hashlib.sha256(data).hexdigest()
+        digest = f"sha256:{hex_digest}"
+        path = f"prompts/{hex_digest}.json"
+        if self._artifacts.exists(digest):
+            ref = ArtifactRef(
+                artifact_id=digest,
+                path=path,
+                sha256=digest,
+                size_bytes=len(data),
+                media_type=_MEDIA_TYPE,
+            )
+        else:
+            ref = self._artifacts.put_bytes(data, logical_path=path, media_type=_MEDIA_TYPE)
+        return digest, ref
+
+    def get(self, prompt_hash: str) -> ModelRequest:
+        """The request stored under `prompt_hash`.
+
+        Raises:
+            PromptNotFound: Nothing is stored under it, or the stored bytes are not a request.
+            ValueError: `prompt_hash` is not a sha256 digest.
+        """
+        parse_digest(prompt_hash)
+        try:
+            data = self._artifacts.read_bytes(prompt_hash, PROMPT_MAX_BYTES)
+        except ArtifactNotFound:
+            raise PromptNotFound(
+                f"no prompt is stored under {prompt_hash}: prompts are stored by the model "
+                "gateway when it makes a call; check the hash and the artifact store "
+                "(FORGE_ARTIFACTS_URL) it was recorded in"
+            ) from None
+        try:
+            return ModelRequest.model_validate_json(data)
+        except ValidationError as exc:
+            raise PromptNotFound(
+                f"the artifact {prompt_hash} is not a stored model request: {exc.errors()[0]}"
+            ) from None

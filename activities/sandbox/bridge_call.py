@@ -1,0 +1,67 @@
+"""What a bridge tool handler receives and may raise, and the idempotency key of a call."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from activities.sandbox.bridge_ledger import BridgeLedger
+from compiler.hashing import sha256_of
+from schemas.bridge import BridgePolicy
+from schemas.events import EventDraft
+
+__all__ = ["BridgeCall", "ToolError", "ToolHandler", "ToolRefused", "call_key"]
+
+
+class ToolRefused(Exception):
+    """Raised by a handler to refuse a call before any side effect: recorded, not charged."""
+
+    def __init__(self, failure_class: str, reason: str) -> None:
+        super().__init__(f"{failure_class}: {reason}")
+        self.failure_class = failure_class
+        self.reason = reason
+
+
+class ToolError(Exception):
+    """Raised by a handler when the dispatched call failed: recorded as ok=false and charged."""
+
+    def __init__(self, failure_class: str, message: str) -> None:
+        super().__init__(f"{failure_class}: {message}")
+        self.failure_class = failure_class
+        self.message = message
+
+
+@dataclass(frozen=True)
+class BridgeCall:
+    """What a handler knows about the call it serves."""
+
+    policy: BridgePolicy
+    tool: str
+    key: str  # the idempotency key
+    client_key: str | None
+    index: int
+    _ledger: BridgeLedger = field(repr=False)
+    _emitted: list[EventDraft] = field(default_factory=list, repr=False)
+
+    def emit(self, type_: str, payload: dict[str, Any]) -> str:
+        """Record an event of this call (e.g. log.noted.v1) with its tool.called.v1; its id."""
+        draft = self._ledger.draft(type_, self.index, payload, part=f".e{len(self._emitted)}")
+        self._emitted.append(draft)
+        return draft.event_id
+
+
+ToolHandler = Callable[[dict[str, Any], BridgeCall], Any]
+
+
+def call_key(policy: BridgePolicy, tool: str, args: dict[str, Any], client_key: str | None) -> str:
+    """The idempotency key: sha256 of the RFC 8785 JSON of contract, tool, args, key, iteration."""
+    return sha256_of(
+        {
+            "contract_hash": policy.contract_hash,
+            "tool": tool,
+            "args": args,
+            "key": client_key,
+            "iteration": policy.iteration,
+        }
+    )

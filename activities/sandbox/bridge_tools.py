@@ -1,0 +1,204 @@
+"""The bridge's built-in tools: `http.request` (through the egress allowlist) and `log.note`.
+
+`artifact.evaluate` is the evaluator's and is injected by the caller with the others:
+`{**builtin_handlers(), "artifact.evaluate": handler}`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import http.client
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from typing import Any
+
+from activities.sandbox.bridge_call import BridgeCall, ToolError, ToolHandler, ToolRefused
+from compiler.egress import egress_decision
+from schemas.bridge import LOG_NOTED, LogNoted
+
+__all__ = [
+    "MAX_HTTP_BODY",
+    "MAX_NOTE_BYTES",
+    "builtin_handlers",
+    "http_request",
+    "log_note",
+]
+
+MAX_HTTP_BODY = 1 << 20  # response bytes returned; the rest is cut and `truncated` set
+MAX_REQUEST_BODY = 512 * 1024
+MAX_NOTE_BYTES = 4096
+DEFAULT_TIMEOUT_S = 30.0
+MAX_TIMEOUT_S = 120.0
+MAX_HEADERS = 64
+_HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}")
+# The bridge decides these itself: where the request goes, how it is framed, that no proxy is used.
+_FORBIDDEN_HEADERS = frozenset(
+    {"host", "content-length", "transfer-encoding", "connection", "upgrade", "te", "trailer"}
+)
+_HTTP_ARGS = frozenset({"method", "url", "headers", "body", "body_base64", "timeout_s"})
+_LEVELS = ("debug", "info", "warning", "error")
+
+
+def builtin_handlers() -> dict[str, ToolHandler]:
+    """The tools every bridge offers (a step still calls only its allowed_tool_ids)."""
+    return {"http.request": http_request, "log.note": log_note}
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect comes back to the step as the response: its Location was never checked."""
+
+    def redirect_request(self, *_args: Any, **_kwargs: Any) -> None:
+        return None
+
+
+def _opener() -> urllib.request.OpenerDirector:
+    # ProxyHandler({}): the worker's *_proxy environment must not carry step traffic elsewhere.
+    return urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+
+
+def http_request(args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
+    """One HTTP request to an allowlisted URL; 3xx, 4xx and 5xx are responses, not errors.
+
+    Args (in `args`): method (default GET), url, headers {name: value}, body (text) or
+    body_base64, timeout_s (default 30, at most 120).
+
+    Returns:
+        {status, reason, headers: [[name, value], ...] (no Set-Cookie), body (text) or
+        body_base64, truncated, url}.
+
+    Raises:
+        ToolRefused: EGRESS_BLOCKED (not on the allowlist) or BAD_ARGS, before anything is sent.
+        ToolError: HTTP_TIMEOUT or HTTP_ERROR (no response: DNS, connection, TLS).
+    """
+    method, url, headers, body, timeout = _http_args(args)
+    decision = egress_decision(method, url, call.policy.egress)
+    if not decision.allowed or decision.target is None:
+        raise ToolRefused("EGRESS_BLOCKED", decision.reason)
+    request = urllib.request.Request(decision.target, data=body, headers=headers, method=method)
+    shown = decision.target.split("?", 1)[0]
+    try:
+        with _opener().open(request, timeout=timeout) as response:
+            return _response(response, decision.target)
+    except urllib.error.HTTPError as err:
+        with err:
+            return _response(err, decision.target)
+    except urllib.error.URLError as err:
+        if isinstance(err.reason, TimeoutError):
+            raise _timeout(method, shown, timeout) from None
+        raise ToolError("HTTP_ERROR", f"{method} {shown}: {err.reason}") from None
+    except TimeoutError:
+        raise _timeout(method, shown, timeout) from None
+    except (http.client.HTTPException, OSError) as err:
+        raise ToolError("HTTP_ERROR", f"{method} {shown}: {type(err).__name__}: {err}") from None
+
+
+def _timeout(method: str, shown: str, timeout: float) -> ToolError:
+    return ToolError(
+        "HTTP_TIMEOUT", f"{method} {shown} did not answer within {timeout:g} s (timeout_s)"
+    )
+
+
+def _http_args(args: dict[str, Any]) -> tuple[str, str, dict[str, str], bytes | None, float]:
+    unknown = sorted(set(args) - _HTTP_ARGS)
+    if unknown:
+        raise _bad(f"unknown arguments {unknown}; http.request takes {sorted(_HTTP_ARGS)}")
+    method, url = args.get("method", "GET"), args.get("url")
+    if not isinstance(method, str) or not isinstance(url, str):
+        raise _bad("give 'url' (and 'method', default GET) as strings")
+    headers = _headers(args.get("headers") or {})
+    body = _body(args.get("body"), args.get("body_base64"))
+    timeout = args.get("timeout_s", DEFAULT_TIMEOUT_S)
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise _bad(f"timeout_s must be a number of seconds, not {timeout!r}")
+    if not 0 < timeout <= MAX_TIMEOUT_S:
+        raise _bad(f"timeout_s must be more than 0 and at most {MAX_TIMEOUT_S:g}, not {timeout}")
+    return method.upper(), url, headers, body, float(timeout)
+
+
+def _headers(raw: Any) -> dict[str, str]:
+    if not isinstance(raw, Mapping) or len(raw) > MAX_HEADERS:
+        raise _bad(f"headers must be an object of at most {MAX_HEADERS} name: value strings")
+    headers: dict[str, str] = {}
+    for name, value in raw.items():
+        if not isinstance(value, str) or not _HEADER_NAME.fullmatch(name):
+            raise _bad(f"header {str(name)[:80]!r} needs a token name and a string value")
+        if name.lower() in _FORBIDDEN_HEADERS or name.lower().startswith("proxy-"):
+            raise _bad(f"header {name} is set by the bridge, not by the step; leave it out")
+        if len(value) > 8192 or any(c in value for c in "\r\n\0"):
+            raise _bad(f"header {name}'s value is over 8 KiB or holds CR, LF or NUL")
+        headers[name] = value
+    return headers
+
+
+def _body(text: Any, encoded: Any) -> bytes | None:
+    if text is not None and encoded is not None:
+        raise _bad("give body (text) or body_base64, not both")
+    if text is not None and not isinstance(text, str):
+        raise _bad("body must be text; send bytes as body_base64")
+    if encoded is not None and not isinstance(encoded, str):
+        raise _bad("body_base64 must be a base64 string")
+    try:
+        data = text.encode("utf-8") if text is not None else None
+        if encoded is not None:
+            data = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, UnicodeEncodeError) as exc:
+        raise _bad(f"the body cannot be encoded: {exc}") from None
+    if data is not None and len(data) > MAX_REQUEST_BODY:
+        raise _bad(f"the body is {len(data)} bytes; the bridge sends at most {MAX_REQUEST_BODY}")
+    return data
+
+
+def _response(response: Any, url: str) -> dict[str, Any]:
+    data = response.read(MAX_HTTP_BODY + 1)
+    truncated = len(data) > MAX_HTTP_BODY
+    data = data[:MAX_HTTP_BODY]
+    result: dict[str, Any] = {
+        "status": response.status,
+        "reason": response.reason,
+        # Set-Cookie is dropped: the step keeps no cookie jar, and results are recorded.
+        "headers": [[k, v] for k, v in response.headers.items() if k.lower() != "set-cookie"],
+        "truncated": truncated,
+        "url": url,
+    }
+    try:
+        result["body"] = data.decode("utf-8")
+    except UnicodeDecodeError:
+        result["body_base64"] = base64.b64encode(data).decode("ascii")
+    return result
+
+
+def _bad(message: str) -> ToolRefused:
+    return ToolRefused("BAD_ARGS", f"http.request: {message}")
+
+
+def log_note(args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
+    """Record a note of the step as a log.noted.v1 event; text over 4 KiB is cut.
+
+    Returns:
+        {event_id, truncated}.
+    """
+    text, level = args.get("text"), args.get("level", "info")
+    unknown = sorted(set(args) - {"text", "level"})
+    if unknown or not isinstance(text, str) or level not in _LEVELS:
+        raise ToolRefused(
+            "BAD_ARGS",
+            f"log.note takes text (a string) and level ({', '.join(_LEVELS)}); got {sorted(args)}",
+        )
+    raw = text.encode("utf-8")
+    truncated = len(raw) > MAX_NOTE_BYTES
+    if truncated:
+        text = raw[:MAX_NOTE_BYTES].decode("utf-8", errors="ignore")
+    policy = call.policy
+    note = LogNoted(
+        step_key=policy.step_key,
+        attempt=policy.attempt,
+        iteration=policy.iteration,
+        level=level,
+        text=text,
+        truncated=truncated,
+        call_index=call.index,
+    )
+    return {"event_id": call.emit(LOG_NOTED, note.model_dump(mode="json")), "truncated": truncated}

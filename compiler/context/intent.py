@@ -1,0 +1,18 @@
+"""Stage 1: the request's intent, verified against the pack's catalog (never guessed)."""
+
+from compiler.context.errors import ContextError
+from schemas.context import ContextPack, IntentRow, InvokeRequest, RunContext
+
+
+def classify_intent(pack: ContextPack, ctx: RunContext, req: InvokeRequest) -> IntentRow:
+    """The catalog row of the proposed intent; an intent the pack does not serve refuses."""
+    for row in pack.intents:
+        if row.intent_id == req.intent_id:
+            return row
+    known = ", ".join(r.intent_id for r in pack.intents)
+    raise ContextError(
+        "CONTEXT_UNKNOWN_INTENT",
+        f"intent {req.intent_id!r} is not in context pack "
+        f"{pack.contract_name}@{pack.contract_version} ({pack.consumer}); it serves: {known}. "
+        "Send one of those intents, or add a row for it to the pack's intents.",
+    )

@@ -1,0 +1,1 @@
+"""Test support: servers and helpers shared by test packages."""
