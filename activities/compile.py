@@ -23,7 +23,7 @@ from compiler.plan.passes.resolve import resolve
 from compiler.plan.passes.skills import skill_candidates, skills
 from compiler.typesystem.library import TypeLibrary, with_skills
 from schemas.artifacts import ArtifactRef
-from schemas.budget import BudgetLimits
+from schemas.budget import BudgetLimits, Usage
 from schemas.compiled import CompiledPlan, ContractPlan
 from schemas.context import ContextPack, RunContext
 from schemas.models import CallScope
@@ -123,6 +123,7 @@ class CompileActivities:
         except CompilerError as exc:
             raise compiler_failure(exc) from None
         asked = self._model_call(inp, ctx, "pass_b", "resolver")
+        spent: list[Usage] = []
         if asked is not None and any(s.resolution_status in WEAK for s in resolved.steps):
             binding, pack, run_context, scope = asked
             try:
@@ -135,12 +136,15 @@ class CompileActivities:
                     binding=binding,
                     run_context=run_context,
                     scope=scope,
+                    spent=spent,
                 )
             except ModelError as exc:
                 raise model_failure(exc) from None
             except CompilerError as exc:
                 raise compiler_failure(exc) from None
-        return CompileResult(output_ref=self._store(inp.run_id, "resolved", resolved))
+        return CompileResult(
+            output_ref=self._store(inp.run_id, "resolved", resolved), usage=_total(spent)
+        )
 
     def _gateway_or_fail(self) -> ModelGateway:
         assert self._gateway is not None
@@ -164,6 +168,7 @@ class CompileActivities:
         ctx = self._ctx(inp)
         source = self.load(inp.source_ref, ContractPlan)
         choices: dict[str, list[str]] | None = None
+        spent: list[Usage] = []
         asked = self._model_call(inp, ctx, "pass_d", "skill_resolver")
         offered = skill_candidates(source, ctx=ctx)
         if asked is not None and any(offered.values()):
@@ -177,6 +182,7 @@ class CompileActivities:
                     run_context=run_context,
                     scope=scope,
                     step_texts={s.step_key: f"{s.label}. {s.objective}" for s in source.steps},
+                    spent=spent,
                 )
             except ModelError as exc:
                 raise model_failure(exc) from None
@@ -184,7 +190,9 @@ class CompileActivities:
             plan = skills(source, ctx=ctx, choices=choices)
         except CompilerError as exc:
             raise compiler_failure(exc) from None
-        return CompileResult(output_ref=self._store(inp.run_id, "skills", plan))
+        return CompileResult(
+            output_ref=self._store(inp.run_id, "skills", plan), usage=_total(spent)
+        )
 
     @activity.defn(name="compile__freeze")
     def freeze(self, inp: CompileInput) -> FreezeResult:
@@ -207,6 +215,13 @@ class CompileActivities:
                 max_tokens=budgets.max_tokens_per_run, max_cost_usd=budgets.max_cost_usd_per_run
             ),
         )
+
+
+def _total(spent: list[Usage]) -> Usage:
+    total = Usage()
+    for one in spent:
+        total = total.plus(one)
+    return total
 
 
 def step_nodes(plan: CompiledPlan) -> list[StepNode]:

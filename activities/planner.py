@@ -28,6 +28,7 @@ from compiler.context import compile_context
 from compiler.plan.context import CompileContext, ProfileLayers, resolve_profile
 from compiler.plan.planner import MAX_REPAIRS, candidate_from_answer, catalogue, planner_template
 from compiler.typesystem.library import TypeLibrary
+from schemas.budget import Usage
 from schemas.context import Block, ContextPack, EvidenceRef, InvokeRequest, RunContext
 from schemas.events import EventDraft
 from schemas.models import CallScope, Consumer, Message, ModelRequest, TextBlock
@@ -140,6 +141,7 @@ class PlannerActivities:
             call_key="plan:0",
         )
         history: list[list[str]] = []
+        spent = Usage()
         binding, system = bindings["pass_a"], context.system_prompt
         consumer: Consumer = "planner"
         for attempt in range(MAX_REPAIRS + 1):
@@ -153,6 +155,7 @@ class PlannerActivities:
                     type=exc.failure_class,
                     non_retryable=not exc.retryable,
                 ) from None
+            spent = spent.plus(result.usage())
             answer = result.response.text
             candidate, problems = candidate_from_answer(
                 answer, ctx=ctx, run_inputs=run_inputs, phase_mode=phase_mode
@@ -181,6 +184,7 @@ class PlannerActivities:
                     mission=candidate.mission,
                     steps=len(candidate.steps),
                     repairs=attempt,
+                    usage=spent,
                 )
             history.append(problems)
             repair = bindings.get("repair", binding)

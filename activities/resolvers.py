@@ -28,6 +28,7 @@ from compiler.imprint import (
 from compiler.plan.context import CompileContext
 from compiler.plan.passes.resolve import resolve
 from compiler.plan.planner import catalogue
+from schemas.budget import Usage
 from schemas.context import Block, ContextPack, InvokeRequest, RunContext
 from schemas.models import CallScope, Message, ModelRequest, TextBlock
 from schemas.plan import PlannerCandidate, ResolvedPlan
@@ -48,8 +49,12 @@ def _ask(
     message: str,
     schema: dict[str, Any],
     sections: list[Block],
+    spent: list[Usage],
 ) -> dict[str, Any] | None:
-    """One templated question; the validated answer, or None when it does not fit the schema."""
+    """One templated question; the validated answer, or None when it does not fit the schema.
+
+    What the call spent is appended to `spent` (whether or not the answer fits).
+    """
     template = render_template(schema_to_template(schema))
     context = compile_context(
         pack,
@@ -74,6 +79,7 @@ def _ask(
         ),
         scope,
     )
+    spent.append(result.usage())
     try:
         payload = template_to_payload(parse_json(result.response.text), schema)
     except (TemplateError, ValueError):
@@ -93,6 +99,7 @@ def resolve_weak_steps(
     binding: ConsumerBinding,
     run_context: RunContext,
     scope: CallScope,
+    spent: list[Usage],
 ) -> ResolvedPlan:
     """Pass B's model fallback for the steps the deterministic resolver could not settle."""
     weak = [s for s in resolved.steps if s.resolution_status in WEAK]
@@ -137,6 +144,7 @@ def resolve_weak_steps(
             Block(kind="steps", text="Steps to resolve:\n" + steps_text, priority=95),
             Block(kind="catalogue", text=catalogue(lib), priority=60),
         ],
+        spent=spent,
     )
     if answer is None:
         return resolved.model_copy(
@@ -199,12 +207,12 @@ def choose_skills_by_model(
     run_context: RunContext,
     scope: CallScope,
     step_texts: Mapping[str, str],
+    spent: list[Usage],
 ) -> dict[str, list[str]]:
     """Pass D's model half: for each step, the skill ids chosen among those offered."""
     asked = {k: v for k, v in offered.items() if v}
     if not asked:
         return {}
-    ids = sorted({c.skill_id for v in asked.values() for c in v})
     schema = {
         "type": "object",
         "required": ["steps"],
@@ -216,7 +224,9 @@ def choose_skills_by_model(
                     "required": ["step_key", "skill_ids"],
                     "properties": {
                         "step_key": {"enum": sorted(asked)},
-                        "skill_ids": {"type": "array", "items": {"enum": ids}},
+                        # Any string: an id discovery did not offer is dropped by
+                        # choose_skills with a warning, without losing the rest of the answer.
+                        "skill_ids": {"type": "array", "items": {"type": "string"}},
                     },
                 },
             }
@@ -238,6 +248,7 @@ def choose_skills_by_model(
         "fulfil its contract; choose none when none helps.",
         schema=schema,
         sections=[Block(kind="offers", text="Steps and offered skills:\n" + offers, priority=95)],
+        spent=spent,
     )
     if answer is None:
         return {}

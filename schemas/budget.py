@@ -1,11 +1,11 @@
 """Budgets: recorded usage, per-run limits, projections and extensions (seed 000 §10.2)."""
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from schemas.base import FrozenModel
+from schemas.base import FrozenModel, PlainData
 from schemas.events import Actor
 
 # The events the usage ledger is made of. The model layer appends one model.called.v1 per provider
@@ -83,7 +83,7 @@ class ModelCalled(FrozenModel):
     consumer: str | None = None
     call_key: str | None = Field(default=None, description="idempotency key within the stream")
     stop_reason: str | None = None
-    response_ref: dict[str, Any] | None = Field(
+    response_ref: dict[str, PlainData] | None = Field(
         default=None, description="ArtifactRef of the stored response, for replay"
     )
     cost_known: bool = Field(default=True, description="False: the model has no price")
@@ -99,7 +99,7 @@ class ToolCalled(FrozenModel):
     iteration: int = Field(default=1, ge=1)
     call_key: str | None = Field(default=None, description="idempotency key")
     ok: bool = True
-    detail: dict[str, Any] = Field(default_factory=dict)
+    detail: dict[str, PlainData] = Field(default_factory=dict)
 
 
 class ModelPrice(FrozenModel):

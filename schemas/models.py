@@ -9,7 +9,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from schemas.base import FrozenModel
+from schemas.base import FrozenModel, PlainData
+from schemas.budget import Usage
 
 # model.called.v1 is defined with the usage ledger (schemas.budget.MODEL_CALLED).
 ModelFailureClass = Literal[
@@ -54,7 +55,7 @@ class ToolUseBlock(FrozenModel):
     type: Literal["tool_use"] = "tool_use"
     id: str
     name: str
-    input: dict[str, Any]
+    input: dict[str, PlainData]
 
 
 class ToolResultBlock(FrozenModel):
@@ -176,3 +177,15 @@ class ModelCallResult(FrozenModel):
     cost_usd: float | None
     latency_ms: int = Field(ge=0)
     replayed: bool = Field(default=False, description="answered from the log, not the provider")
+
+    def usage(self) -> Usage:
+        """This call as recorded spend (a replayed call counts: its first answer was paid)."""
+        u = self.response.usage
+        return Usage(
+            input_tokens=u.input_tokens,
+            output_tokens=u.output_tokens,
+            cache_read_tokens=u.cache_read_tokens,
+            cache_creation_tokens=u.cache_creation_tokens,
+            cost_usd=self.cost_usd or 0.0,
+            model_calls=1,
+        )

@@ -1,10 +1,10 @@
 """Pre- and postflight receipts: what the platform saw on disk, never the model's word."""
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from schemas.base import FrozenModel
+from schemas.base import FrozenModel, PlainData
 
 
 class ParseValidation(FrozenModel):
@@ -19,7 +19,7 @@ class FileReceipt(FrozenModel):
     sha256: str | None = None
     kind_key: str | None = None
     parse_validation: ParseValidation | None = None
-    schema_summary: dict[str, Any] = Field(default_factory=dict)
+    schema_summary: dict[str, PlainData] = Field(default_factory=dict)
     placeholder_sentinels: list[str] = Field(default_factory=list)
 
 

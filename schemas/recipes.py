@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import Field
 
 from schemas.artifacts import ArtifactRef
-from schemas.base import FrozenModel
+from schemas.base import FrozenModel, PlainData
 
 RECIPE_SCHEMA = "recipe/1.0"
 SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
@@ -203,7 +203,7 @@ class TrailEntry(FrozenModel):
 
     verb: TrailVerb
     summary: str
-    detail: dict[str, object] = Field(default_factory=dict)
+    detail: dict[str, PlainData] = Field(default_factory=dict)
     step_key: str | None = None
 
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from schemas.artifacts import ArtifactRef
-from schemas.base import FrozenModel
+from schemas.base import FrozenModel, PlainData
 from schemas.budget import BudgetLimits, BudgetState, StepProjection, Usage
 from schemas.compiled import GateSpec
 from schemas.events import Actor, EventDraft
@@ -82,7 +82,7 @@ class StepState(FrozenModel):
     error: StepError | None = None
     skipped_because: str | None = None
     outputs: list[ArtifactRef] = Field(default_factory=list)
-    receipt: dict[str, Any] = Field(default_factory=dict)
+    receipt: dict[str, PlainData] = Field(default_factory=dict)
     usage: Usage = Usage()
     iterations: int = Field(default=0, ge=0, description="loop steps: iterations run")
     note: str | None = Field(default=None, description="the step's last done-note")
@@ -206,6 +206,7 @@ class CompileInput(FrozenModel):
 
 class CompileResult(FrozenModel):
     output_ref: ArtifactRef
+    usage: Usage = Field(default=Usage(), description="what Pass B/D's model calls spent")
 
 
 class FreezeResult(FrozenModel):
@@ -246,7 +247,7 @@ class StepExecuteResult(FrozenModel):
     outputs: list[ArtifactRef]
     preflight_ref: ArtifactRef | None = Field(default=None, description="None for a `uses:` step")
     postflight_ref: ArtifactRef | None = None
-    receipt_summary: dict[str, Any]
+    receipt_summary: dict[str, PlainData]
     completed_event_id: str
     usage: Usage = Field(default=Usage(), description="recorded over every attempt of the step")
     iteration: int = 1
@@ -325,3 +326,4 @@ class PlanResult(FrozenModel):
     mission: str
     steps: int
     repairs: int = Field(ge=0, description="repair calls it took to get a compiling plan")
+    usage: Usage = Field(default=Usage(), description="every planner and repair call, recorded")

@@ -61,13 +61,17 @@ def run_cmd(
             "--objective",
             "-o",
             metavar="TEXT",
-            help="Run an objective instead of a plan: a clearly matching recipe becomes the plan.",
+            help='Run an objective instead of a plan (also: `forge run "TEXT"`): a clearly '
+            "matching recipe becomes the plan, else the planner model writes one.",
         ),
     ] = None,
     inputs: Annotated[
         list[str] | None,
         typer.Option(
-            "--input", "-i", metavar="NAME=PATH", help="A run input declared by the plan."
+            "--input",
+            "-i",
+            metavar="NAME=PATH",
+            help="A run input: declared by the plan, or for an objective, put at input/NAME.ext.",
         ),
     ] = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p")] = None,
@@ -88,25 +92,32 @@ def run_cmd(
     s = settings()
     if max_cost is not None and not math.isfinite(max_cost):
         fail(f"--max-cost must be a finite amount of USD, not {max_cost}")
+    if plan_file is not None and objective is None and runs.looks_like_objective(plan_file):
+        # `forge run "OBJECTIVE" --input NAME=PATH`: text that names no plan file is the objective.
+        objective, plan_file = str(plan_file), None
     if (plan_file is None) == (objective is None):
         fail(
-            "give a plan file or --objective TEXT (exactly one)",
-            'e.g. `forge run plan.json` or `forge run -o "reconcile invoices and rate cards"`',
+            "give a plan file or an objective (exactly one)",
+            'e.g. `forge run plan.json` or `forge run "reconcile invoices and rate cards"`',
         )
     if objective is not None:
-        if inputs:
-            fail("--input needs a plan that declares the inputs; an objective run takes none")
         if not objective.strip():
-            fail("--objective is empty: say what the run should do")
+            fail("the objective is empty: say what the run should do")
+        services = Services.from_settings(s)
+        try:
+            refs = runs.bind_objective_inputs(_parse_inputs(inputs or []), services.artifacts)
+        except runs.PlanFileError as exc:
+            fail(str(exc))
         limits = BudgetLimits(max_tokens=max_tokens, max_cost_usd=max_cost)
         run = RunInput(
             run_id=runs.new_run_id(),
             objective=objective,
+            inputs=refs,
             profile_ref=profile,
             budget=limits if max_tokens or max_cost else None,
         )
-        out.print(f"run [bold]{run.run_id}[/]: matching the objective to a recipe …")
-        raise typer.Exit(asyncio.run(_run(s, Services.from_settings(s), run, detach)))
+        out.print(f"run [bold]{run.run_id}[/]: matching the objective to a recipe or the planner …")
+        raise typer.Exit(asyncio.run(_run(s, services, run, detach)))
     assert plan_file is not None
     try:
         document = runs.load_plan_document(plan_file, read_json(plan_file))

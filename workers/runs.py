@@ -1,6 +1,7 @@
 """Client-side run operations shared by the CLI (and later the API): load, submit, observe."""
 
 import json
+import re
 import secrets
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -71,6 +72,37 @@ def bind_inputs(
         if not path.is_file():
             raise PlanFileError(f"--input {name}={path}: no such file")
         refs[name] = store.put_file(path, logical_path=declared[name].path.removeprefix("./"))
+    return refs
+
+
+_INPUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+def looks_like_objective(arg: Path) -> bool:
+    """Whether `forge run ARG` names an objective rather than a plan file."""
+    text = str(arg)
+    if arg.suffix.lower() in (".json", ".yaml", ".yml") or arg.exists():
+        return False
+    return " " in text.strip() or "/" not in text
+
+
+def bind_objective_inputs(
+    given: Mapping[str, Path], store: ArtifactStore
+) -> dict[str, ArtifactRef]:
+    """Upload each --input NAME=PATH of an objective run to input/NAME<suffix of PATH>.
+
+    The planner sees them at those paths (with their receipts) and plans steps that read them.
+    """
+    refs = {}
+    for name, path in sorted(given.items()):
+        if not _INPUT_NAME.fullmatch(name):
+            raise PlanFileError(
+                f"--input {name}=...: a run input name is letters, digits, '_' or '-' "
+                "(it becomes the file name under input/)"
+            )
+        if not path.is_file():
+            raise PlanFileError(f"--input {name}={path}: no such file")
+        refs[name] = store.put_file(path, logical_path=f"input/{name}{path.suffix.lower()}")
     return refs
 
 

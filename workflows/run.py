@@ -411,6 +411,21 @@ class CompiledRunWorkflow:
                 type=_cause_type(err) or policies.PLANNER_UNAVAILABLE,
                 non_retryable=True,
             ) from err
+        # Planning is spend of the run too: it counts against the run's caps.
+        self._budget = self._budget.model_copy(
+            update={"spent": self._budget.spent.plus(planned.usage)}
+        )
+        repairs = f", after {planned.repairs} repair(s)" if planned.repairs else ""
+        await self._trail_events(
+            inp,
+            root,
+            [
+                TrailEntry(
+                    verb="note",
+                    summary=f"planned by the planner model: {planned.steps} step(s){repairs}",
+                )
+            ],
+        )
         await self._emit(
             inp,
             RUN_TAGGED,
@@ -473,6 +488,10 @@ class CompiledRunWorkflow:
                     retry_policy=policies.COMPILE_RETRY,
                 )
                 ref = done.output_ref
+                if done.usage.model_calls:  # Pass B/D asked their models
+                    self._budget = self._budget.model_copy(
+                        update={"spent": self._budget.spent.plus(done.usage)}
+                    )
             frozen = await workflow.execute_activity(
                 "compile__freeze",
                 CompileInput(run_id=inp.run_id, source_ref=ref, **compile_in),
@@ -510,7 +529,8 @@ class CompiledRunWorkflow:
             gates={
                 g.gate_id: GateState(spec=g, approver_role=g.approver_role) for g in frozen.gates
             },
-            budget=BudgetState(limits=inp.budget or frozen.budget),
+            # Spend before the first step (the planner, Pass B/D's models) is already the run's.
+            budget=BudgetState(limits=inp.budget or frozen.budget, spent=self._budget.spent),
         )
 
     async def _run_dag(self, inp: RunInput, carry: RunCarry) -> None:

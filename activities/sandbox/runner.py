@@ -53,7 +53,9 @@ __all__ = [
 
 Isolation = Literal["bwrap", "none"]
 _MIB = 1024 * 1024
-_PATH = "/usr/bin:/bin"
+# The project's interpreter first: step code that starts `python` (a skill's script, say) gets
+# the same interpreter and read-only venv as the step itself (its directory is bound).
+_PATH = f"{Path(sys.executable).parent}:/usr/bin:/bin"
 _PYTHON_NAMES = frozenset({"python", "python3"})
 _SKILL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _NO_SKILLS: Mapping[str, Path] = MappingProxyType({})

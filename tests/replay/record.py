@@ -11,6 +11,7 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 from uuid import uuid4
 
 from temporalio.client import WorkflowFailureError, WorkflowHandle
@@ -24,6 +25,7 @@ from tests.workflows.engine import (
     engine,
     wait_for_event,
 )
+from tests.workflows.model_env import model_engine
 from tests.workflows.plans import code_step, plan, write_json
 from tests.workflows.test_budgets import (
     OPS,
@@ -167,14 +169,44 @@ SCENARIOS: dict[str, Callable[[Engine, Path], Awaitable[WorkflowHandle]]] = {
 }
 
 
+async def _model_planned(eng: Engine, tmp: Path) -> WorkflowHandle:
+    """An objective no recipe matches clearly: compile__plan, then model-written code steps."""
+    from tests.workflows.test_model_runs import OBJECTIVE, SALES
+
+    sales = tmp / "sales.csv"
+    sales.write_text(SALES)
+    ref = eng.services.artifacts.put_file(sales, logical_path="input/sales.csv")
+    handle = await eng.start_objective(OBJECTIVE, inputs={"sales": ref})
+    await handle.result()
+    return handle
+
+
+def _model_script(name: str) -> list[dict[str, Any]] | None:
+    """The Messages server script of a scenario that runs with a model, or None."""
+    if name == "model_planned":
+        from tests.workflows.test_model_runs import SCRIPT
+
+        return SCRIPT
+    return None
+
+
+SCENARIOS["model_planned"] = _model_planned
+
+
 async def record(names: list[str]) -> None:
     HISTORIES.mkdir(exist_ok=True)
     async with temporal_test_env() as env:
         for name in names:
             with tempfile.TemporaryDirectory() as tmp:
-                async with engine(env, Path(tmp) / "home", f"record-{uuid4()}") as eng:
-                    handle = await SCENARIOS[name](eng, Path(tmp))
-                    history = await handle.fetch_history()
+                home, queue, script = Path(tmp) / "home", f"record-{uuid4()}", _model_script(name)
+                if script is not None:
+                    async with model_engine(env, home, queue, script) as (eng, _server):
+                        handle = await SCENARIOS[name](eng, Path(tmp))
+                        history = await handle.fetch_history()
+                else:
+                    async with engine(env, home, queue) as eng:
+                        handle = await SCENARIOS[name](eng, Path(tmp))
+                        history = await handle.fetch_history()
             (HISTORIES / f"{name}.json").write_text(history.to_json())
             print(f"recorded {name}: {len(history.events)} events")
 

@@ -38,7 +38,7 @@ LIMITS = SandboxLimits(
     output_cap_bytes=65536,
 )
 STEP_ENV = {
-    "PATH": "/usr/bin:/bin",
+    "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
     "HOME": "/workspace/work",
     "LANG": "C.UTF-8",
     "PYTHONPATH": "",

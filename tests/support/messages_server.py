@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import TracebackType
 from typing import Any
 
@@ -73,7 +74,7 @@ class MessagesServer:
             as the real API answers a bad key.
     """
 
-    def __init__(self, script: Script, *, api_key: str | None = None) -> None:
+    def __init__(self, script: Script, *, api_key: str | None = None, port: int = 0) -> None:
         self.script = script
         self.api_key = api_key
         self._lock = threading.Lock()
@@ -82,7 +83,7 @@ class MessagesServer:
         self._count = 0
         self._messages = 0
         self._signed: set[tuple[str, str]] = set()  # (thinking, signature) pairs answered
-        self._httpd = _Server(("127.0.0.1", 0), _Handler)
+        self._httpd = _Server(("127.0.0.1", port), _Handler)
         self._httpd.owner = self
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
@@ -389,3 +390,33 @@ def _message(message: dict[str, Any], index: int) -> Message:
         else:
             raise ValueError(f"content block type {block['type']!r} is not one Forge sends")
     return Message(role=message["role"], content=blocks)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m tests.support.messages_server SCRIPT [--port N]`: serve a script until Ctrl-C.
+
+    Point the Anthropic provider at it with ANTHROPIC_BASE_URL=<the printed URL> and any
+    ANTHROPIC_API_KEY to run Forge with a scripted model over the real SDK and real HTTP.
+    """
+    import argparse
+    import signal
+    import threading
+
+    parser = argparse.ArgumentParser(prog="python -m tests.support.messages_server")
+    parser.add_argument("script", type=Path, help="a model script (YAML or JSON)")
+    parser.add_argument("--port", type=int, default=0, help="default: a free port")
+    args = parser.parse_args(argv)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with MessagesServer(Script.load(args.script), port=args.port) as server:
+        print(f"Messages API at {server.base_url} (script {args.script})", flush=True)
+        try:
+            stop.wait()
+        except KeyboardInterrupt:
+            pass
+        print(f"served {server.request_count} requests", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -113,8 +113,8 @@ async def test_detach_then_cancel(cli, temporal_env, task_queue, tmp_path):
 
 def test_run_an_objective_shows_the_recipe_and_the_trail(cli, tmp_path):
     ran = cli("run", "-o", "reconcile the invoices against the rate cards and flag discrepancies")
-    # The billing-audit recipe seeds the plan; its first model-written step waits for the model
-    # layer, which the run says, with every step badged with its recipe.
+    # The billing-audit recipe seeds the plan; its first model-written step needs a model, and
+    # this worker has none (no ANTHROPIC_API_KEY), which the run says, every step badged.
     assert ran.exit_code == 1, ran.output
     assert "recipe forge/billing-audit" in ran.output and "effort" in ran.output
     assert "searched" in ran.output and "matched" in ran.output
@@ -130,5 +130,35 @@ def test_run_needs_exactly_one_of_a_plan_and_an_objective(cli):
     neither = cli("run")
     both = cli("run", str(PLAN), "-o", "reconcile invoices")
     assert neither.exit_code == 2 and both.exit_code == 2  # refused: nothing ran
-    assert "give a plan file or --objective TEXT (exactly one)" in neither.output
+    assert "give a plan file or an objective (exactly one)" in neither.output
     assert "exactly one" in both.output
+
+
+def test_run_an_objective_with_inputs_through_the_model(cli, tmp_path, monkeypatch):
+    """`forge run "OBJECTIVE" --input NAME=PATH`, the Anthropic SDK pointed at a local server."""
+    from activities.models.script import Script
+    from tests.support.messages_server import MessagesServer
+    from tests.workflows.test_model_runs import OBJECTIVE, SALES, SCRIPT
+
+    sales = tmp_path / "sales.csv"
+    sales.write_text(SALES)
+    fallbacks = [
+        {
+            "when": {"consumer": c},
+            "times": 0,
+            "response": {"content": [{"type": "text", "text": '{"steps": []}'}]},
+        }
+        for c in ("resolver", "skill_resolver")
+    ]
+    with MessagesServer(Script.from_data({"responses": [*SCRIPT, *fallbacks]})) as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-cli")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        ran = cli("run", OBJECTIVE, "--input", f"sales={sales}")
+    assert ran.exit_code == 0, ran.output
+    assert "totals" in ran.output and "summary" in ran.output
+    run_id = _run_id(ran.output)
+    dest = tmp_path / "totals.csv"
+    got = cli("artifacts", "get", run_id, "output/totals.csv", "-o", dest)
+    assert got.exit_code == 0 and "north,12.75" in dest.read_text()
+    events = cli("events", "list", "--run", run_id, "--limit", "500")
+    assert "plan.drafted.v1" in events.output and "evaluation.proof.v1" in events.output

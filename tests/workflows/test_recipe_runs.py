@@ -2,8 +2,9 @@
 
 A run started from an objective alone compiles the plan of a high-confidence recipe with no planner
 call; a trivial objective gets no plan; an objective no recipe matches clearly is refused with the
-alternatives as hints. Recipe steps are model-written, and this build has no model-written
-executor yet, so a seeded run stops at its first step with EXECUTOR_UNAVAILABLE, which it says.
+alternatives as hints. Recipe steps are model-written, and these workers have no model provider
+(no ANTHROPIC_API_KEY), so a seeded run stops at its first step with EXECUTOR_UNAVAILABLE, which it
+says; tests/workflows/test_evaluator_runs.py runs a seeded plan with a model.
 """
 
 import pytest
@@ -45,7 +46,7 @@ async def test_a_clear_objective_runs_the_recipe_plan_without_a_planner(
     assert tagged.payload["tags"] == ["recipe:forge/billing-audit"]
     trail_events = [e for e in log if e.type == "recipe.trail.v1"]
     assert [e.payload["verb"] for e in trail_events] == verbs(result.recipes.trail)
-    # Model-written steps wait for the model layer; the first one says so and nothing else runs.
+    # Model-written steps need a model these workers lack; the first says so, nothing else runs.
     first = result.steps[view.order[0]]
     assert first.error is not None and first.error.failure_class == "EXECUTOR_UNAVAILABLE"
     # The effort tier's levers reach the executor with every step of a seeded run.
