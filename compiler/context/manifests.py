@@ -2,18 +2,25 @@
 
 The system prompt is the system, developer, policy and tools buckets; the task prompt is the
 task, evidence, memory and session buckets; each non-empty bucket sits under its own heading,
-and a bucket that lost blocks to its budget says how many. `stage_hashes` holds the sha256
-(RFC 8785) of every stage's output, so a replay diff names the stage where drift appeared;
-`context_hash` covers the whole envelope except itself.
+and a bucket that lost blocks to its budget says how many.
+
+Hashes. `stage_hashes[s]` is `sha256_of_digested(output)` (compiler/hashing.py) for each
+stage's output, so a replay diff names the stage where drift appeared. For "manifests" the
+output is the ContextBody this stage emits, its `surfaced_tools` given as the tools stage's hash
+(they are that stage's output). `context_hash` is `sha256_of({"stage_hashes": stage_hashes})`,
+the root over the eight. `sha256_of_digested` is RFC 8785 canonical JSON, like every Forge hash,
+of the value with each string of 64 or more characters replaced by its sha256 (and integers
+beyond 2**53 by their decimal string): prompt text and evidence summaries go through hashlib,
+and only the small digest tree through the canonical encoder. Same inputs, live or replayed,
+give the same hashes byte for byte (tests/compiler/context/test_replay.py).
 """
 
-import hashlib
-
 from compiler.context.tokens import ESTIMATOR
-from compiler.hashing import canonical_json, sha256_of
+from compiler.hashing import sha256_of, sha256_of_digested
 from schemas.context import (
     APPROVAL_RANK,
     BUCKETS,
+    STAGES,
     AssembledBuckets,
     Bucket,
     BucketContent,
@@ -170,32 +177,17 @@ def emit_manifests(
         runtime_controls=_controls(pack, policy, tools),
         budget_report=_budget_report(budget, buckets),
     )
-    # Each top-level field is canonicalized once and reused by both hashes; an RFC 8785 object
-    # is its members sorted by key (ASCII field names here), so joining them is canonical too.
-    members = {k: canonical_json(v) for k, v in body.model_dump(mode="json").items()}
+    outputs = (intent, policy, tools, evidence, memory, budget, buckets)
     stage_hashes = {
-        "intent": sha256_of(intent),
-        "policy": sha256_of(policy),
-        "tools": sha256_of(tools),
-        "evidence": sha256_of(evidence),
-        "memory": sha256_of(memory),
-        "budget": sha256_of(budget),
-        "buckets": sha256_of(buckets),
-        "manifests": _object_hash(members),
+        stage: sha256_of_digested(out) for stage, out in zip(STAGES[:-1], outputs, strict=True)
     }
-    members["stage_hashes"] = canonical_json(stage_hashes)
+    # The body's surfaced tools are the tools stage's output: the body names them by that hash.
+    body_doc = body.model_dump(mode="json", exclude={"surfaced_tools"})
+    body_doc["surfaced_tools"] = stage_hashes["tools"]
+    stage_hashes["manifests"] = sha256_of_digested(body_doc)
     return CompiledContext(
         **{name: getattr(body, name) for name in ContextBody.model_fields},
         stage_hashes=stage_hashes,
-        context_hash=_object_hash(members),
+        # The root over the eight stage hashes (the last one covers the whole body).
+        context_hash=sha256_of({"stage_hashes": stage_hashes}),
     )
-
-
-def _object_hash(members: dict[str, bytes]) -> str:
-    """sha256 of the canonical JSON object whose members are already canonical."""
-    digest = hashlib.sha256(b"{")
-    for i, key in enumerate(sorted(members)):
-        digest.update(b"," if i else b"")
-        digest.update(canonical_json(key) + b":" + members[key])
-    digest.update(b"}")
-    return "sha256:" + digest.hexdigest()

@@ -6,15 +6,15 @@ effective mode ranks above the run's safety_mode is not surfaced: the model neve
 it could not use. Every registry tool left out is listed in `withheld` with the reason.
 """
 
+from typing import Any
+
 from schemas.context import (
     APPROVAL_RANK,
     ApprovalMode,
     ContextPack,
     PolicyResolution,
     RunContext,
-    SurfacedTool,
     ToolSurface,
-    Withheld,
 )
 
 
@@ -38,8 +38,8 @@ def surface_tools(pack: ContextPack, ctx: RunContext, policy: PolicyResolution) 
             forbidden_by.setdefault(tool_id, f"{d.bundle_id}/{d.rule_id}")
     modes = _policy_modes(policy)
     ceiling = APPROVAL_RANK[ctx.safety_mode]
-    tools: list[SurfacedTool] = []
-    withheld: list[Withheld] = []
+    tools: list[dict[str, Any]] = []
+    withheld: list[dict[str, Any]] = []
     for entry in pack.tools:
         tid = entry.tool_id
         mode = modes.get(tid, entry.approval_mode)
@@ -53,16 +53,17 @@ def surface_tools(pack: ContextPack, ctx: RunContext, policy: PolicyResolution) 
         elif APPROVAL_RANK[mode] > ceiling:
             reason = f"approval mode {mode} is above the run's safety mode {ctx.safety_mode}"
         if reason is not None:
-            withheld.append(Withheld(kind="tool", id=tid, reason=reason))
+            withheld.append({"kind": "tool", "id": tid, "reason": reason})
             continue
         tools.append(
-            SurfacedTool(
-                tool_id=tid,
-                description=entry.description,
-                approval_mode=mode,
-                declared_mode=entry.approval_mode,
-                input_schema=entry.input_schema,
-                native_name=entry.native_name,
-            )
+            {
+                "tool_id": tid,
+                "description": entry.description,
+                "approval_mode": mode,
+                "declared_mode": entry.approval_mode,
+                "input_schema": entry.input_schema,
+                "native_name": entry.native_name,
+            }
         )
-    return ToolSurface(tools=tools, withheld=withheld)
+    # One validation for the whole surface: hundreds of entries, each a model.
+    return ToolSurface.model_validate({"tools": tools, "withheld": withheld})

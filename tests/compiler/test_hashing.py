@@ -46,8 +46,31 @@ def test_numbers_inside_strings_and_keys_take_the_fast_path_correctly():
 def test_unsafe_integers_are_refused_like_the_reference():
     import pytest
 
-    with pytest.raises(rfc8785.IntegerDomainError):
+    with pytest.raises(ValueError, match="send larger integers as strings"):
         canonical_json({"n": 2**60})
+
+
+def test_a_digest_tree_hash_follows_its_documented_rule():
+    import hashlib
+
+    from compiler.hashing import sha256_of_digested
+
+    long = "x" * 64 + " 𝄞"
+    value = {"text": long, "short": "é𝄞", "big": 2**60, "f": 0.5, "items": [long, 1, None, True]}
+    reduced = {
+        "text": "sha256:" + hashlib.sha256(long.encode()).hexdigest(),
+        "short": "é𝄞",
+        "big": str(2**60),
+        "f": 0.5,
+        "items": ["sha256:" + hashlib.sha256(long.encode()).hexdigest(), 1, None, True],
+    }
+    expected = "sha256:" + hashlib.sha256(rfc8785.dumps(reduced)).hexdigest()
+    assert sha256_of_digested(value) == expected
+    without_float = {k: v for k, v in value.items() if k != "f"}
+    reduced.pop("f")
+    assert sha256_of_digested(without_float) == (
+        "sha256:" + hashlib.sha256(rfc8785.dumps(reduced)).hexdigest()
+    )
 
 
 def test_top_level_numbers_and_number_like_strings():

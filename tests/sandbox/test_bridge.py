@@ -487,7 +487,10 @@ def test_malformed_lines_get_an_error_reply_and_the_bridge_keeps_serving(
         except BrokenPipeError:
             pass  # the bridge stops reading at 1 MiB; its reply is already queued
         emit(json.loads(f.readline()))
-        emit(f.readline() == b"")  # the bridge closed that connection
+        try:  # the bridge closed that connection: EOF, or a reset when bytes were left unread
+            emit(f.readline() == b"")
+        except ConnectionResetError:
+            emit(True)
         s.close()
         emit(call("log.note", {"text": "a new connection works"}))
         """,

@@ -1,9 +1,20 @@
 """Stage 8: the CompiledContext carries the controls the Critic and the replay harness need."""
 
+import hashlib
+from typing import Any
+
+import rfc8785
+
 from compiler.context import compile_context
-from compiler.hashing import sha256_of
-from schemas.context import STAGES, CompiledContext
-from tests.compiler.context.build import pack, request, rule, run_ctx
+from compiler.context.buckets import assemble_buckets
+from compiler.context.budget import allocate_budget
+from compiler.context.evidence import retrieve_evidence
+from compiler.context.intent import classify_intent
+from compiler.context.memory import recall_memory
+from compiler.context.policy import resolve_policy
+from compiler.context.tools import surface_tools
+from schemas.context import STAGES, CompiledContext, ContextBody, ContextPack
+from tests.compiler.context.build import memory, pack, pack_data, ref, request, rule, run_ctx
 
 BUNDLES = [
     {
@@ -68,14 +79,71 @@ def test_manifests_name_pack_intent_consumer_and_everything_withheld():
     }
 
 
+def independent_hash(value: Any) -> str:
+    """The documented rule, written again: long strings -> their sha256, big ints -> strings,
+    then RFC 8785 (the rfc8785 package itself, not Forge's fast path)."""
+
+    def reduce(v: Any) -> Any:
+        if isinstance(v, str):
+            return "sha256:" + hashlib.sha256(v.encode()).hexdigest() if len(v) >= 64 else v
+        if isinstance(v, bool) or v is None or isinstance(v, float):
+            return v
+        if isinstance(v, int):
+            return str(v) if abs(v) >= 2**53 else v
+        if isinstance(v, dict):
+            return {k: reduce(x) for k, x in v.items()}
+        return [reduce(x) for x in v]
+
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(reduce(value))).hexdigest()
+
+
+def root_hash(stage_hashes: dict[str, str]) -> str:
+    """context_hash: RFC 8785 of {"stage_hashes": ...}, the digests kept as they are."""
+    return "sha256:" + hashlib.sha256(rfc8785.dumps({"stage_hashes": stage_hashes})).hexdigest()
+
+
 def test_stage_hashes_cover_all_eight_stages_and_context_hash_covers_the_envelope():
     cc = _compile({"effort": "ultra"})
     assert list(cc.stage_hashes) == list(STAGES)
     assert all(h.startswith("sha256:") and len(h) == 71 for h in cc.stage_hashes.values())
-    assert cc.context_hash == sha256_of(cc.model_dump(mode="json", exclude={"context_hash"}))
-    assert cc.stage_hashes["manifests"] == sha256_of(
-        cc.model_dump(mode="json", exclude={"context_hash", "stage_hashes"})
+    assert cc.context_hash == root_hash(cc.stage_hashes)
+    body = cc.model_dump(mode="json", exclude={"context_hash", "stage_hashes", "surfaced_tools"})
+    assert cc.stage_hashes["manifests"] == independent_hash(
+        {**body, "surfaced_tools": cc.stage_hashes["tools"]}
     )
+
+
+def test_every_stage_hash_is_the_sha256_of_that_stage_output_json():
+    # what JSON makes awkward: a float, an integer past 2**53, non-ASCII and astral text
+    data = pack_data(policy_bundles=BUNDLES, redaction_rules=[r"\bsk-[a-z0-9]{8}\b"])
+    data["tools"][1]["input_schema"] = {
+        "type": "object",
+        "properties": {"n": {"type": "number", "minimum": 0.5, "maximum": 10**17}},
+    }
+    data["tools"][0]["description"] = "run code: é, ü, 𝄞"
+    p = ContextPack.model_validate(data)
+    c = run_ctx(facts={"effort": "ultra", "network": False})
+    r = request(session=[{"kind": "user", "text": "key sk-abcdefgh 𝄞"}])
+    refs = [ref(i, summary=f"naïve 𝄞 summary {i}", priority=i) for i in range(5)]
+    recalls = [memory(1, text="ü")]
+
+    cc = compile_context(p, c, r, evidence=lambda q: refs, memory=lambda q: recalls)
+
+    intent = classify_intent(p, c, r)
+    policy = resolve_policy(p, c, r, intent)
+    tools = surface_tools(p, c, policy)
+    evidence = retrieve_evidence(p, c, r, intent, lambda q: refs)
+    recalled = recall_memory(p, c, intent, lambda q: recalls)
+    budget = allocate_budget(p, c, intent)
+    buckets = assemble_buckets(p, r, policy, tools, evidence, recalled, budget)
+    body = ContextBody.model_validate(cc.model_dump(include=set(ContextBody.model_fields)))
+    outputs = [intent, policy, tools, evidence, recalled, budget, buckets]
+    expected = [independent_hash(out.model_dump(mode="json")) for out in outputs]
+    body_doc = body.model_dump(mode="json", exclude={"surfaced_tools"})
+    expected.append(independent_hash({**body_doc, "surfaced_tools": expected[2]}))
+    assert cc.stage_hashes == dict(zip(STAGES, expected, strict=True))
+    assert cc.context_hash == root_hash(cc.stage_hashes)
+    assert "key [REDACTED] 𝄞" in cc.task_prompt
 
 
 def test_the_envelope_round_trips_through_json():

@@ -15,6 +15,7 @@ ALLOWED = {
     "collections",
     "dataclasses",
     "fractions",
+    "functools",
     "hashlib",
     "json",
     "re",
