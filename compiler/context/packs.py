@@ -3,7 +3,8 @@
 Beyond the schema, a pack must be coherent: unique intent, tool, bundle and rule ids; intents
 of the pack's own consumer; policy rules that are well-formed JsonLogic and name only tools of
 the registry; permissions for registry tools; budget splits for known intents that sum to 1;
-redaction rules that are valid regexes.
+redaction rules that are valid regexes; tool input schemas whose integers RFC 8785 can hash
+(below 2**53 in magnitude: every compile hashes them, compiler/hashing.py).
 """
 
 import re
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 
 from compiler.context.budget import split_problem
 from compiler.context.errors import ContextError
+from compiler.hashing import first_unsafe_int, unsafe_integer_message
 from compiler.ladder.rules import rule_problem
 from schemas.context import ContextPack
 
@@ -66,6 +68,10 @@ def _problems(pack: ContextPack) -> list[str]:
         if r.consumer != pack.consumer
     ]
     out += [f"tools: duplicate tool_id {d!r}" for d in _dupes(t.tool_id for t in pack.tools)]
+    for i, tool in enumerate(pack.tools):
+        big = first_unsafe_int(tool.input_schema)
+        if big is not None:
+            out.append(f"tools[{i}] ({tool.tool_id}).input_schema: {unsafe_integer_message(big)}")
     out += [
         f"permissions[{i}]: tool {p.tool_id!r} is not in the pack's tools"
         for i, p in enumerate(pack.permissions)

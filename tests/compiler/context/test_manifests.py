@@ -3,6 +3,7 @@
 import hashlib
 from typing import Any
 
+import pytest
 import rfc8785
 
 from compiler.context import compile_context
@@ -79,52 +80,54 @@ def test_manifests_name_pack_intent_consumer_and_everything_withheld():
     }
 
 
-def independent_hash(value: Any) -> str:
-    """The documented rule, written again: long strings -> their sha256, big ints -> strings,
-    then RFC 8785 (the rfc8785 package itself, not Forge's fast path)."""
+def digest_tree_hash(value: Any) -> str:
+    """The documented rule, written again without compiler/hashing.py: every string of 64 or
+    more code points (member names too) becomes "sha256:" + the hex sha256 of its UTF-8 bytes,
+    then RFC 8785 by the `rfc8785` package and sha256 of that."""
 
     def reduce(v: Any) -> Any:
         if isinstance(v, str):
             return "sha256:" + hashlib.sha256(v.encode()).hexdigest() if len(v) >= 64 else v
-        if isinstance(v, bool) or v is None or isinstance(v, float):
-            return v
-        if isinstance(v, int):
-            return str(v) if abs(v) >= 2**53 else v
         if isinstance(v, dict):
-            return {k: reduce(x) for k, x in v.items()}
-        return [reduce(x) for x in v]
+            return {reduce(k): reduce(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [reduce(x) for x in v]
+        return v
 
     return "sha256:" + hashlib.sha256(rfc8785.dumps(reduce(value))).hexdigest()
-
-
-def root_hash(stage_hashes: dict[str, str]) -> str:
-    """context_hash: RFC 8785 of {"stage_hashes": ...}, the digests kept as they are."""
-    return "sha256:" + hashlib.sha256(rfc8785.dumps({"stage_hashes": stage_hashes})).hexdigest()
 
 
 def test_stage_hashes_cover_all_eight_stages_and_context_hash_covers_the_envelope():
     cc = _compile({"effort": "ultra"})
     assert list(cc.stage_hashes) == list(STAGES)
     assert all(h.startswith("sha256:") and len(h) == 71 for h in cc.stage_hashes.values())
-    assert cc.context_hash == root_hash(cc.stage_hashes)
-    body = cc.model_dump(mode="json", exclude={"context_hash", "stage_hashes", "surfaced_tools"})
-    assert cc.stage_hashes["manifests"] == independent_hash(
-        {**body, "surfaced_tools": cc.stage_hashes["tools"]}
+    assert cc.context_hash == digest_tree_hash(cc.model_dump(mode="json", exclude={"context_hash"}))
+    assert cc.stage_hashes["manifests"] == digest_tree_hash(
+        cc.model_dump(mode="json", exclude={"context_hash", "stage_hashes"})
     )
 
 
-def test_every_stage_hash_is_the_sha256_of_that_stage_output_json():
-    # what JSON makes awkward: a float, an integer past 2**53, non-ASCII and astral text
+def test_every_hash_recomputed_from_scratch_follows_the_digest_tree_rule():
+    # what the rule must get right: a float, non-ASCII and astral text in short strings and in
+    # long ones (digested), a member name of 64+ characters, and long text everywhere
     data = pack_data(policy_bundles=BUNDLES, redaction_rules=[r"\bsk-[a-z0-9]{8}\b"])
     data["tools"][1]["input_schema"] = {
         "type": "object",
-        "properties": {"n": {"type": "number", "minimum": 0.5, "maximum": 10**17}},
+        "properties": {
+            "ratio": {"type": "number", "minimum": 0.5, "maximum": 1e21, "multipleOf": 0.01},
+            "count": {"type": "integer", "maximum": 2**53 - 1, "default": 2.0},
+            "n" * 70: {"type": "string", "description": "a long member name"},
+            "é𝄞": {"type": "string", "description": "ü 𝄞 " * 20},
+        },
     }
     data["tools"][0]["description"] = "run code: é, ü, 𝄞"
     p = ContextPack.model_validate(data)
     c = run_ctx(facts={"effort": "ultra", "network": False})
-    r = request(session=[{"kind": "user", "text": "key sk-abcdefgh 𝄞"}])
-    refs = [ref(i, summary=f"naïve 𝄞 summary {i}", priority=i) for i in range(5)]
+    long_turn = "key sk-abcdefgh 𝄞 " + "naïve résumé, 𝄞 and 日本語 " * 10
+    r = request(session=[{"kind": "user", "text": long_turn}, {"kind": "user", "text": "é 𝄞"}])
+    refs = [
+        ref(i, summary=f"naïve 𝄞 summary {i} " + "x" * 60 * (i % 2), priority=i) for i in range(5)
+    ]
     recalls = [memory(1, text="ü")]
 
     cc = compile_context(p, c, r, evidence=lambda q: refs, memory=lambda q: recalls)
@@ -137,13 +140,22 @@ def test_every_stage_hash_is_the_sha256_of_that_stage_output_json():
     budget = allocate_budget(p, c, intent)
     buckets = assemble_buckets(p, r, policy, tools, evidence, recalled, budget)
     body = ContextBody.model_validate(cc.model_dump(include=set(ContextBody.model_fields)))
-    outputs = [intent, policy, tools, evidence, recalled, budget, buckets]
-    expected = [independent_hash(out.model_dump(mode="json")) for out in outputs]
-    body_doc = body.model_dump(mode="json", exclude={"surfaced_tools"})
-    expected.append(independent_hash({**body_doc, "surfaced_tools": expected[2]}))
+    outputs = [intent, policy, tools, evidence, recalled, budget, buckets, body]
+    expected = [digest_tree_hash(out.model_dump(mode="json")) for out in outputs]
     assert cc.stage_hashes == dict(zip(STAGES, expected, strict=True))
-    assert cc.context_hash == root_hash(cc.stage_hashes)
+    envelope = cc.model_dump(mode="json", exclude={"context_hash"})
+    assert cc.context_hash == digest_tree_hash(envelope)
     assert "key [REDACTED] 𝄞" in cc.task_prompt
+    assert data["tools"][1]["input_schema"] in [t.input_schema for t in cc.surfaced_tools]
+
+
+def test_an_integer_past_2_53_is_refused_with_what_to_do():
+    data = pack_data()
+    data["tools"][1]["input_schema"] = {"type": "integer", "maximum": 10**17}
+    with pytest.raises(
+        ValueError, match=r"integer 100000000000000000 .*send such integers as strings"
+    ):
+        compile_context(ContextPack.model_validate(data), run_ctx(), request())
 
 
 def test_the_envelope_round_trips_through_json():

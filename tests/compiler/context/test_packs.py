@@ -81,6 +81,18 @@ def test_coherence_errors_are_all_reported_together():
         assert expected in text, expected
 
 
+def test_a_tool_schema_integer_no_hash_can_hold_is_a_pack_problem():
+    data = pack_data()
+    data["tools"][1]["input_schema"] = {"type": "integer", "maximum": 2**63 - 1, "minimum": -5}
+    assert _problems(data) == [
+        "ctx/executor.yaml: tools[1] (log.note).input_schema: integer 9223372036854775807 cannot "
+        "be canonicalized: RFC 8785 JSON holds integers only up to 2**53 - 1 in magnitude (what "
+        "an IEEE 754 double represents exactly); send such integers as strings"
+    ]
+    data["tools"][1]["input_schema"] = {"type": "integer", "maximum": 2**53 - 1}
+    assert parse_pack(data, "x.yaml").tools[1].input_schema["maximum"] == 2**53 - 1
+
+
 def test_the_six_stdlib_packs_load_keyed_by_consumer():
     packs = load_context_packs()
     assert sorted(packs) == CONSUMERS
