@@ -17,6 +17,7 @@ THIRD_PARTY = {
     "compiler": {
         "pydantic",
         "rfc8785",
+        "orjson",
         "jsonschema",
         "snowballstemmer",
         "json_logic",

@@ -4,35 +4,17 @@ The system prompt is the system, developer, policy and tools buckets; the task p
 task, evidence, memory and session buckets; each non-empty bucket sits under its own heading,
 and a bucket that lost blocks to its budget says how many.
 
-Hashes. Every hash is `sha256_of_digested` (compiler/hashing.py): sha256 over the RFC 8785
-canonical JSON of the value's digest tree, the value (as `model_dump(mode="json")`) with every
-string of 64 or more code points, member names included, replaced by `"sha256:" + hex(sha256(its
-UTF-8 bytes))`. `stage_hashes[s]` is that of stage s's output (for "manifests", the ContextBody
-this stage emits), so a replay diff names the stage where drift appeared; `context_hash` is that
-of the envelope without its own hash (the body's members and `stage_hashes`). Long text (the
-prompts, evidence summaries, packed blocks) is hashed by hashlib; the canonical encoder sees only
-the much smaller tree. The same inputs, live or replayed from their recorded JSON, give the same
-hashes byte for byte (tests/compiler/context/test_replay.py); test_manifests.py recomputes every
-hash from scratch with the `rfc8785` package.
-
-Each output is dumped and reduced once. An RFC 8785 object is its members sorted by name, each
-canonical on its own, so each hash is assembled from its top-level members' canonical bytes: the
-body's `surfaced_tools` reuses the tools stage's `tools` member (the same list), the context hash
-reuses the body's members, and a string repeated across outputs (an id, a digest) is hashed once.
+Hashes. `stage_hashes[s]` is `sha256_of` (compiler/hashing.py: sha256 over RFC 8785 canonical
+JSON, like every Forge hash) of stage s's output, as `model_dump(mode="json")`; for "manifests"
+the output is the ContextBody this stage emits. A replay diff thus names the stage where drift
+appeared. `context_hash` is `sha256_of` the envelope without its own hash: the body's members
+and `stage_hashes`. The same inputs, live or replayed from their recorded JSON, give the same
+hashes byte for byte (tests/compiler/context/test_replay.py); test_manifests.py recomputes
+every hash from scratch with the `rfc8785` package.
 """
 
-import hashlib
-from typing import Any
-
-from pydantic import BaseModel
-
 from compiler.context.tokens import ESTIMATOR
-from compiler.hashing import (
-    DIGEST_MIN_LEN,
-    canonical_json,
-    digested_json,
-    sha256_text,
-)
+from compiler.hashing import sha256_of
 from schemas.context import (
     APPROVAL_RANK,
     BUCKETS,
@@ -193,44 +175,12 @@ def emit_manifests(
         runtime_controls=_controls(pack, policy, tools),
         budget_report=_budget_report(budget, buckets),
     )
-    digests: dict[str, str] = {}  # ids and digests repeated across outputs: hashed once
-    outputs = (intent, policy, tools, evidence, memory, budget, buckets)
-    members = [_members(out, digests) for out in outputs]
-    stage_hashes = {stage: _object_hash(m) for stage, m in zip(STAGES[:-1], members, strict=True)}
-    # body.surfaced_tools is tools.tools: its canonical bytes are the tools stage's member's
-    envelope = _members(body, digests, exclude={"surfaced_tools"})
-    envelope["surfaced_tools"] = members[STAGES.index("tools")]["tools"]
-    stage_hashes["manifests"] = _object_hash(envelope)
-    envelope["stage_hashes"] = digested_json(stage_hashes, digests=digests)
+    envelope = body.model_dump(mode="json")  # dumped once: the last stage's output, then more
+    outputs = (intent, policy, tools, evidence, memory, budget, buckets, envelope)
+    stage_hashes = {stage: sha256_of(out) for stage, out in zip(STAGES, outputs, strict=True)}
+    envelope["stage_hashes"] = stage_hashes
     return CompiledContext(
         **{name: getattr(body, name) for name in ContextBody.model_fields},
         stage_hashes=stage_hashes,
-        context_hash=_object_hash(envelope),
+        context_hash=sha256_of(envelope),
     )
-
-
-def _members(
-    model: BaseModel, digests: dict[str, str], exclude: set[str] | None = None
-) -> dict[str, bytes]:
-    """Each top-level member of `model`'s JSON, as the canonical JSON of its digest tree."""
-    data: dict[str, Any] = model.model_dump(mode="json", exclude=exclude)
-    return {name: digested_json(value, digests=digests) for name, value in data.items()}
-
-
-def _object_hash(members: dict[str, bytes]) -> str:
-    """`sha256_of_digested` of the object whose members' digest trees are already canonical.
-
-    RFC 8785 writes an object as its members sorted by the UTF-16 code units of their names
-    (here digest-tree names: a name as long as DIGEST_MIN_LEN is replaced by its digest).
-    """
-    named = sorted(
-        ((name if len(name) < DIGEST_MIN_LEN else sha256_text(name)), value)
-        for name, value in members.items()
-    )
-    named.sort(key=lambda pair: pair[0].encode("utf-16-be"))  # = code points for ASCII names
-    digest = hashlib.sha256(b"{")
-    for i, (name, value) in enumerate(named):
-        digest.update(b"," if i else b"")
-        digest.update(canonical_json(name) + b":" + value)
-    digest.update(b"}")
-    return "sha256:" + digest.hexdigest()

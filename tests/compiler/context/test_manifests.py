@@ -80,36 +80,25 @@ def test_manifests_name_pack_intent_consumer_and_everything_withheld():
     }
 
 
-def digest_tree_hash(value: Any) -> str:
-    """The documented rule, written again without compiler/hashing.py: every string of 64 or
-    more code points (member names too) becomes "sha256:" + the hex sha256 of its UTF-8 bytes,
-    then RFC 8785 by the `rfc8785` package and sha256 of that."""
-
-    def reduce(v: Any) -> Any:
-        if isinstance(v, str):
-            return "sha256:" + hashlib.sha256(v.encode()).hexdigest() if len(v) >= 64 else v
-        if isinstance(v, dict):
-            return {reduce(k): reduce(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [reduce(x) for x in v]
-        return v
-
-    return "sha256:" + hashlib.sha256(rfc8785.dumps(reduce(value))).hexdigest()
+def reference_hash(value: Any) -> str:
+    """The documented rule, written again without compiler/hashing.py: RFC 8785 by the
+    `rfc8785` package, and sha256 of that."""
+    return "sha256:" + hashlib.sha256(rfc8785.dumps(value)).hexdigest()
 
 
 def test_stage_hashes_cover_all_eight_stages_and_context_hash_covers_the_envelope():
     cc = _compile({"effort": "ultra"})
     assert list(cc.stage_hashes) == list(STAGES)
     assert all(h.startswith("sha256:") and len(h) == 71 for h in cc.stage_hashes.values())
-    assert cc.context_hash == digest_tree_hash(cc.model_dump(mode="json", exclude={"context_hash"}))
-    assert cc.stage_hashes["manifests"] == digest_tree_hash(
+    assert cc.context_hash == reference_hash(cc.model_dump(mode="json", exclude={"context_hash"}))
+    assert cc.stage_hashes["manifests"] == reference_hash(
         cc.model_dump(mode="json", exclude={"context_hash", "stage_hashes"})
     )
 
 
-def test_every_hash_recomputed_from_scratch_follows_the_digest_tree_rule():
-    # what the rule must get right: a float, non-ASCII and astral text in short strings and in
-    # long ones (digested), a member name of 64+ characters, and long text everywhere
+def test_every_hash_recomputed_from_scratch_is_rfc8785():
+    # what the encoder must get right: floats, non-ASCII and astral text in values and member
+    # names (where RFC 8785's UTF-16 key order differs from code-point order), long text
     data = pack_data(policy_bundles=BUNDLES, redaction_rules=[r"\bsk-[a-z0-9]{8}\b"])
     data["tools"][1]["input_schema"] = {
         "type": "object",
@@ -118,6 +107,7 @@ def test_every_hash_recomputed_from_scratch_follows_the_digest_tree_rule():
             "count": {"type": "integer", "maximum": 2**53 - 1, "default": 2.0},
             "n" * 70: {"type": "string", "description": "a long member name"},
             "é𝄞": {"type": "string", "description": "ü 𝄞 " * 20},
+            "é\ufb33": {"type": "string"},  # after "é𝄞" in UTF-16 order, before by code point
         },
     }
     data["tools"][0]["description"] = "run code: é, ü, 𝄞"
@@ -141,10 +131,10 @@ def test_every_hash_recomputed_from_scratch_follows_the_digest_tree_rule():
     buckets = assemble_buckets(p, r, policy, tools, evidence, recalled, budget)
     body = ContextBody.model_validate(cc.model_dump(include=set(ContextBody.model_fields)))
     outputs = [intent, policy, tools, evidence, recalled, budget, buckets, body]
-    expected = [digest_tree_hash(out.model_dump(mode="json")) for out in outputs]
+    expected = [reference_hash(out.model_dump(mode="json")) for out in outputs]
     assert cc.stage_hashes == dict(zip(STAGES, expected, strict=True))
     envelope = cc.model_dump(mode="json", exclude={"context_hash"})
-    assert cc.context_hash == digest_tree_hash(envelope)
+    assert cc.context_hash == reference_hash(envelope)
     assert "key [REDACTED] 𝄞" in cc.task_prompt
     assert data["tools"][1]["input_schema"] in [t.input_schema for t in cc.surfaced_tools]
 
