@@ -17,6 +17,7 @@ from pydantic import BaseModel
 # (",1.5") or a null costs a walk by type that settles it.
 _FLOAT = re.compile(rb"[\[:,]-?\d+[.eE]")
 _ASTRAL = re.compile(rb"[\xf0-\xf4]")
+_NOT_FLOATS = frozenset({str, int, bool, type(None)})  # leaf types orjson writes as RFC 8785
 # Integers beyond 53 bits raise (RFC 8785 has no form for them); datetimes, dataclasses and
 # subclasses of JSON types are not JSON values: they raise too, and `rfc8785` judges them.
 _ORJSON = (
@@ -45,6 +46,8 @@ def canonical_json(value: Any) -> bytes:
     """
     if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
+    if isinstance(value, float):  # a lone number: no '[', ':' or ',' before it for _FLOAT
+        return _exact(value)
     try:
         out = orjson.dumps(value, option=_ORJSON)
     except TypeError:  # orjson.JSONEncodeError
@@ -52,13 +55,9 @@ def canonical_json(value: Any) -> bytes:
     if not out.isascii() and _ASTRAL.search(out):
         return _exact(value)
     # orjson writes NaN and the infinities as null, where RFC 8785 refuses them
-    suspect = out[:1] in _NUMBER_START or b"null" in out or _FLOAT.search(out)
-    if suspect and _has_float(value):
+    if (b"null" in out or _FLOAT.search(out)) and _has_float(value):
         return _exact(value)
     return out
-
-
-_NUMBER_START = frozenset(bytes([c]) for c in b"-0123456789")
 
 
 def _exact(value: Any) -> bytes:
@@ -104,7 +103,8 @@ def _has_float(value: Any) -> bool:
     """True when a float is anywhere in `value` (settles by type what the text scan suspects).
 
     A type outside JSON's own (a float subclass, say) counts as a float: the exact encoder then
-    judges the value.
+    judges the value. The same walk as first_unsafe_int, written out again because this one is
+    on the hot path (a generator shared by both measured 1.4-4x slower) and matches exact types.
     """
     stack = [value]
     while stack:
@@ -117,9 +117,6 @@ def _has_float(value: Any) -> bool:
         elif kind not in _NOT_FLOATS:
             return True
     return False
-
-
-_NOT_FLOATS = frozenset({str, int, bool, type(None)})
 
 
 def sha256_of(value: Any) -> str:

@@ -175,7 +175,9 @@ def emit_manifests(
         runtime_controls=_controls(pack, policy, tools),
         budget_report=_budget_report(budget, buckets),
     )
-    envelope = body.model_dump(mode="json")  # dumped once: the last stage's output, then more
+    # The body is dumped once: hashed as the last stage's output, then with stage_hashes added
+    # as the envelope that context_hash covers.
+    envelope = body.model_dump(mode="json")
     outputs = (intent, policy, tools, evidence, memory, budget, buckets, envelope)
     stage_hashes = {stage: sha256_of(out) for stage, out in zip(STAGES, outputs, strict=True)}
     envelope["stage_hashes"] = stage_hashes
