@@ -1,22 +1,34 @@
 # Forge: `make demo` runs the main job on the embedded default; `make test` passes the tests.
-# Every target creates or refreshes .venv first; that step is a no-op when nothing changed.
+# Everything installs from committed locks only: uv at a pinned version with its hashes
+# (deploy/uv-requirements.txt), the project and its dev tools from uv.lock, the step runtime
+# from activities/sandbox/runtime/requirements.lock. Each install step is a no-op when current.
 
-PYTHON ?= python3
-VENV   := .venv
-BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
-PY     := $(BIN)/python
-FORGE  := $(BIN)/forge
+PYTHON  ?= python3
+TOOLS   := .tools
+UV      := $(TOOLS)/bin/uv
+VENV    := .venv
+BIN     := $(VENV)/bin
+STAMP   := $(VENV)/.installed
+PY      := $(BIN)/python
+FORGE   := $(BIN)/forge
+RUNTIME := /opt/forge/runtime
+# pytest workers: the suite waits on servers and sandboxes far more than it computes.
+TEST_WORKERS ?= 4
 
-.PHONY: demo test bench lint format venv clean system-deps
+# Only the package registries are reachable: uv must never try to fetch a Python build.
+export UV_PYTHON_DOWNLOADS := never
+
+.PHONY: demo test bench lint format venv runtime lock upgrade-check clean system-deps
 
 venv: $(STAMP)
 
-# Step code runs inside bubblewrap (DESIGN.md §5) and the store tests start a real PostgreSQL
-# server; install what is missing once (as root), stay silent when everything is present.
+# Step code runs inside bubblewrap (DESIGN.md §5) on Debian's Python 3.11 (the sealed step
+# runtime), and the store tests start a real PostgreSQL server; install what is missing once
+# (as root), stay silent when everything is present.
 CC ?= gcc
 SYSTEM_PACKAGES := $(if $(shell command -v bwrap),,bubblewrap) \
                    $(if $(shell command -v $(CC)),,gcc libc6-dev) \
+                   $(if $(wildcard /usr/bin/python3.11),,python3.11) \
                    $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql)
 
 system-deps:
@@ -30,20 +42,36 @@ system-deps:
 	  fi; \
 	fi
 
+$(UV): deploy/uv-requirements.txt
+	@test -x $(TOOLS)/bin/python || $(PYTHON) -m venv $(TOOLS)
+	@$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
+	    --require-hashes -r deploy/uv-requirements.txt
+	@touch $(UV)
+
 LAUNCHER := $(BIN)/forge-sandbox-launcher
 
-$(STAMP): pyproject.toml activities/sandbox/launcher.c | system-deps
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	@echo "installing forge and its dev tools into $(VENV) ..."
-	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
-	@$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+$(STAMP): uv.lock pyproject.toml activities/sandbox/launcher.c $(UV) | system-deps
+	@echo "installing forge and its dev tools into $(VENV) from uv.lock ..."
+	@$(UV) sync --locked --extra dev --python $(PYTHON) --quiet
 	@# The native sandbox launcher (activities/sandbox/launcher.py is the fallback without it).
 	@$(CC) -O2 -Wall -Wextra -Werror -o $(LAUNCHER) activities/sandbox/launcher.c
 	@touch $(STAMP)
 
+# The sealed step runtime (activities/sandbox/step_runtime.py): a no-op when it is current.
+# It lives at a neutral root-owned path: a non-root user is told to run `sudo make runtime`.
+# step_runtime.py imports only the standard library, so this needs no project venv (and
+# `sudo make runtime` installs nothing into the checkout but uv itself).
+runtime: $(UV) | system-deps
+	@$(PYTHON) -m activities.sandbox.step_runtime build --uv $(UV) --root $(RUNTIME)
+	@# Steps run as this user when the worker is root (activities/sandbox/bwrap.py).
+	@if [ "$$(id -u)" = 0 ] && ! id forge-sandbox >/dev/null 2>&1; then \
+	  useradd --system --user-group --no-create-home --home-dir /nonexistent \
+	    --shell /usr/sbin/nologin forge-sandbox; \
+	fi
+
 DEMO_DATA := .forge/demo/data
 
-demo: $(STAMP)
+demo: $(STAMP) runtime
 	@$(FORGE) dev up
 	@$(PY) examples/billing-audit/generate.py $(DEMO_DATA) --seed 2
 	@$(FORGE) run examples/billing-audit/frozen-plan.json \
@@ -59,15 +87,29 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy schemas compiler workers activities workflows
 
-test: lint
-	$(PY) -m pytest -q
+test: lint runtime
+	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
-bench: $(STAMP)
+bench: $(STAMP) runtime
 	$(PY) -m tests.bench
 
 format: $(STAMP)
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
+# Re-resolve uv.lock from the ranges in pyproject.toml (keeping pins that still satisfy them;
+# UPGRADE=1 moves everything to the newest allowed) and the step runtime's lock likewise.
+RUNTIME_SPEC := activities/sandbox/runtime
+lock: $(UV)
+	$(UV) lock --python $(PYTHON) $(if $(UPGRADE),--upgrade)
+	$(UV) pip compile $(RUNTIME_SPEC)/requirements.in --generate-hashes --universal \
+	    --python-version 3.11 --no-header --quiet $(if $(UPGRADE),--upgrade) \
+	    -o $(RUNTIME_SPEC)/requirements.lock
+
+# Not part of `make test`: the newest allowed versions in a throw-away environment, with lint
+# and the tests run there; reports what would change and what breaks. Changes nothing here.
+upgrade-check: $(UV) runtime
+	@$(PYTHON) tests/upgrade_check.py --uv $(UV) --python $(PYTHON) --workers $(TEST_WORKERS)
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results.json
+	rm -rf $(VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results.json

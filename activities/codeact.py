@@ -63,8 +63,10 @@ class HarnessSession:
         skills: Mapping[str, Path],
         heartbeat: Callable[[], None] | None,
         budget_refusal: Callable[[], str | None],
+        timeout_s: float | None = None,
     ) -> None:
         self._workspace = workspace
+        self._timeout_s = timeout_s
         self._step = step
         self._pre = preflight
         self._policy = policy
@@ -82,6 +84,7 @@ class HarnessSession:
             self._heartbeat,
             self._skills,
             bridge=True,
+            timeout_s=self._timeout_s,
         )
         failure = harness.program_failure(result, self._policy)
         if failure is not None and failure.failure_class in (

@@ -10,6 +10,8 @@ again and hashed, and the directory is walked for symlinks and special files.
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -20,6 +22,8 @@ from activities.store.skill_packages import (
     SkillPackageRefused,
     SkillRegistryError,
     package_files,
+    remove_tree,
+    seal_tree,
 )
 from activities.store.skills_registry import REGISTRY_SOURCE, SkillRegistry
 from compiler.plan.discovery import governance_refusal
@@ -69,7 +73,7 @@ def skill_dirs_for(
         if skill.source.startswith(REGISTRY_SOURCE):
             dirs[skill_id] = _from_registry(skill_id, registry, tenant_id, bound_sha, staging)
         else:
-            dirs[skill_id] = _from_directory(skill, bound_sha[skill_id])
+            dirs[skill_id] = _from_directory(skill, bound_sha[skill_id], staging)
     return dirs
 
 
@@ -114,8 +118,8 @@ def _from_registry(
         raise SkillGovernanceError(skill_id, str(exc)) from None
 
 
-def _from_directory(skill: SkillPackage, bound: str) -> Path:
-    """The package directory a skill was loaded from, verified against the bound digest."""
+def _from_directory(skill: SkillPackage, bound: str, staging: Path) -> Path:
+    """A verified, read-only copy under `staging` of the directory a skill was loaded from."""
     skill_md = Path(skill.source)  # as activities.typelib displays it: cwd-relative or absolute
     directory = skill_md.parent.absolute()
     where = str(directory)
@@ -131,21 +135,38 @@ def _from_directory(skill: SkillPackage, bound: str) -> Path:
         raise SkillGovernanceError(
             skill.skill_id, f"{exc}; fix the package and recompile"
         ) from None
-    files = {rel: path for rel, path, _ in listed}
-    if SKILL_FILE not in files:
+    if SKILL_FILE not in {rel for rel, _, _ in listed}:
         raise SkillGovernanceError(skill.skill_id, f"{where} holds no {SKILL_FILE} any more")
+    staging.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(dir=staging, prefix=f".{skill.skill_id}."))
+    try:
+        for rel, path, _ in listed:
+            (work / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, work / rel, follow_symlinks=False)
+        _verify_copy(skill, bound, work, [rel for rel, _, _ in listed], where)
+        seal_tree(work)
+        target = staging / skill.skill_id
+        remove_tree(target)
+        work.rename(target)
+    except BaseException:
+        remove_tree(work)
+        raise
+    return target
+
+
+def _verify_copy(skill: SkillPackage, bound: str, copy: Path, rels: list[str], where: str) -> None:
+    """The copy hashes to the digest the contract sealed (what is bound is what was checked)."""
 
     def read(name: str) -> str | None:
-        path = files.get(name)
-        return None if path is None else path.read_text(encoding="utf-8")
+        return (copy / name).read_text(encoding="utf-8") if name in rels else None
 
     try:
         # Read as activities.typelib.load_skills reads it, so the digest is the loader's digest.
         current = skill_package(
-            files[SKILL_FILE].read_text(encoding="utf-8"),
-            directory.name,
+            (copy / SKILL_FILE).read_text(encoding="utf-8"),
+            skill.skill_id,
             read_file=read,
-            files=list(files),
+            files=rels,
             source=skill.source,
         )
     except (RecipeImportError, UnicodeDecodeError) as exc:
@@ -158,4 +179,3 @@ def _from_directory(skill: SkillPackage, bound: str) -> Path:
             f"{where} changed on disk since the contract was compiled: it hashes to "
             f"{current.sha256}, the contract is bound to {bound}; recompile the plan",
         )
-    return directory

@@ -41,7 +41,7 @@ from compiler.typesystem.library import TypeLibrary
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.bridge import BridgePolicy
 from schemas.budget import TOOL_CALLED, ToolCalled, Usage
-from schemas.compiled import CompiledPlan, CompiledStep
+from schemas.compiled import CompiledPlan, CompiledStep, DispatchPacket
 from schemas.context import ContextPack, RunContext
 from schemas.events import EventDraft
 from schemas.models import RETRYABLE_MODEL_FAILURES, CallScope
@@ -86,6 +86,11 @@ ITERATION_FILE = "meta/iteration"
 NOTE_FILE = "work/note.md"  # the step's done-note: what a loop's until-dry / until MARKER reads
 NOTE_MAX = 4096
 CODE_IN_EVENT = 8000  # characters of a program kept in its tool.called.v1 (all of it in the store)
+
+
+def _packet(plan: CompiledPlan, step: CompiledStep) -> DispatchPacket:
+    """The step's dispatch packet: its execution contract holds the step's own timeout."""
+    return next(p for p in plan.dispatch_packets if p.step_key == step.step_key)
 
 
 def read_note(workspace: Path) -> str | None:
@@ -322,9 +327,7 @@ class StepActivities:
         pending.clear()
         harness.verify_inputs(pre, step)
         code = self._run_executor(inp, plan, step, workspace, attempt, started, pre)
-        contract = next(
-            p.execution_contract for p in plan.dispatch_packets if p.step_key == step.step_key
-        )
+        contract = _packet(plan, step).execution_contract
         usage = self._usage(inp)  # the ledger is complete once the executor has exited
         overrun = step_overrun(
             self._usage(inp, attempt),
@@ -456,7 +459,7 @@ class StepActivities:
             yield
             return
         profile = plan.profile_snapshot.profile
-        packet = next(p for p in plan.dispatch_packets if p.step_key == step.step_key)
+        packet = _packet(plan, step)
         surfaced = surfaced_tool_ids(self._packs["executor"], run_context)
         policy = BridgePolicy(
             run_id=inp.run_id,
@@ -531,6 +534,7 @@ class StepActivities:
                 heartbeat=activity.heartbeat,
                 skills=skill_dirs,
                 bridge=True,
+                timeout_s=_packet(plan, step).execution_contract.timeout_s,
             )
             return None
         models = self._models
@@ -645,7 +649,7 @@ class StepActivities:
         run_context: RunContext,
         skill_dirs: Mapping[str, Path],
     ) -> str:
-        packet = next(p for p in plan.dispatch_packets if p.step_key == step.step_key)
+        packet = _packet(plan, step)
         events = self._events.read_stream(scope.stream_id)
         spec = LoopSpec(
             step=step,
@@ -666,6 +670,7 @@ class StepActivities:
             skills=skill_dirs,
             heartbeat=activity.heartbeat,
             budget_refusal=lambda: step_budget_refusal(inp.budget_left, self._usage(inp, attempt)),
+            timeout_s=packet.execution_contract.timeout_s,
         )
 
         def record(turn: int, code: str, report: TurnReport) -> None:

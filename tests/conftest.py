@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from uuid import uuid4
 
@@ -9,7 +10,19 @@ import pytest
 from hypothesis import settings
 from temporalio.testing import WorkflowEnvironment
 
+from activities.sandbox import bwrap
 from tests.temporal_env import temporal_test_env
+
+# pytest-xdist gives its workers COLUMNS=80 and LINES=24; rich's consoles, built when the CLI
+# is imported, would freeze that width, and the `cli` fixture's COLUMNS would not apply.
+os.environ.pop("COLUMNS", None)
+os.environ.pop("LINES", None)
+
+# RLIMIT_NPROC counts every process of the sandbox uid, so a fork-bomb test in one pytest-xdist
+# worker would starve the sandboxes another worker runs at the same moment: each worker's steps
+# run as a sandbox user of its own (created on first use, like forge-sandbox itself).
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    bwrap.SANDBOX_USER = f"forge-sandbox-{os.environ['PYTEST_XDIST_WORKER']}"
 
 # Property tests draw the same examples on every run, so `make test` is deterministic; explore
 # new ones with `pytest --hypothesis-profile=explore` (and commit a test for what it finds).

@@ -15,7 +15,9 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
+from temporalio.worker import Worker
 
+from activities.sandbox.workspace import WorkspaceViolation
 from activities.store.artifacts import open_artifact_store
 from activities.store.errors import StoreError
 from activities.store.events import open_event_store
@@ -188,9 +190,18 @@ async def _run_started(
     # with the live view, which already reports each failed step with its class and reason.
     logging.getLogger("temporalio.activity").setLevel(logging.ERROR)
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        async with build_worker(client, s, services, pool):
+        async with _worker(client, s, services, pool):
             handle = await runs.start_run(client, s, run)
             return await _follow(handle, s, services)
+
+
+def _worker(
+    client: Client, s: Settings, services: Services, pool: concurrent.futures.Executor
+) -> Worker:
+    try:
+        return build_worker(client, s, services, pool)
+    except WorkspaceViolation as exc:
+        fail(f"workspace root {exc}")
 
 
 async def _client(s: Settings) -> Client:
@@ -556,7 +567,7 @@ def worker_cmd() -> None:
         client = await _client(s)
         services = Services.from_settings(s)
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            worker = build_worker(client, s, services, pool)
+            worker = _worker(client, s, services, pool)
             out.print(
                 f"worker polling task queue [bold]{s.task_queue}[/] "
                 f"(namespace {s.namespace}); Ctrl-C to stop"

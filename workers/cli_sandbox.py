@@ -19,15 +19,16 @@ from activities.sandbox.runner import (
     WorkspaceViolation,
     run_sandboxed,
 )
+from activities.sandbox.workspace import prepare_workspace_root
 from activities.typelib import load_profiles
 from compiler.errors import PackError
 from schemas.profile import SandboxPolicy
-from workers.cli_common import err, fail, out
+from workers.cli_common import err, fail, out, settings
 
 __all__ = ["sandbox_app"]
 
 sandbox_app = typer.Typer(
-    help="Run code in the step sandbox (bubblewrap, rlimits, no network).",
+    help="Run code in the step sandbox (bubblewrap, the sealed step runtime, rlimits, no network).",
     no_args_is_help=True,
 )
 
@@ -41,6 +42,17 @@ def _default_policy() -> SandboxPolicy:
     except PackError as exc:
         fail("the built-in execution profiles do not load", str(exc))
     return layers.builtin["default"].sandbox
+
+
+def _temporary_workspace() -> Path:
+    """A fresh workspace under the workspace root (FORGE_WORKSPACE_ROOT), as a step's would be."""
+    root = settings().workspace_root
+    try:
+        return Path(tempfile.mkdtemp(dir=prepare_workspace_root(root), prefix="sandbox-exec-"))
+    except WorkspaceViolation as exc:
+        fail(f"workspace root {exc}")
+    except OSError as exc:
+        fail(f"cannot create a workspace under {root}: {exc}", "set FORGE_WORKSPACE_ROOT")
 
 
 def _remove(ws: Path) -> None:
@@ -95,10 +107,11 @@ def exec_cmd(
     if not script.is_file():
         fail(f"{script}: no such file", "pass the path of a Python script to run")
     policy = _default_policy()
-    limits = SandboxLimits.from_policy(policy)
-    overrides = {"wall_clock_s": timeout, "memory_mb": memory}
-    limits = limits.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-    ws = workspace.absolute() if workspace else Path(tempfile.mkdtemp(prefix="forge-sandbox-"))
+    # As for a step: the timeout sets the wall clock and the CPU limits, the rest is the policy.
+    limits = SandboxLimits.for_step(policy, timeout or policy.wall_clock_s)
+    if memory is not None:
+        limits = limits.model_copy(update={"memory_mb": memory})
+    ws = workspace.absolute() if workspace else _temporary_workspace()
     try:
         (ws / "meta").mkdir(parents=True, exist_ok=True)
         shutil.copyfile(script, ws / "meta" / script.name)

@@ -11,7 +11,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
-__all__ = ["ENV_VARS", "Settings", "SettingsError"]
+from activities.sandbox.bwrap import host_path_problem
+
+__all__ = ["ENV_VARS", "Settings", "SettingsError", "default_workspace_root"]
 
 # Field name -> environment variable; kept public so help texts and docs can list them.
 ENV_VARS: Mapping[str, str] = {
@@ -27,6 +29,7 @@ ENV_VARS: Mapping[str, str] = {
     "anthropic_api_key": "ANTHROPIC_API_KEY",
     "anthropic_base_url": "ANTHROPIC_BASE_URL",
     "model_script": "FORGE_MODEL_SCRIPT",
+    "workspace_root": "FORGE_WORKSPACE_ROOT",
 }
 
 _DEFAULT_HOME = ".forge"
@@ -57,6 +60,24 @@ def _absolute(path: Path) -> Path:
     return path.expanduser().resolve()
 
 
+def default_workspace_root() -> Path:
+    """Where step workspaces live by default: a neutral per-user path outside checkout and home.
+
+    Workspaces are bound into sandboxes, whose mount table and bwrap command line show the
+    host path; /var/tmp/forge-<uid> tells step code nothing about the host.
+    """
+    return Path(f"/var/tmp/forge-{os.getuid()}/workspaces")
+
+
+def _workspace_root_problem(root: Path, home: Path) -> str | None:
+    if not root.is_absolute():
+        return "an absolute path"
+    if root == home or root.is_relative_to(home):
+        return f"a directory outside FORGE_HOME ({home}): its path would show inside sandboxes"
+    problem = host_path_problem(root, "workspace root")
+    return None if problem is None else f"a neutral directory ({problem})"
+
+
 class Settings(BaseModel):
     """Process configuration, built once by an entry point and passed down explicitly."""
 
@@ -78,6 +99,8 @@ class Settings(BaseModel):
     anthropic_api_key: SecretStr | None = None
     anthropic_base_url: str | None = None
     model_script: Path | None = None
+    # Step workspaces are bound into sandboxes: a neutral path, never the checkout or a home.
+    workspace_root: Path = Field(default_factory=default_workspace_root)
 
     @model_validator(mode="before")
     @classmethod
@@ -92,6 +115,13 @@ class Settings(BaseModel):
         if not derived.get("artifacts_url"):
             derived["artifacts_url"] = str(home / "artifacts")
         return derived
+
+    @model_validator(mode="after")
+    def _workspace_root_neutral(self) -> Settings:
+        problem = _workspace_root_problem(self.workspace_root, self.home)
+        if problem is not None:
+            raise ValueError(f"workspace_root {self.workspace_root} must be {problem}")
+        return self
 
     @field_validator("home")
     @classmethod
@@ -135,6 +165,13 @@ class Settings(BaseModel):
             raw = env.get(variable, "")
             if raw.strip():
                 values[field] = _PARSERS[field](variable, raw)
+        if "workspace_root" in values:
+            home = _absolute(Path(values.get("home") or _DEFAULT_HOME))
+            problem = _workspace_root_problem(values["workspace_root"], home)
+            if problem is not None:
+                raise SettingsError(
+                    ENV_VARS["workspace_root"], str(values["workspace_root"]), problem
+                )
         return cls(**values)
 
 
@@ -158,6 +195,13 @@ def _parse_script(variable: str, raw: str) -> Path:
 
 def _parse_home(variable: str, raw: str) -> Path:
     return Path(raw.strip())
+
+
+def _parse_workspace_root(variable: str, raw: str) -> Path:
+    path = Path(raw.strip())
+    if not path.is_absolute():
+        raise SettingsError(variable, raw, "an absolute path, e.g. /var/lib/forge/workspaces")
+    return path
 
 
 def _parse_address(variable: str, raw: str) -> str:
@@ -262,6 +306,7 @@ _PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "anthropic_base_url": _parse_url,
     "model_script": _parse_script,
     "home": _parse_home,
+    "workspace_root": _parse_workspace_root,
     "temporal_address": _parse_address,
     "namespace": _parse_namespace,
     "task_queue": _parse_task_queue,

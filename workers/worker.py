@@ -17,6 +17,7 @@ from activities.models.gateway import ModelGateway
 from activities.planner import PlannerActivities
 from activities.recipes import RecipeActivities
 from activities.recipes_fitness import library_dirs
+from activities.sandbox.workspace import prepare_workspace_root
 from activities.steps import ReuseActivities, StepActivities
 from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.events import EventStore, open_event_store
@@ -90,7 +91,7 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
         services.artifacts,
         services.events,
         library,
-        settings.home / "runs",
+        prepare_workspace_root(settings.workspace_root),
         models=models,
         registry=services.skills,
         packs=packs,

@@ -12,14 +12,6 @@ from pydantic import ConfigDict, Field, ValidationError
 from activities.models.base import ModelError
 from activities.models.script import prompt_hash
 from schemas.base import FrozenModel
-
-try:  # the SDK warns for these models when a request sends a fixed thinking budget
-    from anthropic.resources.messages.messages import MODELS_TO_WARN_WITH_THINKING_ENABLED
-
-    _SDK_ADAPTIVE = frozenset(MODELS_TO_WARN_WITH_THINKING_ENABLED)
-except ImportError:  # an SDK without the list: fall back to the models it named
-    _SDK_ADAPTIVE = frozenset({"claude-opus-4-6"})
-
 from schemas.models import (
     Message,
     ModelFailureClass,
@@ -36,6 +28,8 @@ from schemas.models import (
 )
 
 __all__ = [
+    "ADAPTIVE_THINKING_FAMILIES",
+    "ADAPTIVE_THINKING_MODELS",
     "DEFAULT_BASE_URL",
     "MIN_THINKING_BUDGET",
     "AnthropicProvider",
@@ -153,16 +147,20 @@ def request_params(request: ModelRequest, *, default_timeout_s: float) -> dict[s
     return params
 
 
-# Models on which a fixed thinking budget is deprecated or refused: the SDK's own list (it warns
-# for them) and every Claude 4.7 or later, which answer 400 to `type: enabled`.
-_NEWER = re.compile(
+# Forge's own statement of which models take adaptive thinking (an effort level) instead of a
+# fixed thinking budget; the SDK keeps its view private, so it is stated here, in one place.
+# tests/models/test_adaptive_thinking_drift.py tells when the installed SDK's view differs.
+# Named models: the SDK warns when they are sent `thinking.type: enabled`.
+ADAPTIVE_THINKING_MODELS: frozenset[str] = frozenset({"claude-opus-4-6", "claude-mythos-preview"})
+# Every Claude 4.7 or later answers 400 to `type: enabled`.
+ADAPTIVE_THINKING_FAMILIES = re.compile(
     r"^claude-(opus|sonnet|haiku)-4-([7-9]|\d{2,})|^claude-(opus|sonnet|haiku)-[5-9]"
 )
 
 
 def adaptive_thinking(model: str) -> bool:
     """Whether `model` takes adaptive thinking (with an effort level) instead of a budget."""
-    return model in _SDK_ADAPTIVE or _NEWER.match(model) is not None
+    return model in ADAPTIVE_THINKING_MODELS or ADAPTIVE_THINKING_FAMILIES.match(model) is not None
 
 
 def effort_for_budget(budget: int) -> str:

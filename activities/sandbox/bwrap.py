@@ -1,4 +1,4 @@
-"""The bubblewrap command line, the unprivileged sandbox identity and the Python runtime binds."""
+"""The bubblewrap command line, the unprivileged sandbox identity and what may be bound."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import functools
 import grp
 import os
 import pwd
-import site
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +18,7 @@ __all__ = [
     "STAGE_DIR",
     "Bind",
     "bwrap_argv",
-    "python_runtime_paths",
+    "host_path_problem",
     "sandbox_identity",
     "supports",
 ]
@@ -27,6 +27,7 @@ SANDBOX_USER = "forge-sandbox"
 # Root-owned mount point for the per-run private binds (see launcher._stage_binds); /run rather
 # than /tmp because nobody else can pre-create or replace it there.
 STAGE_DIR = Path("/run/forge-sandbox")
+_USERADD_ATTEMPTS = 5
 _TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 
@@ -48,15 +49,19 @@ def sandbox_identity() -> tuple[int, int] | None:
     """
     if os.geteuid() != 0:
         return None
-    try:
-        entry = pwd.getpwnam(SANDBOX_USER)
-    except KeyError:
-        _create_user()
+    # Workers starting together race for /etc/passwd's lock: useradd fails for all but one, so
+    # look again and retry a few times before settling for nobody.
+    for attempt in range(_USERADD_ATTEMPTS + 1):
         try:
             entry = pwd.getpwnam(SANDBOX_USER)
         except KeyError:
-            return pwd.getpwnam("nobody").pw_uid, grp.getgrnam("nogroup").gr_gid
-    return entry.pw_uid, entry.pw_gid
+            if attempt == _USERADD_ATTEMPTS:
+                break
+            time.sleep(0.2 * attempt)
+            _create_user()
+            continue
+        return entry.pw_uid, entry.pw_gid
+    return pwd.getpwnam("nobody").pw_uid, grp.getgrnam("nogroup").gr_gid
 
 
 def _create_user() -> None:
@@ -89,28 +94,37 @@ def supports(bwrap: str, flag: str) -> bool:
     return flag in result.stdout
 
 
-def python_runtime_paths() -> list[Path]:
-    """Host directories the project's interpreter needs, outside /usr, bound read-only as-is.
+# The Forge checkout (this file is activities/sandbox/bwrap.py in it).
+_CHECKOUT = Path(__file__).resolve().parents[2]
 
-    The interpreter prefix (stdlib, lib-dynload, libpython), the venv (pyvenv.cfg and
-    site-packages, so pydantic and yaml import) and any other site-packages directory.
+
+def _private_roots() -> list[Path]:
+    """Host directories whose paths must never appear inside a sandbox."""
+    roots = [Path("/root"), Path("/home"), _CHECKOUT, Path(sys.prefix), Path(sys.base_prefix)]
+    try:
+        roots.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
+    except KeyError:
+        pass  # a uid with no passwd entry has no home directory to hide
+    return [r for r in roots if r != Path("/")]
+
+
+def host_path_problem(path: Path, what: str) -> str | None:
+    """Why `path` may not be bound into a sandbox, or None when it is neutral.
+
+    A bind's source shows in bwrap's command line (pid 1 inside) and in /proc/self/mountinfo,
+    so nothing bound may live in the checkout, the worker's venv or interpreter, or any home
+    directory: the step would learn where the host keeps things.
     """
-    exe_dir = Path(os.path.realpath(sys.executable)).parent
-    candidates = [
-        Path(sys.base_prefix),
-        Path(sys.base_prefix).resolve(),
-        Path(sys.prefix),
-        exe_dir,
-        *(Path(p) for p in site.getsitepackages()),
-    ]
-    kept: list[Path] = []
-    for path in sorted(
-        {p.absolute() for p in candidates if p.is_dir()}, key=lambda p: len(p.parts)
-    ):
-        if path.is_relative_to("/usr") or any(path.is_relative_to(k) for k in kept):
-            continue
-        kept.append(path)
-    return kept
+    candidates = {path.absolute(), path.resolve()}
+    for root in _private_roots():
+        for candidate in candidates:
+            if candidate == root or candidate.is_relative_to(root):
+                return (
+                    f"the {what} {path} is inside {root}, whose path would be visible to step "
+                    "code in the sandbox; put it under a neutral directory such as "
+                    "/var/tmp/forge-<uid> (FORGE_WORKSPACE_ROOT sets where workspaces live)"
+                )
+    return None
 
 
 def bwrap_argv(

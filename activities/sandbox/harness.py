@@ -146,9 +146,10 @@ def run_executor(
     heartbeat: Callable[[], None] | None = None,
     skills: Mapping[str, Path] | None = None,
     bridge: bool = False,
+    timeout_s: float | None = None,
 ) -> SandboxResult:
     """Run frozen code; any failure of the program fails the attempt."""
-    result = launch(workspace, executor, policy, heartbeat, skills, bridge)
+    result = launch(workspace, executor, policy, heartbeat, skills, bridge, timeout_s)
     failure = program_failure(result, policy)
     if failure is not None:
         raise failure
@@ -162,10 +163,13 @@ def launch(
     heartbeat: Callable[[], None] | None = None,
     skills: Mapping[str, Path] | None = None,
     bridge: bool = False,
+    timeout_s: float | None = None,
 ) -> SandboxResult:
     """Run a program in the sandbox; only a sandbox that cannot run at all raises.
 
     With `bridge`, the caller serves a BridgeServer on meta/bridge.sock for the program.
+    `timeout_s` is the step's own timeout (its execution contract's), which sets the wall
+    clock and the CPU limits; the profile's wall clock when None.
     """
     for rel, data in executor.files.items():
         (workspace / rel).write_bytes(data)
@@ -173,7 +177,7 @@ def launch(
         return run_sandboxed(
             executor.argv,
             workspace=workspace,
-            limits=SandboxLimits.from_policy(policy),
+            limits=SandboxLimits.for_step(policy, timeout_s or policy.wall_clock_s),
             skills=dict(skills or {}),
             isolation=policy.isolation,
             heartbeat=heartbeat,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import marshal
+import math
 import os
 import re
 import shutil
@@ -16,18 +17,19 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from activities.sandbox import launcher
 from activities.sandbox.bwrap import (
     STAGE_DIR,
     Bind,
     bwrap_argv,
-    python_runtime_paths,
+    host_path_problem,
     sandbox_identity,
 )
 from activities.sandbox.client import forge_bridge
 from activities.sandbox.native import NATIVE_NAME, native_argv, native_launcher
+from activities.sandbox.step_runtime import RUNTIME_DIR, StepRuntime, StepRuntimeError, step_runtime
 from activities.sandbox.supervise import Outcome, supervise
 from activities.sandbox.workspace import (
     WorkspaceViolation,
@@ -40,7 +42,6 @@ from activities.sandbox.workspace import (
 from schemas.profile import SandboxPolicy
 
 __all__ = [
-    "BRIDGE_CLIENT_DIR",
     "BRIDGE_LIB",
     "SandboxLimits",
     "SandboxResult",
@@ -53,9 +54,6 @@ __all__ = [
 
 Isolation = Literal["bwrap", "none"]
 _MIB = 1024 * 1024
-# The project's interpreter first: step code that starts `python` (a skill's script, say) gets
-# the same interpreter and read-only venv as the step itself (its directory is bound).
-_PATH = f"{Path(sys.executable).parent}:/usr/bin:/bin"
 _PYTHON_NAMES = frozenset({"python", "python3"})
 _SKILL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _NO_SKILLS: Mapping[str, Path] = MappingProxyType({})
@@ -64,9 +62,12 @@ _NO_SKILLS: Mapping[str, Path] = MappingProxyType({})
 _MEMORY_RE = re.compile(r"(?m)^MemoryError\b")
 _FILE_SIZE_RE = re.compile(r"\[Errno 27\]|File too large")
 _STDERR_TAIL = 4096
-# The tool bridge's client: only this directory (forge_bridge.py) is bound, read-only, so no
-# other platform code is visible to the step.
-BRIDGE_CLIENT_DIR = Path(forge_bridge.__file__).resolve().parent
+# RLIMIT_CPU from a step's timeout: soft = timeout + this margin, hard = max(4 x timeout,
+# timeout + CPU_HARD_MIN_MARGIN_S).
+CPU_SOFT_MARGIN_S = 5
+CPU_HARD_MIN_MARGIN_S = 60
+# Where step code finds the tool bridge's client: the runtime's copy of forge_bridge.py, bound
+# read-only here (and put on PYTHONPATH) only for steps that may call tools.
 BRIDGE_LIB = "/forge/lib"
 
 
@@ -83,7 +84,12 @@ class SandboxLimits(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    cpu_seconds: int = Field(gt=0)
+    cpu_seconds: int = Field(gt=0, description="RLIMIT_CPU soft limit: SIGXCPU")
+    cpu_hard_seconds: int | None = Field(
+        default=None,
+        gt=0,
+        description="RLIMIT_CPU hard limit (SIGKILL); derived from wall_clock_s when unset",
+    )
     memory_mb: int = Field(gt=0, description="address space (RLIMIT_AS) per process")
     file_size_mb: int = Field(gt=0)
     max_processes: int = Field(gt=0)
@@ -91,10 +97,38 @@ class SandboxLimits(BaseModel):
     wall_clock_s: float = Field(gt=0)
     output_cap_bytes: int = Field(gt=0, description="kept per stream; the rest is discarded")
 
+    @model_validator(mode="after")
+    def _derive_cpu_hard(self) -> SandboxLimits:
+        if self.cpu_hard_seconds is None:
+            wall = math.ceil(self.wall_clock_s)
+            hard = max(4 * wall, wall + CPU_HARD_MIN_MARGIN_S, self.cpu_seconds + 1)
+            object.__setattr__(self, "cpu_hard_seconds", hard)
+        elif self.cpu_hard_seconds < self.cpu_seconds:
+            raise ValueError(
+                f"cpu_hard_seconds ({self.cpu_hard_seconds}) is below cpu_seconds "
+                f"({self.cpu_seconds}): the hard CPU limit must be at least the soft one"
+            )
+        return self
+
     @classmethod
     def from_policy(cls, policy: SandboxPolicy) -> SandboxLimits:
-        """The limits of a profile's sandbox section."""
-        return cls(**policy.model_dump(exclude={"isolation"}))
+        """The limits of a profile's sandbox section, for a step as long as its wall clock."""
+        return cls.for_step(policy, policy.wall_clock_s)
+
+    @classmethod
+    def for_step(cls, policy: SandboxPolicy, timeout_s: float) -> SandboxLimits:
+        """The limits for one step: time from the step's own timeout, the rest from the policy.
+
+        The wall clock is the step's timeout; the CPU soft limit is the timeout plus a margin
+        (never above the profile's cpu_seconds), the hard limit max(4 x timeout, timeout +
+        60 s), so a step that catches SIGXCPU still dies long before a fixed ceiling would.
+        """
+        wall = math.ceil(timeout_s)
+        return cls(
+            **policy.model_dump(exclude={"isolation", "cpu_seconds", "wall_clock_s"}),
+            cpu_seconds=min(policy.cpu_seconds, wall + CPU_SOFT_MARGIN_S),
+            wall_clock_s=timeout_s,
+        )
 
 
 class SandboxResult(BaseModel):
@@ -134,10 +168,12 @@ def run_sandboxed(
     bwrap: str = "bwrap",
     launcher_impl: Literal["auto", "native", "python"] = "auto",
     bridge: bool = False,
+    runtime_root: Path = RUNTIME_DIR,
 ) -> SandboxResult:
     """Run argv with cwd /workspace under the limits; blocks until it ends or is killed.
 
-    "python" as argv[0] is the project's interpreter, with its venv importable read-only.
+    "python" as argv[0] is the sealed step runtime's interpreter (step_runtime.py): Debian's
+    Python with only the runtime's locked packages, never the worker's interpreter or venv.
     With `bridge`, the step may call tools: `import forge_bridge` works (PYTHONPATH) and
     FORGE_BRIDGE_SOCKET names meta/bridge.sock, where the caller serves a BridgeServer.
     limits.max_processes counts every process of the sandbox uid, including the launcher and
@@ -145,26 +181,30 @@ def run_sandboxed(
 
     Raises:
         SandboxUnavailable: isolation is "bwrap" and bwrap is missing or cannot create the
-            sandbox on this host.
+            sandbox on this host; the step runtime is not built or is stale; the workspace
+            or a skill lives where its path would tell step code about the host.
         WorkspaceViolation: a workspace subdirectory exists but is not a real directory.
         ValueError: empty argv or an invalid skill id.
     """
     if not argv:
         raise ValueError("argv is empty: nothing to run")
     workspace = workspace.absolute()
+    runtime = _runtime(runtime_root, workspace, skills)
     ensure_layout(workspace)
     status: tuple[int, int] | None = None
     if isolation == "bwrap":
         exe = _find_bwrap(bwrap)
         status = os.pipe()
         try:
-            launch = _bwrap_launch(list(argv), workspace, skills, limits, exe, status[1], bridge)
+            launch = _bwrap_launch(
+                list(argv), workspace, skills, limits, exe, status[1], bridge, runtime
+            )
         except BaseException:
             os.close(status[0])
             os.close(status[1])
             raise
     else:
-        launch = _direct_launch(list(argv), workspace, bridge)
+        launch = _direct_launch(list(argv), workspace, bridge, runtime)
     spec = {
         "argv": launch.argv,
         "env": launch.env,
@@ -198,13 +238,30 @@ def _launcher_command(choice: str) -> Callable[[dict[str, Any]], list[str]]:
     return lambda spec: [sys.executable, "-I", "-S", launcher.__file__, marshal.dumps(spec).hex()]
 
 
-def _step_env(home: str, bridge: tuple[str, str] | None = None) -> dict[str, str]:
+def _runtime(root: Path, workspace: Path, skills: Mapping[str, Path]) -> StepRuntime:
+    """The checked step runtime; refuses binds whose host paths would reveal the host."""
+    try:
+        runtime = step_runtime(root)
+    except StepRuntimeError as exc:
+        raise SandboxUnavailable(str(exc)) from None
+    problems = [host_path_problem(runtime.root, "step runtime")]
+    problems.append(host_path_problem(workspace, "workspace"))
+    problems += [host_path_problem(path, f"skill {name}") for name, path in skills.items()]
+    for problem in problems:
+        if problem is not None:
+            raise SandboxUnavailable(problem)
+    return runtime
+
+
+def _step_env(runtime: StepRuntime, home: str, bridge: tuple[str, str] | None) -> dict[str, str]:
     """The complete environment: nothing from the worker (API keys, tokens) may leak in.
 
-    `bridge` is (client dir, socket path) as the step sees them, for a step that may call tools.
+    The runtime's scripts come first on PATH, so a skill's script that starts `python` gets
+    the step's interpreter. `bridge` is (client dir, socket path) as the step sees them, for a
+    step that may call tools.
     """
     env = {
-        "PATH": _PATH,
+        "PATH": f"{runtime.bin_dir}:/usr/bin:/bin",
         "HOME": home,
         "LANG": "C.UTF-8",
         "PYTHONPATH": "",
@@ -217,8 +274,8 @@ def _step_env(home: str, bridge: tuple[str, str] | None = None) -> dict[str, str
 
 def _rlimits(limits: SandboxLimits) -> list[list[Any]]:
     return [
-        # Hard one second above soft: SIGXCPU first (classified "cpu"), SIGKILL if ignored.
-        ["RLIMIT_CPU", limits.cpu_seconds, limits.cpu_seconds + 1],
+        # SIGXCPU at the soft limit (classified "cpu"), SIGKILL at the hard one if ignored.
+        ["RLIMIT_CPU", limits.cpu_seconds, limits.cpu_hard_seconds],
         ["RLIMIT_AS", limits.memory_mb * _MIB, limits.memory_mb * _MIB],
         ["RLIMIT_FSIZE", limits.file_size_mb * _MIB, limits.file_size_mb * _MIB],
         # Counts every process of the sandbox uid: the launcher and bwrap's two take 3 of them.
@@ -257,11 +314,13 @@ def _bwrap_launch(
     exe: str,
     status_fd: int,
     bridge: bool,
+    runtime: StepRuntime,
 ) -> _Launch:
-    binds = [Bind(p, str(p)) for p in python_runtime_paths()]
+    # The runtime at its own (neutral) path: its scripts' shebangs and pyvenv.cfg name it.
+    binds = [Bind(runtime.root, str(runtime.root))]
     binds.append(Bind(workspace, "/workspace", writable=True))
     if bridge:
-        binds.append(Bind(BRIDGE_CLIENT_DIR, BRIDGE_LIB))
+        binds.append(Bind(runtime.bridge_dir, BRIDGE_LIB))
     for skill_id, path in sorted(skills.items()):
         if not _SKILL_ID.fullmatch(skill_id):
             raise ValueError(f"skill id {skill_id!r} is not a plain name ([A-Za-z0-9._-])")
@@ -280,13 +339,15 @@ def _bwrap_launch(
         binds = [Bind(STAGE_DIR / f"b{i}", b.dest, b.writable) for i, b in enumerate(binds)]
         chown_tree(workspace, *identity)
     if argv[0] in _PYTHON_NAMES:
-        argv = [sys.executable, *argv[1:]]
+        argv = [str(runtime.python), *argv[1:]]
     cmd = bwrap_argv(
         exe,
         argv,
         binds=binds,
         env=_step_env(
-            "/workspace/work", (BRIDGE_LIB, forge_bridge.DEFAULT_SOCKET) if bridge else None
+            runtime,
+            "/workspace/work",
+            (BRIDGE_LIB, forge_bridge.DEFAULT_SOCKET) if bridge else None,
         ),
         status_fd=status_fd,
         tmpfs_bytes=limits.file_size_mb * _MIB,
@@ -294,7 +355,7 @@ def _bwrap_launch(
     return _Launch(argv=cmd, cwd=Path("/"), stage=stage, drop_to=identity, env={})
 
 
-def _direct_launch(argv: list[str], workspace: Path, bridge: bool) -> _Launch:
+def _direct_launch(argv: list[str], workspace: Path, bridge: bool, runtime: StepRuntime) -> _Launch:
     # isolation "none": same env, limits and clock, but the worker's uid and filesystem view.
     def real(arg: str) -> str:
         if arg == "/workspace" or arg.startswith("/workspace/"):
@@ -302,12 +363,16 @@ def _direct_launch(argv: list[str], workspace: Path, bridge: bool) -> _Launch:
         return arg
 
     argv = [real(a) for a in argv]
+    env = _step_env(
+        runtime,
+        str(workspace / "work"),
+        (str(runtime.bridge_dir), real(forge_bridge.DEFAULT_SOCKET)) if bridge else None,
+    )
     if argv[0] in _PYTHON_NAMES:
-        argv[0] = sys.executable
+        argv[0] = str(runtime.python)
     elif "/" not in argv[0]:
-        argv[0] = shutil.which(argv[0], path=_PATH) or argv[0]
-    client = (str(BRIDGE_CLIENT_DIR), real(forge_bridge.DEFAULT_SOCKET)) if bridge else None
-    return _Launch(argv=argv, cwd=workspace, env=_step_env(str(workspace / "work"), client))
+        argv[0] = shutil.which(argv[0], path=env["PATH"]) or argv[0]
+    return _Launch(argv=argv, cwd=workspace, env=env)
 
 
 def _classify(

@@ -14,6 +14,7 @@ __all__ = [
     "WorkspaceViolation",
     "chown_tree",
     "ensure_layout",
+    "prepare_workspace_root",
     "safe_read",
     "safe_walk",
     "scan_violations",
@@ -151,6 +152,37 @@ def _walk(fd: int, shown: str, found: list[str], max_entries: int) -> None:
             else:
                 mode = entry.stat(follow_symlinks=False).st_mode
                 raise WorkspaceViolation(path, f"is {_kind(mode)}, expected a regular file")
+
+
+def prepare_workspace_root(root: Path) -> Path:
+    """Create the directory every step workspace lives under, private to this user.
+
+    It may sit in a shared directory such as /var/tmp, so an existing one must be a real
+    directory owned by this user that nobody else can write: another user could otherwise
+    plant a symlink there and have the platform write through it.
+
+    Raises:
+        WorkspaceViolation: It exists but is not such a directory, or cannot be created.
+    """
+    try:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = root.lstat()
+    except OSError as exc:
+        raise WorkspaceViolation(
+            str(root),
+            f"cannot create the workspace root ({exc.strerror}); set "
+            "FORGE_WORKSPACE_ROOT to a directory this user may create",
+        ) from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise WorkspaceViolation(str(root), f"is {_kind(st.st_mode)}, expected a directory")
+    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
+        raise WorkspaceViolation(
+            str(root),
+            f"must be owned by uid {os.geteuid()} and writable by nobody else (it is owned by "
+            f"uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}); remove it or set "
+            "FORGE_WORKSPACE_ROOT elsewhere",
+        )
+    return root
 
 
 def ensure_layout(workspace: Path) -> None:

@@ -1,12 +1,11 @@
 """Hostile or broken input ends in a clear error, never a crash, a hang or a memory blow-up."""
 
-import time
-
 import pytest
 from pydantic import ValidationError
 
 from compiler.ladder import LadderContract, LadderLimits, run_ladder
 from tests.ladder.helpers import contract, entry
+from tests.support.timeouts import SLOW_INPUT_TIMEOUT_S
 
 
 def _only_error(result):
@@ -75,12 +74,11 @@ def test_json_text_nested_200_deep_is_refused():
     assert "nests deeper than 32 levels" in _only_error(run_ladder(text, contract())).message
 
 
+@pytest.mark.timeout(SLOW_INPUT_TIMEOUT_S)
 def test_json_text_nested_a_million_deep_is_refused_without_recursion_error():
     text = "[" * 1_000_000 + "]" * 1_000_000
-    start = time.perf_counter()
     error = _only_error(run_ladder(text, contract()))
     assert "nests too deep to parse" in error.message
-    assert time.perf_counter() - start < 5
 
 
 def test_a_python_payload_nested_100000_deep_is_refused_iteratively():
@@ -205,24 +203,22 @@ def test_a_recursive_schema_that_descends_into_the_payload_works():
     ]
 
 
+@pytest.mark.timeout(SLOW_INPUT_TIMEOUT_S)
 def test_a_schema_with_10000_properties_is_a_clear_contract_error_and_fast():
     schema = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(10_000)}}
-    start = time.perf_counter()
     with pytest.raises(ValidationError, match="declares 10000 properties; the limit is 2000"):
         LadderContract(json_schema=schema)
-    assert time.perf_counter() - start < 1
 
 
+@pytest.mark.timeout(SLOW_INPUT_TIMEOUT_S)
 def test_raising_the_property_limit_makes_a_10000_property_schema_usable_in_bounded_time():
     schema = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(10_000)}}
-    start = time.perf_counter()
     c = LadderContract(json_schema=schema, limits=LadderLimits(max_schema_properties=10_000))
     payload = {f"p{i}": "x" for i in range(0, 10_000, 2)} | {"q1": "y", "q2": "z"}
     result = run_ladder(payload, c)
     assert result.ok, result.findings
     # 2 undeclared x 5,000 missing fields is within the comparison limit: scored, not renamed
     assert [f.path for f in result.findings if f.stage == "L1"] == ["/q1", "/q2"]
-    assert time.perf_counter() - start < 10
 
 
 def test_a_schema_nested_too_deep_is_refused_before_the_metaschema_check():
@@ -249,12 +245,11 @@ def test_a_pattern_that_does_not_compile_is_a_contract_error():
         LadderContract(json_schema={"type": "object", "patternProperties": {"(?<x": {}}})
 
 
+@pytest.mark.timeout(SLOW_INPUT_TIMEOUT_S)
 def test_adversarial_strings_do_not_make_the_guard_backtrack():
     long = "a" * 200_000 + "@" + "b" * 200_000
     digits = "1 " * 100_000
-    start = time.perf_counter()
     result = run_ladder({"description": long, "entry_id": digits}, contract())
-    assert time.perf_counter() - start < 5
     assert not any(f.stage == "L3" for f in result.findings)
 
 

@@ -4,12 +4,12 @@ Regression tests for the ladder review (findings 1, 3, 8 and 9, and the report-m
 """
 
 import json
-import time
 
 import pytest
 
 from compiler.ladder import GuardConfig, LadderContract, run_ladder
 from tests.ladder.helpers import ScriptedModel, contract, entry
+from tests.support.timeouts import SLOW_INPUT_TIMEOUT_S
 
 ADDRESS = {
     "type": "object",
@@ -117,11 +117,10 @@ def test_report_mode_replaces_a_sensitive_number_by_a_placeholder():
 
 
 # Finding 8: repeated private key headers cost linear time.
+@pytest.mark.timeout(SLOW_INPUT_TIMEOUT_S)
 def test_repeated_private_key_headers_are_scanned_in_linear_time():
     text = "-----BEGIN PRIVATE KEY-----" * (1_000_000 // 27)
-    start = time.perf_counter()
     result = run_ladder({"description": text}, contract(), stages=["L3"])
-    assert time.perf_counter() - start < 2.0
     assert result.findings[0].message.startswith("private key block found")
 
 

@@ -4,11 +4,13 @@ Regression tests for the ladder review (findings 4 and 5).
 """
 
 import json
-import time
+
+import pytest
 
 from compiler.ladder import CaseTransform, GuardConfig, LadderContract, run_ladder
 from compiler.ladder.masking import Masker
 from tests.ladder.helpers import contract, entry
+from tests.support.timeouts import SLOW_INPUT_TIMEOUT_S
 
 PRIVATE_KEY = (
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx"
@@ -75,6 +77,7 @@ def test_the_masker_masks_sensitive_numbers_and_keys():
     }
 
 
+@pytest.mark.timeout(SLOW_INPUT_TIMEOUT_S)
 def test_redacting_thousands_of_distinct_emails_is_fast():
     schema = {
         "type": "object",
@@ -82,18 +85,15 @@ def test_redacting_thousands_of_distinct_emails_is_fast():
     }
     c = LadderContract(json_schema=schema, guard=GuardConfig(action="redact"))
     payload = {"notes": [f"mail user{i}@example.com" for i in range(8000)]}
-    start = time.perf_counter()
     result = run_ladder(payload, c)
-    assert time.perf_counter() - start < 3.0
     assert result.ok and len(result.corrections) == 8000
     assert "user7999@example.com" not in json.dumps(result.model_dump())
 
 
+@pytest.mark.timeout(SLOW_INPUT_TIMEOUT_S)
 def test_masking_many_values_is_linear():
     sensitive = {f"user{i}@example.com": f"u***{i}" for i in range(20_000)}
     masker = Masker(sensitive)
     text = " ".join(f"USER{i}@EXAMPLE.COM" for i in range(0, 20_000, 7))
-    start = time.perf_counter()
     masked = masker.text(text)
-    assert time.perf_counter() - start < 1.0
     assert "@EXAMPLE" not in masked and masked.startswith("<u***0> <u***7>")

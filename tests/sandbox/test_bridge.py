@@ -30,6 +30,7 @@ from activities.sandbox.bridge_ledger import INLINE_RESULT_BYTES
 from activities.sandbox.bridge_tools import MAX_HTTP_BODY, builtin_handlers
 from activities.sandbox.bwrap import sandbox_identity
 from activities.sandbox.runner import SandboxLimits, SandboxResult, run_sandboxed
+from activities.sandbox.step_runtime import RUNTIME_DIR
 from activities.sandbox.workspace import ensure_layout
 from activities.store.artifacts import LocalArtifactStore
 from activities.store.events import EventStore, open_event_store
@@ -573,7 +574,7 @@ def test_isolation_none_reaches_the_bridge_from_a_long_workspace_path(tmp_path, 
         workspace=deep,
     )
     [[result, client_file]] = out
-    assert result[0] == "ok" and client_file.endswith("sandbox/client/forge_bridge.py")
+    assert result[0] == "ok" and client_file == f"{RUNTIME_DIR}/bridge/forge_bridge.py"
 
 
 def test_the_socket_belongs_to_the_sandbox_user_alone(tmp_path, store, artifacts):

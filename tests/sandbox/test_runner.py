@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from activities.sandbox import bwrap
 from activities.sandbox.bwrap import Bind, bwrap_argv, sandbox_identity
 from activities.sandbox.runner import (
     SandboxLimits,
@@ -22,6 +23,7 @@ from activities.sandbox.runner import (
     safe_read,
     safe_walk,
 )
+from activities.sandbox.step_runtime import RUNTIME_DIR
 from activities.typelib import load_profiles
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +40,7 @@ LIMITS = SandboxLimits(
     output_cap_bytes=65536,
 )
 STEP_ENV = {
-    "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+    "PATH": f"{RUNTIME_DIR}/bin:/usr/bin:/bin",
     "HOME": "/workspace/work",
     "LANG": "C.UTF-8",
     "PYTHONPATH": "",
@@ -99,10 +101,10 @@ def test_hello_world(ws):
 
 
 @needs_bwrap
-def test_project_libraries_import_and_nothing_of_etc_is_needed(ws):
-    result = run(ws, "import pydantic, yaml, markdown, ssl, json, csv; print(pydantic.VERSION)")
+def test_runtime_libraries_import_and_nothing_of_etc_is_needed(ws):
+    result = run(ws, "import jsonschema, pypdf, yaml, ssl, json, csv, sys; print(sys.prefix)")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.strip().startswith("2.")
+    assert result.stdout.strip() == str(RUNTIME_DIR)
 
 
 @needs_bwrap
@@ -192,7 +194,7 @@ def test_rlimits_are_set_explicitly(ws):
     )
     mib = 1024 * 1024
     assert result.stdout.splitlines() == [
-        "CPU 30 31",
+        "CPU 30 240",  # hard: max(4 x wall clock 60 s, 60 s + 60 s)
         f"AS {1024 * mib} {1024 * mib}",
         f"FSIZE {16 * mib} {16 * mib}",
         "NPROC 32 32",
@@ -204,7 +206,9 @@ def test_rlimits_are_set_explicitly(ws):
 KEYRING_PROBE = """
 import ctypes, json, sys
 from pathlib import Path
+from activities.sandbox import bwrap
 from activities.sandbox.runner import SandboxLimits, run_sandboxed
+bwrap.SANDBOX_USER = sys.argv[2]  # this test worker's sandbox user (tests/conftest.py)
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 assert libc.syscall(250, 1, None) >= 0  # keyctl(JOIN_SESSION_KEYRING): a throwaway session
@@ -233,7 +237,7 @@ def test_session_keyring_is_fresh(ws):
     (ws / "meta").mkdir(parents=True)
     (ws / "meta" / "step.py").write_text(KEYRING_STEP)
     done = subprocess.run(
-        [sys.executable, "-c", KEYRING_PROBE, str(ws)],
+        [sys.executable, "-c", KEYRING_PROBE, str(ws), bwrap.SANDBOX_USER],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -364,7 +368,7 @@ def test_wall_clock_kills_the_whole_sandbox(ws):
 @needs_bwrap
 @pytest.mark.parametrize("ignore_sigxcpu", [False, True])
 def test_cpu_limit_is_classified_cpu(ws, ignore_sigxcpu):
-    limits = LIMITS.model_copy(update={"cpu_seconds": 1})
+    limits = LIMITS.model_copy(update={"cpu_seconds": 1, "cpu_hard_seconds": 2})
     prelude = "import signal; signal.signal(signal.SIGXCPU, signal.SIG_IGN)\n"
     result = run(ws, (prelude if ignore_sigxcpu else "") + "while True:\n    pass\n", limits=limits)
     assert result.killed_by == "cpu" and not result.timed_out and result.exit_code is None

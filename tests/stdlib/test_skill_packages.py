@@ -28,6 +28,19 @@ from compiler.recipes.skills import transpile_skill
 from schemas.skills import SkillPackage
 
 SKILLS_DIR = STDLIB_DIR / "skills"
+# Where the sandboxed tests bind skills from: a copy outside the checkout, as the worker stages
+# them (skills_materialize.py), since a checkout path must never show inside a sandbox.
+STAGED: dict[str, Path] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def staged_skills(tmp_path_factory) -> None:
+    root = tmp_path_factory.mktemp("staged-skills")
+    for package in SKILLS_DIR.iterdir():
+        if package.is_dir():
+            STAGED[package.name] = shutil.copytree(package, root / package.name)
+
+
 REPORT, TABLE, EXTRACT = "html-report-generator", "tabular-toolkit", "document-text-extractor"
 # id: (output schema file, scripts a step calls, modules those scripts import)
 PACKAGES = {
@@ -72,7 +85,7 @@ def run(ws: Path, skill: str, script: str, *args: str) -> SandboxResult:
         ["python", f"/skills/{skill}/scripts/{script}", *args],
         workspace=ws,
         limits=LIMITS,
-        skills={skill: SKILLS_DIR / skill},
+        skills={skill: STAGED[skill]},
     )
 
 
@@ -708,12 +721,12 @@ def test_the_skill_directory_is_read_only_in_the_sandbox(ws: Path) -> None:
         ["python", "/workspace/meta/step.py"],
         workspace=ws,
         limits=LIMITS,
-        skills={TABLE: SKILLS_DIR / TABLE},
+        skills={TABLE: STAGED[TABLE]},
     )
     assert probe.exit_code == 0, probe.stderr
     listing, created, appended = probe.stdout.splitlines()
     assert listing == "['table.py', 'tableio.py', 'tableprofile.py']"
     # A new file: EROFS. An existing root-owned file: EACCES comes first for the sandbox uid.
     assert created == "refused 30" and appended in ("refused 13", "refused 30")
-    assert not (SKILLS_DIR / TABLE / "new.txt").exists()
-    assert not (SKILLS_DIR / TABLE / "scripts" / "planted.csv").exists()
+    assert not (STAGED[TABLE] / "new.txt").exists()
+    assert not (STAGED[TABLE] / "scripts" / "planted.csv").exists()

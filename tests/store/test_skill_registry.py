@@ -357,8 +357,13 @@ class SkillRegistryContract:
             [NAME, "csv-profile", NAME], merged, registry, tenant, SkillPolicy(), bound, staging
         )
         assert list(dirs) == [NAME, "csv-profile"]
-        assert dirs["csv-profile"] == (STDLIB_DIR / "skills" / "csv-profile").absolute()
-        assert dirs[NAME] == staging / NAME
+        # Both end up under the staging directory, sealed: nothing is bound from the checkout.
+        assert dirs == {NAME: staging / NAME, "csv-profile": staging / "csv-profile"}
+        source = STDLIB_DIR / "skills" / "csv-profile"
+        for rel in ("SKILL.md", "output.schema.json"):
+            copy = staging / "csv-profile" / rel
+            assert copy.read_bytes() == (source / rel).read_bytes()
+            assert stat.S_IMODE(copy.stat().st_mode) == 0o444
         assert stat.S_IMODE((staging / NAME / "SKILL.md").stat().st_mode) == 0o444
 
     def test_skill_dirs_for_refuses_before_materializing_anything(
@@ -407,7 +412,12 @@ class SkillRegistryContract:
                 ["csv-profile"], loaded, None, "t", SkillPolicy(), bound, tmp_path / "s"
             )
 
-        assert dirs() == {"csv-profile": pack / "csv-profile"}
+        staged = dirs()
+        assert staged == {"csv-profile": tmp_path / "s" / "csv-profile"}
+        assert sorted(p.name for p in staged["csv-profile"].rglob("*")) == sorted(
+            p.name for p in (pack / "csv-profile").rglob("*")
+        )
+        assert dirs() == staged  # staged again over the previous copy
         (pack / "csv-profile" / "run.py").symlink_to("/etc/hostname")
         with pytest.raises(SkillGovernanceError, match="run.py is a symlink"):
             dirs()
