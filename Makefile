@@ -11,6 +11,7 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 PY      := $(BIN)/python
 FORGE   := $(BIN)/forge
+# The worker looks for the step runtime here (activities/sandbox/step_runtime.py: RUNTIME_DIR).
 RUNTIME := /opt/forge/runtime
 # pytest workers: the suite waits on servers and sandboxes far more than it computes.
 TEST_WORKERS ?= 4
@@ -47,6 +48,8 @@ $(UV): deploy/uv-requirements.txt
 	@$(TOOLS)/bin/python -m pip install --quiet --disable-pip-version-check --no-deps \
 	    --require-hashes -r deploy/uv-requirements.txt
 	@touch $(UV)
+	@# Made by `sudo make runtime` on a fresh clone: give it back to the user who ran sudo.
+	@if [ -n "$$SUDO_UID" ]; then chown -R "$$SUDO_UID:$$SUDO_GID" $(TOOLS); fi
 
 LAUNCHER := $(BIN)/forge-sandbox-launcher
 
@@ -62,7 +65,8 @@ $(STAMP): uv.lock pyproject.toml activities/sandbox/launcher.c $(UV) | system-de
 # step_runtime.py imports only the standard library, so this needs no project venv (and
 # `sudo make runtime` installs nothing into the checkout but uv itself).
 runtime: $(UV) | system-deps
-	@$(PYTHON) -m activities.sandbox.step_runtime build --uv $(UV) --root $(RUNTIME)
+	@PYTHONDONTWRITEBYTECODE=1 $(PYTHON) -m activities.sandbox.step_runtime build \
+	    --uv $(UV) --root $(RUNTIME)
 	@# Steps run as this user when the worker is root (activities/sandbox/bwrap.py).
 	@if [ "$$(id -u)" = 0 ] && ! id forge-sandbox >/dev/null 2>&1; then \
 	  useradd --system --user-group --no-create-home --home-dir /nonexistent \

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +67,9 @@ class HarnessSession:
         timeout_s: float | None = None,
     ) -> None:
         self._workspace = workspace
+        # The step's timeout covers every program of the loop, not each one.
         self._timeout_s = timeout_s
+        self._deadline = None if timeout_s is None else time.monotonic() + timeout_s
         self._step = step
         self._pre = preflight
         self._policy = policy
@@ -77,6 +80,13 @@ class HarnessSession:
     def run_code(self, code: str, turn: int) -> TurnReport:
         rel = f"{TURN_DIR}/turn-{turn}.py"
         (self._workspace / TURN_DIR).mkdir(parents=True, exist_ok=True)
+        remaining = None if self._deadline is None else self._deadline - time.monotonic()
+        if remaining is not None and remaining < 1:
+            raise StepFailure(
+                "SANDBOX_TIMEOUT",
+                f"the step's timeout of {self._timeout_s:g} s is spent: no time is left to run "
+                "another program",
+            )
         result = harness.launch(
             self._workspace,
             Executor(argv=["python", f"/workspace/{rel}"], files={rel: code.encode("utf-8")}),
@@ -84,7 +94,7 @@ class HarnessSession:
             self._heartbeat,
             self._skills,
             bridge=True,
-            timeout_s=self._timeout_s,
+            timeout_s=remaining,
         )
         failure = harness.program_failure(result, self._policy)
         if failure is not None and failure.failure_class in (

@@ -10,11 +10,11 @@ again and hashed, and the directory is walked for symlinks and special files.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from activities.store.skill_packages import (
     MAX_FILE_BYTES,
     MAX_FILES,
@@ -140,9 +140,9 @@ def _from_directory(skill: SkillPackage, bound: str, staging: Path) -> Path:
     staging.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(dir=staging, prefix=f".{skill.skill_id}."))
     try:
-        for rel, path, _ in listed:
+        for rel, _, _ in listed:
             (work / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, work / rel, follow_symlinks=False)
+            (work / rel).write_bytes(_read_listed(skill.skill_id, directory, rel))
         _verify_copy(skill, bound, work, [rel for rel, _, _ in listed], where)
         seal_tree(work)
         target = staging / skill.skill_id
@@ -152,6 +152,16 @@ def _from_directory(skill: SkillPackage, bound: str, staging: Path) -> Path:
         remove_tree(work)
         raise
     return target
+
+
+def _read_listed(skill_id: str, directory: Path, rel: str) -> bytes:
+    """A listed file's bytes, read without following a symlink planted since it was listed."""
+    try:
+        return safe_read(directory, rel, MAX_FILE_BYTES)
+    except (WorkspaceViolation, FileNotFoundError) as exc:
+        raise SkillGovernanceError(
+            skill_id, f"{directory}: {exc} (it changed while being staged); fix the package"
+        ) from None
 
 
 def _verify_copy(skill: SkillPackage, bound: str, copy: Path, rels: list[str], where: str) -> None:

@@ -4,7 +4,7 @@ import contextvars
 import shutil
 import threading
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from activities.skills_materialize import SkillGovernanceError, skill_dirs_for
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
+from activities.store.skill_packages import remove_tree
 from activities.store.skills_registry import SkillRegistry, registry_skills_for
 from compiler.budget import LedgerError, step_budget_refusal, step_overrun, usage_from_events
 from compiler.typesystem.library import TypeLibrary
@@ -86,6 +87,12 @@ ITERATION_FILE = "meta/iteration"
 NOTE_FILE = "work/note.md"  # the step's done-note: what a loop's until-dry / until MARKER reads
 NOTE_MAX = 4096
 CODE_IN_EVENT = 8000  # characters of a program kept in its tool.called.v1 (all of it in the store)
+
+
+def _remove_staging(staging: Path) -> None:
+    """Remove an attempt's staged skills: sealed read-only, so rmtree alone would leave them."""
+    with suppress(OSError):
+        remove_tree(staging)
 
 
 def _packet(plan: CompiledPlan, step: CompiledStep) -> DispatchPacket:
@@ -291,7 +298,10 @@ class StepActivities:
         finally:
             # Receipts and events keep what matters; a workspace never outlives its attempt.
             shutil.rmtree(workspace, ignore_errors=True)
-            shutil.rmtree(workspace.parent / f"{workspace.name}.skills", ignore_errors=True)
+            _remove_staging(workspace.parent / f"{workspace.name}.skills")
+            for parent in (workspace.parent, workspace.parent.parent):  # step, then run dir
+                with suppress(OSError):
+                    parent.rmdir()  # only when empty: a sibling attempt may still run
         return result
 
     def _attempt(

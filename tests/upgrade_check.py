@@ -20,14 +20,54 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# What the throw-away project needs to resolve and install Forge itself.
-_PROJECT_FILES = ("pyproject.toml", "uv.lock", "README.md")
-_PROJECT_DIRS = ("schemas", "compiler", "activities", "workflows", "workers")
+# What the throw-away project needs to resolve the newest versions (metadata is static).
+_PROJECT_FILES = ("pyproject.toml", "uv.lock")
+_PROJECT_VARIABLES = frozenset(
+    {"UV_PROJECT_ENVIRONMENT", "UV_FROZEN", "UV_LOCKED", "UV_NO_SYNC", "VIRTUAL_ENV"}
+)
+RUNTIME_SPEC = ROOT / "activities" / "sandbox" / "runtime"
+LAUNCHER_C = str(ROOT / "activities" / "sandbox" / "launcher.c")
 
 
 def _versions(lock: Path) -> dict[str, str]:
     data = tomllib.loads(lock.read_text(encoding="utf-8"))
     return {p["name"]: p.get("version", "?") for p in data.get("package", [])}
+
+
+def _pins(text: str) -> dict[str, str]:
+    pins = {}
+    for line in text.splitlines():
+        if "==" in line and not line.startswith((" ", "#")):
+            name, _, rest = line.partition("==")
+            pins[name.strip().lower()] = rest.split()[0].rstrip(";")
+    return pins
+
+
+def _runtime_moves(uv: str, tmp: Path, env: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """How the step runtime's lock would move; its packages are exercised only once rebuilt."""
+    out = tmp / "runtime.lock"
+    subprocess.run(
+        [
+            uv,
+            "pip",
+            "compile",
+            str(RUNTIME_SPEC / "requirements.in"),
+            "--universal",
+            "--quiet",
+            "--python-version",
+            "3.11",
+            "--no-header",
+            "--upgrade",
+            "-o",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    before = _pins((RUNTIME_SPEC / "requirements.lock").read_text(encoding="utf-8"))
+    after = _pins(out.read_text(encoding="utf-8"))
+    return {n: (before.get(n, "-"), v) for n, v in after.items() if before.get(n) != v}
 
 
 def _run(name: str, argv: list[str], env: dict[str, str], results: dict[str, int]) -> None:
@@ -41,15 +81,16 @@ def main() -> int:
     parser.add_argument("--python", default="python3")
     parser.add_argument("--workers", default="4")
     args = parser.parse_args()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "VIRTUAL_ENV"))}
+    args.uv = str(Path(args.uv).resolve())  # the commands below run in other directories
+    # The caller's uv settings stay (an index mirror, say), except those that would point the
+    # throw-away project at the checkout's venv or forbid the upgrade.
+    env = {k: v for k, v in os.environ.items() if k not in _PROJECT_VARIABLES}
     env["UV_PYTHON_DOWNLOADS"] = "never"
     with tempfile.TemporaryDirectory(prefix="forge-upgrade-check-") as tmp:
         work = Path(tmp) / "project"
         work.mkdir()
         for name in _PROJECT_FILES:
             shutil.copy2(ROOT / name, work / name)
-        for name in _PROJECT_DIRS:
-            shutil.copytree(ROOT / name, work / name, ignore=shutil.ignore_patterns("__pycache__"))
         lock = subprocess.run(
             [args.uv, "lock", "--upgrade", "--python", args.python],
             cwd=work,
@@ -61,21 +102,31 @@ def main() -> int:
         if lock.returncode != 0:
             print(f"upgrade-check: cannot resolve the newest versions:\n{lock.stderr}")
             return 2
+        runtime_moves = _runtime_moves(args.uv, Path(tmp), env)
         before, after = _versions(ROOT / "uv.lock"), _versions(work / "uv.lock")
         moved = {n: (before.get(n, "-"), v) for n, v in after.items() if before.get(n) != v}
         moved |= {n: (v, "-") for n, v in before.items() if n not in after}
         venv = Path(tmp) / "venv"
-        sync = subprocess.run(
-            [args.uv, "sync", "--frozen", "--extra", "dev", "--python", args.python, "--quiet"],
-            cwd=work,
-            env=env | {"UV_PROJECT_ENVIRONMENT": str(venv)},
+        sync = [args.uv, "sync", "--frozen", "--no-install-project", "--extra", "dev", "--quiet"]
+        # The dependencies from the upgraded lock, then this checkout itself, editable, on top.
+        install = [args.uv, "pip", "install", "--quiet", "--no-deps", "--editable", str(ROOT)]
+        for argv, cwd in (
+            ([*sync, "--python", args.python], work),
+            ([*install, "--python", str(venv / "bin" / "python")], ROOT),
+        ):
+            done = subprocess.run(
+                argv, cwd=cwd, env=env | {"UV_PROJECT_ENVIRONMENT": str(venv)}, check=False
+            )
+            if done.returncode != 0:
+                return 2
+        # The native sandbox launcher next to the venv's interpreter, as `make` builds it.
+        launcher = subprocess.run(
+            ["cc", "-O2", "-o", str(venv / "bin" / "forge-sandbox-launcher"), LAUNCHER_C],
             check=False,
         )
-        if sync.returncode != 0:
+        if launcher.returncode != 0:
             return 2
-        # The checkout's sources on the throw-away venv: Forge is imported from ROOT, its
-        # dependencies from the upgraded venv.
-        test_env = env | {"PYTHONPATH": str(ROOT), "PATH": f"{venv / 'bin'}:{env['PATH']}"}
+        test_env = env | {"PATH": f"{venv / 'bin'}:{env['PATH']}"}
         bin_ = venv / "bin"
         results: dict[str, int] = {}
         _run("ruff", [str(bin_ / "ruff"), "check", "--no-cache", "."], test_env, results)
@@ -91,6 +142,10 @@ def main() -> int:
             print(f"  {name:32} {old:>14} -> {new}")
     else:
         print("uv.lock already holds the newest allowed versions")
+    if runtime_moves:
+        print("step runtime (activities/sandbox/runtime/requirements.lock), not tested here:")
+        for name, (old, new) in sorted(runtime_moves.items()):
+            print(f"  {name:32} {old:>14} -> {new}")
     broken = [name for name, code in results.items() if code != 0]
     for name, code in results.items():
         print(f"  {name:8} {'ok' if code == 0 else f'FAILED (exit {code})'}")

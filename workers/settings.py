@@ -74,7 +74,7 @@ def _workspace_root_problem(root: Path, home: Path) -> str | None:
         return "an absolute path"
     if root == home or root.is_relative_to(home):
         return f"a directory outside FORGE_HOME ({home}): its path would show inside sandboxes"
-    problem = host_path_problem(root, "workspace root")
+    problem = host_path_problem(root, "workspace root", "choose another directory")
     return None if problem is None else f"a neutral directory ({problem})"
 
 

@@ -99,21 +99,22 @@ _CHECKOUT = Path(__file__).resolve().parents[2]
 
 
 def _private_roots() -> list[Path]:
-    """Host directories whose paths must never appear inside a sandbox."""
+    """Host directories whose paths must never appear inside a sandbox (and their real paths)."""
     roots = [Path("/root"), Path("/home"), _CHECKOUT, Path(sys.prefix), Path(sys.base_prefix)]
     try:
         roots.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
     except KeyError:
         pass  # a uid with no passwd entry has no home directory to hide
-    return [r for r in roots if r != Path("/")]
+    roots += [r.resolve() for r in roots]
+    return [r for r in dict.fromkeys(roots) if r != Path("/")]
 
 
-def host_path_problem(path: Path, what: str) -> str | None:
+def host_path_problem(path: Path, what: str, fix: str) -> str | None:
     """Why `path` may not be bound into a sandbox, or None when it is neutral.
 
     A bind's source shows in bwrap's command line (pid 1 inside) and in /proc/self/mountinfo,
     so nothing bound may live in the checkout, the worker's venv or interpreter, or any home
-    directory: the step would learn where the host keeps things.
+    directory: the step would learn where the host keeps things. `fix` says what to do.
     """
     candidates = {path.absolute(), path.resolve()}
     for root in _private_roots():
@@ -121,10 +122,22 @@ def host_path_problem(path: Path, what: str) -> str | None:
             if candidate == root or candidate.is_relative_to(root):
                 return (
                     f"the {what} {path} is inside {root}, whose path would be visible to step "
-                    "code in the sandbox; put it under a neutral directory such as "
-                    "/var/tmp/forge-<uid> (FORGE_WORKSPACE_ROOT sets where workspaces live)"
+                    f"code in the sandbox; {fix}"
                 )
     return None
+
+
+def _hidden_under_usr() -> list[str]:
+    """Directories of /usr that hold the host's own Python packages (pip's, Debian's python3-*).
+
+    /usr is bound whole for the system's programs and libraries, and Debian's interpreter is
+    reachable as /usr/bin/python3.11: without these mounted over, step code could import what
+    the host installed there, or Forge itself where it is installed under /usr/local.
+    """
+    found = [Path("/usr/local")]
+    for pattern in ("lib/python3*/dist-packages", "lib/python3*/site-packages"):
+        found += sorted(Path("/usr").glob(pattern))
+    return [str(p) for p in found if p.is_dir() and not p.is_symlink()]
 
 
 def bwrap_argv(
@@ -155,6 +168,9 @@ def bwrap_argv(
     for key, value in env.items():
         cmd += ["--setenv", key, value]
     cmd += ["--ro-bind", "/usr", "/usr"]
+    for hidden in _hidden_under_usr():
+        # Empty and read-only: Python packages the host installed outside the step runtime.
+        cmd += ["--size", "4096", "--tmpfs", hidden, "--remount-ro", hidden]
     for name in _TOP_LEVEL:
         host = Path("/") / name
         if host.is_symlink():

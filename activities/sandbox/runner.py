@@ -244,9 +244,27 @@ def _runtime(root: Path, workspace: Path, skills: Mapping[str, Path]) -> StepRun
         runtime = step_runtime(root)
     except StepRuntimeError as exc:
         raise SandboxUnavailable(str(exc)) from None
-    problems = [host_path_problem(runtime.root, "step runtime")]
-    problems.append(host_path_problem(workspace, "workspace"))
-    problems += [host_path_problem(path, f"skill {name}") for name, path in skills.items()]
+    problems = [
+        host_path_problem(
+            runtime.root,
+            "step runtime",
+            "keep the Forge checkout, its venv and home directories out of the runtime's path",
+        ),
+        host_path_problem(
+            workspace,
+            "workspace",
+            "put workspaces under a neutral directory (FORGE_WORKSPACE_ROOT, by default "
+            "/var/tmp/forge-<uid>/workspaces)",
+        ),
+    ]
+    problems += [
+        host_path_problem(
+            path,
+            f"skill {name}",
+            "bind a copy staged under the workspace root, as the worker does",
+        )
+        for name, path in skills.items()
+    ]
     for problem in problems:
         if problem is not None:
             raise SandboxUnavailable(problem)

@@ -46,6 +46,8 @@ RUNTIME_DIR = Path("/opt/forge/runtime")
 BASE_PYTHON = Path("/usr/bin/python3.11")
 LOCK_FILE = Path(__file__).parent / "runtime" / "requirements.lock"
 MANIFEST = "forge-runtime.json"
+# Bump when the way a runtime is built changes, so that `make runtime` rebuilds old ones.
+_BUILD_RECIPE = "2: venv, pip sync --compile-bytecode --link-mode copy, bridge/, junk removed"
 _BRIDGE_SUBDIR = "bridge"
 _BUILD_COMMAND = "make runtime"
 
@@ -79,6 +81,7 @@ def expected_digest() -> str:
     """sha256 over what a runtime is built from: the base interpreter, the lock, the client."""
     digest = hashlib.sha256()
     for part in (
+        _BUILD_RECIPE.encode(),
         str(BASE_PYTHON).encode(),
         LOCK_FILE.read_bytes(),
         Path(forge_bridge.__file__).read_bytes(),
@@ -151,17 +154,27 @@ def build(uv: str, root: Path = RUNTIME_DIR) -> bool:
             f"{BASE_PYTHON} is missing: the step runtime is built on Debian's Python 3.11; "
             "install it with `apt-get install python3.11`"
         )
+    # Every file readable by the unprivileged sandbox user and writable by none.
+    previous = os.umask(0o022)
+    try:
+        _build(uv, root)
+    finally:
+        os.umask(previous)
+    return True
+
+
+def _build(uv: str, root: Path) -> None:
     try:
         root.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
         if root.exists():
             shutil.rmtree(root)
         root.mkdir(mode=0o755)
+        root.chmod(0o755)  # whatever umask the caller had
     except PermissionError:
         raise StepRuntimeError(
             f"cannot write {root}: the sealed step runtime lives at a neutral, root-owned path; "
             f"run `sudo {_BUILD_COMMAND}` once (later runs find it current and change nothing)"
         ) from None
-    os.umask(0o022)  # every file readable by the unprivileged sandbox user, writable by none
     _uv(uv, "venv", "--quiet", "--no-project", "--python", str(BASE_PYTHON), str(root))
     _uv(
         uv,
@@ -172,6 +185,7 @@ def build(uv: str, root: Path = RUNTIME_DIR) -> bool:
         "--no-build",
         "--link-mode",
         "copy",  # hard links would share inodes with uv's cache under a home directory
+        "--compile-bytecode",  # mounted read-only: steps could not cache what they compile
         "--python",
         str(root / "bin" / "python"),
         str(LOCK_FILE),
@@ -179,6 +193,14 @@ def build(uv: str, root: Path = RUNTIME_DIR) -> bool:
     bridge = root / _BRIDGE_SUBDIR
     bridge.mkdir(mode=0o755)
     shutil.copyfile(forge_bridge.__file__, bridge / "forge_bridge.py")
+    compiled = subprocess.run(
+        [str(root / "bin" / "python"), "-m", "compileall", "-q", str(bridge)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if compiled.returncode != 0:
+        raise StepRuntimeError(f"cannot compile the bridge client: {compiled.stdout.strip()}")
     # Nothing inside a sandbox activates a venv, and uv's lock file is world-writable.
     for junk in {*(root / "bin").glob("activate*"), *(root / "bin").glob("*.bat")}:
         junk.unlink()
@@ -192,7 +214,6 @@ def build(uv: str, root: Path = RUNTIME_DIR) -> bool:
     tmp = root / f".{MANIFEST}.part"
     tmp.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     tmp.rename(root / MANIFEST)  # last: a half-built runtime has no manifest and is refused
-    return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -157,31 +157,44 @@ def _walk(fd: int, shown: str, found: list[str], max_entries: int) -> None:
 def prepare_workspace_root(root: Path) -> Path:
     """Create the directory every step workspace lives under, private to this user.
 
-    It may sit in a shared directory such as /var/tmp, so an existing one must be a real
-    directory owned by this user that nobody else can write: another user could otherwise
-    plant a symlink there and have the platform write through it.
+    It may sit in a shared directory such as /var/tmp, so every directory on its path must be a
+    real directory (no symlink) owned by root or this user, and writable by nobody else unless
+    it is sticky (like /tmp); the root itself must be this user's alone. Otherwise another user
+    could swap a directory for a symlink and have the platform write (and chown) through it.
 
     Raises:
-        WorkspaceViolation: It exists but is not such a directory, or cannot be created.
+        WorkspaceViolation: A directory on the path is not such a directory, or the root
+            cannot be created.
     """
+    root = Path(os.path.abspath(root))
     try:
         root.mkdir(mode=0o700, parents=True, exist_ok=True)
-        st = root.lstat()
     except OSError as exc:
         raise WorkspaceViolation(
             str(root),
-            f"cannot create the workspace root ({exc.strerror}); set "
-            "FORGE_WORKSPACE_ROOT to a directory this user may create",
+            f"cannot create the workspace root ({exc.strerror}); set FORGE_WORKSPACE_ROOT to a "
+            "directory this user may create",
         ) from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise WorkspaceViolation(str(root), f"is {_kind(st.st_mode)}, expected a directory")
-    if st.st_uid != os.geteuid() or st.st_mode & 0o022:
-        raise WorkspaceViolation(
-            str(root),
-            f"must be owned by uid {os.geteuid()} and writable by nobody else (it is owned by "
-            f"uid {st.st_uid}, mode {stat.S_IMODE(st.st_mode):o}); remove it or set "
-            "FORGE_WORKSPACE_ROOT elsewhere",
-        )
+    me = os.geteuid()
+    for path in [*reversed(root.parents), root]:
+        st = path.lstat()
+        problem = None
+        if not stat.S_ISDIR(st.st_mode):
+            problem = f"is {_kind(st.st_mode)}, expected a directory"
+        elif path == root and (st.st_uid != me or st.st_mode & 0o077):
+            problem = (
+                f"must be owned by uid {me} and open to nobody else (it is owned by uid "
+                f"{st.st_uid}, mode {stat.S_IMODE(st.st_mode):o})"
+            )
+        elif st.st_uid not in (0, me) or (st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX):
+            problem = (
+                f"is owned by uid {st.st_uid} with mode {stat.S_IMODE(st.st_mode):o}: another "
+                "user could replace what lies below it"
+            )
+        if problem is not None:
+            raise WorkspaceViolation(
+                str(path), f"{problem}; remove it or set FORGE_WORKSPACE_ROOT elsewhere"
+            )
     return root
 
 

@@ -14,13 +14,21 @@ cannot match (tests/compiler/context/test_redaction.py holds the two equal).
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from re import _constants, _parser  # type: ignore[attr-defined]
 from typing import Any, NamedTuple
 
 from compiler.context.errors import ContextError
 from schemas.context import ContextPack
 
 REDACTED = "[REDACTED]"
+
+# CPython's regex parser is private (re._parser, re._constants): the shortcut reads it when it
+# is there and is simply off when a Python moves it; results never depend on it.
+_parser: Any
+_constants: Any
+try:
+    from re import _constants, _parser  # type: ignore[attr-defined,no-redef]
+except ImportError:  # pragma: no cover - a Python without them runs every rule in full
+    _parser = _constants = None
 
 
 class Redactor(NamedTuple):
@@ -72,6 +80,8 @@ def required_literals(rule: str) -> tuple[tuple[str, ...], bool]:
     is longest is kept. Repeats, groups, classes and scoped flags count for nothing. ((), False)
     when nothing qualifies or the parser surprises us: then the rule simply always runs.
     """
+    if _parser is None or _constants is None:
+        return (), False
     try:
         parsed = _parser.parse(rule)
         folded = bool(parsed.state.flags & re.IGNORECASE)

@@ -2,13 +2,13 @@
 
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from activities.sandbox.runner import SandboxLimits, run_sandboxed
+from activities.sandbox.step_runtime import RUNTIME_DIR
 from activities.typelib import load_profiles
 
 N = 30
@@ -55,7 +55,10 @@ def _case(limits: SandboxLimits, root: Path, code: str, bare_code: str) -> dict[
             raise RuntimeError(f"sandboxed run failed: {result.exit_code} {result.stderr[-500:]}")
 
     def bare() -> None:
-        subprocess.run([sys.executable, "-c", bare_code], cwd=bare_cwd, check=True)
+        # The same interpreter step code gets (the sealed runtime's), minus the sandbox.
+        subprocess.run(
+            [str(RUNTIME_DIR / "bin" / "python"), "-c", bare_code], cwd=bare_cwd, check=True
+        )
 
     sandboxed()  # warm-up: page cache, the sandbox user, the stage directory
     bare()
@@ -89,7 +92,7 @@ def run() -> list[dict[str, Any]]:
                 "isolation": "bwrap",
                 "ms_p50": round(p50, 2),
                 "ms_p90": round(p90, 2),
-                "baseline": "subprocess.run([sys.executable, '-c', ...]), same code, interleaved",
+                "baseline": "the runtime's python -c, same code, no sandbox, interleaved",
                 "baseline_ms_p50": round(b50, 2),
                 "baseline_ms_p90": round(b90, 2),
                 "ratio_to_baseline": round(ratio, 3),

@@ -47,6 +47,8 @@ PLATFORM = (
 )
 RUNTIME_PACKAGES = ("jsonschema", "pypdf", "yaml")
 LIMIT_NAMES = ("CPU", "AS", "FSIZE", "NPROC", "NOFILE", "CORE")
+# Where the host keeps its own Python packages: mounted over, empty, inside every sandbox.
+HIDDEN = ("/usr/local", "/usr/lib/python3/dist-packages")
 PROBE = f"""
 import json, os, resource, sys
 
@@ -67,6 +69,7 @@ report = {{
     "imports": {{}},
     "limits": {{}},
     "raise_hard": {{}},
+    "hidden": {{d: os.listdir(d) for d in {HIDDEN!r} if os.path.isdir(d)}},
 }}
 for name in {PLATFORM + RUNTIME_PACKAGES + ("forge_bridge",)!r}:
     try:
@@ -98,13 +101,14 @@ def _private_strings(*extra: Path) -> list[str]:
     return [str(p) for p in paths] + ["/root/", "/home/"]
 
 
+def _check_root_names() -> set[str]:
+    """`/` holds the read-only system, the runtime's /opt, the scratch dirs and the workspace."""
+    names = {"dev", "proc", "tmp", "usr", "opt", "workspace"}
+    return names | {n for n in _TOP_LEVEL if (Path("/") / n).exists()}
+
+
 def _check_sealed(report: dict, *, private: list[str], bridge: bool = False) -> None:
-    # `/` holds the read-only system, the runtime's /opt, the scratch dirs and the workspace.
-    expected = {"dev", "proc", "tmp", "usr", "opt", "workspace"}
-    expected |= {n for n in _TOP_LEVEL if (Path("/") / n).exists()}
-    if bridge:
-        expected.add("forge")
-    assert set(report["root"]) == expected
+    assert set(report["root"]) == _check_root_names() | ({"forge"} if bridge else set())
     assert report["executable"] == f"{RUNTIME_DIR}/bin/python"
     assert report["prefix"] == str(RUNTIME_DIR)
     assert all(
@@ -123,6 +127,8 @@ def _check_sealed(report: dict, *, private: list[str], bridge: bool = False) -> 
         assert report["imports"][name] == "imported"
     assert report["imports"]["forge_bridge"] == ("imported" if bridge else "ImportError")
     assert report["raise_hard"] == {name: "ValueError" for name in LIMIT_NAMES}
+    # Debian's interpreter is reachable as /usr/bin/python3.11, but not the host's packages.
+    assert report["hidden"] == {d: [] for d in HIDDEN if Path(d).is_dir()}
 
 
 def _expected_limits(timeout: int) -> dict[str, list[int]]:
@@ -298,3 +304,31 @@ def test_a_user_who_cannot_write_opt_is_told_to_run_sudo_make_runtime():
     assert line.startswith("error: cannot write /opt/forge-nonroot-probe/runtime")
     assert "run `sudo make runtime` once" in line
     assert not Path("/opt/forge-nonroot-probe").exists()
+
+
+@needs_bwrap
+def test_the_readme_probe_shows_what_the_readme_says(tmp_path, monkeypatch):
+    from workers.cli import app
+
+    monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
+    probe = ROOT / "examples" / "sandbox-probe" / "probe.py"
+    result = CliRunner().invoke(app, ["sandbox", "exec", str(probe), "--json", "--timeout", "20"])
+    assert result.exit_code == 0, result.output
+    lines = json.loads(result.output)["stdout"].splitlines()
+    by_kind: dict[str, list[str]] = {}
+    for line in lines:
+        kind, _, rest = line.partition(" ")
+        by_kind.setdefault(kind, []).append(rest.strip())
+    assert by_kind["/"] == [" ".join(sorted(_check_root_names()))]
+    assert by_kind["import"] == [
+        f"{name} ImportError"
+        for name in ("anthropic", "boto3", "sqlalchemy", "temporalio", "psycopg", "pydantic")
+    ] + ["workers ImportError"]
+    limits = _expected_limits(20)
+    assert by_kind["rlimit"] == [
+        f"{name} {limits[name][0]} {limits[name][1]} cannot raise"
+        for name in ("CPU", "AS", "FSIZE", "NPROC", "NOFILE")
+    ]
+    mounts = dict(m.split(" <- ") for m in by_kind["mount"])
+    assert mounts["/opt/forge/runtime"] == "/opt/forge/runtime"
+    assert mounts["/workspace"].startswith(f"/var/tmp/forge-{os.getuid()}/workspaces/")
