@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import errno
 import marshal
-import math
 import os
 import re
 import shutil
@@ -17,7 +16,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from activities.sandbox import launcher
 from activities.sandbox.bwrap import (
@@ -28,6 +27,7 @@ from activities.sandbox.bwrap import (
     sandbox_identity,
 )
 from activities.sandbox.client import forge_bridge
+from activities.sandbox.limits import MIB, SandboxLimits, rlimits
 from activities.sandbox.native import NATIVE_NAME, native_argv, native_launcher
 from activities.sandbox.step_runtime import RUNTIME_DIR, StepRuntime, StepRuntimeError, step_runtime
 from activities.sandbox.supervise import Outcome, supervise
@@ -39,7 +39,6 @@ from activities.sandbox.workspace import (
     safe_walk,
     scan_violations,
 )
-from schemas.profile import SandboxPolicy
 
 __all__ = [
     "BRIDGE_LIB",
@@ -53,7 +52,6 @@ __all__ = [
 ]
 
 Isolation = Literal["bwrap", "none"]
-_MIB = 1024 * 1024
 _PYTHON_NAMES = frozenset({"python", "python3"})
 _SKILL_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _NO_SKILLS: Mapping[str, Path] = MappingProxyType({})
@@ -62,10 +60,7 @@ _NO_SKILLS: Mapping[str, Path] = MappingProxyType({})
 _MEMORY_RE = re.compile(r"(?m)^MemoryError\b")
 _FILE_SIZE_RE = re.compile(r"\[Errno 27\]|File too large")
 _STDERR_TAIL = 4096
-# RLIMIT_CPU from a step's timeout: soft = timeout + this margin, hard = max(4 x timeout,
-# timeout + CPU_HARD_MIN_MARGIN_S).
-CPU_SOFT_MARGIN_S = 5
-CPU_HARD_MIN_MARGIN_S = 60
+_BUSY = os.strerror(errno.EAGAIN)  # "Resource temporarily unavailable": other sandboxes' load
 # Where step code finds the tool bridge's client: the runtime's copy of forge_bridge.py, bound
 # read-only here (and put on PYTHONPATH) only for steps that may call tools.
 BRIDGE_LIB = "/forge/lib"
@@ -77,58 +72,6 @@ class SandboxUnavailable(RuntimeError):
 
 class SandboxBusy(SandboxUnavailable):
     """The sandbox user is out of processes right now (EAGAIN): a later attempt may succeed."""
-
-
-class SandboxLimits(BaseModel):
-    """Resource limits applied to every process of one sandboxed run."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    cpu_seconds: int = Field(gt=0, description="RLIMIT_CPU soft limit: SIGXCPU")
-    cpu_hard_seconds: int | None = Field(
-        default=None,
-        gt=0,
-        description="RLIMIT_CPU hard limit (SIGKILL); derived from wall_clock_s when unset",
-    )
-    memory_mb: int = Field(gt=0, description="address space (RLIMIT_AS) per process")
-    file_size_mb: int = Field(gt=0)
-    max_processes: int = Field(gt=0)
-    max_open_files: int = Field(gt=0)
-    wall_clock_s: float = Field(gt=0)
-    output_cap_bytes: int = Field(gt=0, description="kept per stream; the rest is discarded")
-
-    @model_validator(mode="after")
-    def _derive_cpu_hard(self) -> SandboxLimits:
-        if self.cpu_hard_seconds is None:
-            wall = math.ceil(self.wall_clock_s)
-            hard = max(4 * wall, wall + CPU_HARD_MIN_MARGIN_S, self.cpu_seconds + 1)
-            object.__setattr__(self, "cpu_hard_seconds", hard)
-        elif self.cpu_hard_seconds < self.cpu_seconds:
-            raise ValueError(
-                f"cpu_hard_seconds ({self.cpu_hard_seconds}) is below cpu_seconds "
-                f"({self.cpu_seconds}): the hard CPU limit must be at least the soft one"
-            )
-        return self
-
-    @classmethod
-    def from_policy(cls, policy: SandboxPolicy) -> SandboxLimits:
-        """The limits of a profile's sandbox section, for a step as long as its wall clock."""
-        return cls.for_step(policy, policy.wall_clock_s)
-
-    @classmethod
-    def for_step(cls, policy: SandboxPolicy, timeout_s: float) -> SandboxLimits:
-        """The limits for one step: time from the step's own timeout, the rest from the policy.
-
-        The wall clock is the step's timeout; the CPU soft limit is the timeout plus a margin
-        (never above the profile's cpu_seconds), the hard limit max(4 x timeout, timeout +
-        60 s), so a step that catches SIGXCPU still dies long before a fixed ceiling would.
-        """
-        wall = math.ceil(timeout_s)
-        return cls(
-            **policy.model_dump(exclude={"isolation", "cpu_seconds", "wall_clock_s"}),
-            cpu_seconds=min(policy.cpu_seconds, wall + CPU_SOFT_MARGIN_S),
-            wall_clock_s=timeout_s,
-        )
 
 
 class SandboxResult(BaseModel):
@@ -210,7 +153,7 @@ def run_sandboxed(
         "env": launch.env,
         "stage": launch.stage,
         "drop_to": launch.drop_to,
-        "rlimits": _rlimits(limits),
+        "rlimits": rlimits(limits),
         # bwrap mode: the launcher stays as a subreaper (see launcher._reap_all).
         "reap": isolation == "bwrap",
     }
@@ -290,19 +233,6 @@ def _step_env(runtime: StepRuntime, home: str, bridge: tuple[str, str] | None) -
     return env
 
 
-def _rlimits(limits: SandboxLimits) -> list[list[Any]]:
-    return [
-        # SIGXCPU at the soft limit (classified "cpu"), SIGKILL at the hard one if ignored.
-        ["RLIMIT_CPU", limits.cpu_seconds, limits.cpu_hard_seconds],
-        ["RLIMIT_AS", limits.memory_mb * _MIB, limits.memory_mb * _MIB],
-        ["RLIMIT_FSIZE", limits.file_size_mb * _MIB, limits.file_size_mb * _MIB],
-        # Counts every process of the sandbox uid: the launcher and bwrap's two take 3 of them.
-        ["RLIMIT_NPROC", limits.max_processes, limits.max_processes],
-        ["RLIMIT_NOFILE", limits.max_open_files, limits.max_open_files],
-        ["RLIMIT_CORE", 0, 0],
-    ]
-
-
 def _find_bwrap(bwrap: str) -> str:
     found = shutil.which(bwrap)
     if found is None:
@@ -368,7 +298,7 @@ def _bwrap_launch(
             (BRIDGE_LIB, forge_bridge.DEFAULT_SOCKET) if bridge else None,
         ),
         status_fd=status_fd,
-        tmpfs_bytes=limits.file_size_mb * _MIB,
+        tmpfs_bytes=limits.file_size_mb * MIB,
     )
     return _Launch(argv=cmd, cwd=Path("/"), stage=stage, drop_to=identity, env={})
 
@@ -391,6 +321,20 @@ def _direct_launch(argv: list[str], workspace: Path, bridge: bool, runtime: Step
     elif "/" not in argv[0]:
         argv[0] = shutil.which(argv[0], path=env["PATH"]) or argv[0]
     return _Launch(argv=argv, cwd=workspace, env=env)
+
+
+def _bwrap_setup_failure(outcome: Outcome) -> str | None:
+    """The line bwrap printed when it exited 1 before running the step, else None.
+
+    bwrap reports such a failure as exit 1 with one `bwrap: ...` line and nothing else; a
+    program that prints exactly that only gets itself classified as a sandbox fault.
+    """
+    if outcome.returncode != 1 or outcome.stdout or outcome.timed_out:
+        return None
+    lines = outcome.stderr.decode("utf-8", errors="replace").strip().splitlines()
+    if len(lines) == 1 and lines[0].startswith("bwrap: "):
+        return lines[0]
+    return None
 
 
 def _classify(
@@ -428,16 +372,24 @@ def _result(
             return _build(outcome, isolation, 127, None, f"cannot run {launch.argv[0]}: {message}")
         text = f"the sandbox launcher failed ({stage}: {message})"
         # RLIMIT_NPROC is per uid, so other sandboxes of forge-sandbox can exhaust it for a while.
-        if os.strerror(errno.EAGAIN) in message:
+        if _BUSY in message:
             raise SandboxBusy(text)
         raise SandboxUnavailable(text)
     if isolation == "bwrap" and outcome.child_pid is None and not outcome.timed_out:
         detail = outcome.stderr.decode("utf-8", errors="replace").strip()[-_STDERR_TAIL:]
+        if _BUSY in detail:
+            raise SandboxBusy(f"bubblewrap could not create the sandbox: {detail}")
         raise SandboxUnavailable(
             f"bubblewrap could not create the sandbox: {detail or 'no message'} "
             "(it needs unprivileged user namespaces: sysctl user.max_user_namespaces > 0 and, "
             "on Ubuntu, kernel.apparmor_restrict_unprivileged_userns=0)"
         )
+    setup = _bwrap_setup_failure(outcome) if isolation == "bwrap" else None
+    if setup is not None:
+        # bwrap failed inside the new namespaces, before the step's program started (its
+        # pid 1 could not fork while other sandboxes of the same uid used every process).
+        text = f"bubblewrap could not start the step: {setup}"
+        raise SandboxBusy(text) if _BUSY in setup else SandboxUnavailable(text)
     exit_code, killed_by = _classify(outcome, limits, isolation)
     result = _build(outcome, isolation, exit_code, killed_by, None)
     return result.model_copy(update={"violations": scan_violations(workspace)})

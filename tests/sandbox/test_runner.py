@@ -15,6 +15,7 @@ import pytest
 from activities.sandbox import bwrap
 from activities.sandbox.bwrap import Bind, bwrap_argv, sandbox_identity
 from activities.sandbox.runner import (
+    SandboxBusy,
     SandboxLimits,
     SandboxResult,
     SandboxUnavailable,
@@ -338,6 +339,17 @@ def test_fork_bomb_is_contained_and_the_run_ends(ws):
     forks = int(result.stdout.split()[-1])
     assert forks < 12
     assert no_process_with(marker)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("processes", [1, 2, 3])
+def test_a_sandbox_uid_out_of_processes_is_busy_never_a_step_error(ws, processes):
+    # Other sandboxes of the same uid can hold every process RLIMIT_NPROC allows (a fork bomb
+    # next door): the launcher, bwrap's namespace setup or bwrap's pid 1 then cannot fork.
+    # That is SandboxBusy (retried), never the step's own exit 1 (CODE_ERROR, not retried).
+    limits = LIMITS.model_copy(update={"max_processes": processes})
+    with pytest.raises(SandboxBusy, match="Resource temporarily unavailable"):
+        run(ws, "print('never runs')", limits=limits)
 
 
 @needs_bwrap

@@ -332,3 +332,53 @@ def test_the_readme_probe_shows_what_the_readme_says(tmp_path, monkeypatch):
     mounts = dict(m.split(" <- ") for m in by_kind["mount"])
     assert mounts["/opt/forge/runtime"] == "/opt/forge/runtime"
     assert mounts["/workspace"].startswith(f"/var/tmp/forge-{os.getuid()}/workspaces/")
+
+
+def _third_party_imports() -> dict[str, list[str]]:
+    """{module: [files]} for every non-stdlib, non-sibling import in the stdlib's step code."""
+    import ast
+
+    found: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "stdlib").rglob("*.py")):
+        siblings = {p.stem for p in path.parent.parent.rglob("*.py")}
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            for name in names:
+                top = name.split(".")[0]
+                if top in sys.stdlib_module_names or top in siblings or top == "__future__":
+                    continue
+                found.setdefault(top, []).append(str(path.relative_to(ROOT)))
+    return found
+
+
+@needs_bwrap
+def test_every_package_the_stdlib_step_code_imports_is_in_the_runtime(tmp_path):
+    # Adapters and skill scripts run in the sandbox: what they import must be in the runtime's
+    # lock, or the step fails with ImportError in a user's run, not in a test.
+    wanted = _third_party_imports()
+    assert {"jsonschema", "pypdf", "yaml", "markdown"} <= set(wanted)
+    code = (
+        "import importlib\n"
+        f"for name in {sorted(wanted)!r}:\n"
+        "    try:\n"
+        "        importlib.import_module(name)\n"
+        "    except ImportError as exc:\n"
+        "        print(name, exc)\n"
+    )
+    (tmp_path / "ws").mkdir()
+    result = run_sandboxed(
+        ["python", "-c", code],
+        workspace=tmp_path / "ws",
+        limits=SandboxLimits.from_policy(_policy()),
+    )
+    assert result.exit_code == 0, result.stderr
+    missing = result.stdout.splitlines()
+    assert not missing, (
+        f"not importable in the step runtime: {missing}, imported by "
+        f"{ {m.split()[0]: wanted[m.split()[0]] for m in missing} }; add the package to "
+        "activities/sandbox/runtime/requirements.in and run `make lock`"
+    )
