@@ -4,6 +4,7 @@ schemas <- compiler <- activities <- workflows <- workers
 """
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -51,6 +52,10 @@ IMPURE = {
 # The one module of compiler/ allowed to touch files: the recipe library's entry points take
 # directories (issue 6: load_library(*dirs), author(spec, library_dir), import_skill(path)).
 IO_EXCEPTIONS = {Path("compiler/recipes/disk.py"): {"os", "pathlib"}}
+# Modules that compute with timestamps the workflow hands them (workflow.now()): they import
+# datetime for its types and arithmetic and never read the clock (checked below).
+TIME_ARITHMETIC = {Path("compiler/run/gates.py"): {"datetime"}}
+_CLOCK_CALLS = re.compile(r"\.(now|utcnow|today|fromtimestamp)\(|\btime\(\)")
 
 
 def _modules(package: str) -> list[Path]:
@@ -83,7 +88,8 @@ def test_pure_layers_import_only_pure_libraries(layer: str) -> None:
     for path in _modules(layer):
         for name in _imports(path) - set(LAYERS) - {"__future__"}:
             if name in stdlib:
-                allowed = IO_EXCEPTIONS.get(path.relative_to(ROOT), set())
+                rel = path.relative_to(ROOT)
+                allowed = IO_EXCEPTIONS.get(rel, set()) | TIME_ARITHMETIC.get(rel, set())
                 assert layer != "compiler" or name not in IMPURE - allowed, (
                     f"{path.relative_to(ROOT)} imports {name}: compiler/ must stay pure"
                 )
@@ -117,3 +123,9 @@ def test_environment_is_read_only_in_settings() -> None:
                 assert path == ROOT / "workers" / "settings.py", (
                     f"{path.relative_to(ROOT)} reads the environment; use workers.settings"
                 )
+
+
+def test_time_arithmetic_modules_never_read_the_clock() -> None:
+    for rel in TIME_ARITHMETIC:
+        text = (ROOT / rel).read_text(encoding="utf-8")
+        assert not _CLOCK_CALLS.search(text), f"{rel} reads the clock; take `now` as a parameter"

@@ -10,7 +10,8 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 with workflow.unsafe.imports_passed_through():
     from compiler import budget as budgetbook
     from compiler.recipes import directives as loopbook
-    from schemas.artifacts import ArtifactRef
+    from compiler.run import dag
+    from compiler.run import gates as gatebook
     from schemas.budget import (
         BudgetExtension,
         BudgetState,
@@ -56,7 +57,6 @@ with workflow.unsafe.imports_passed_through():
         StepState,
         StepUsageInput,
     )
-    from workflows import gates as gatebook
     from workflows import policies
 
 WORKFLOW_NAME = "CompiledRunWorkflow"
@@ -582,7 +582,7 @@ class CompiledRunWorkflow:
         """Start what may start; returns (a gate step passed, steps the budget refused)."""
         progressed = False
         refused: dict[str, str] = {}
-        for node in self._ready():
+        for node in dag.ready(self._nodes, self._states, self._gates):
             if node.kind == "gate":  # approved: a gate step has nothing else to do
                 self._states[node.step_key] = self._states[node.step_key].model_copy(
                     update={"status": "done", "finished_at": workflow.now()}
@@ -643,27 +643,15 @@ class CompiledRunWorkflow:
     def _changed_since(self, version: int) -> Callable[[], bool]:
         return lambda: self._version != version
 
-    def _deps_done(self, node: StepNode) -> bool:
-        return all(self._states[d].status == "done" for d in node.depends_on)
-
-    def _ready(self) -> list[StepNode]:
-        """Steps whose dependencies are done and whose gate, if any, is approved."""
-        ready = []
-        for node in self._nodes:
-            if self._states[node.step_key].status not in ("pending", "awaiting_approval"):
-                continue
-            if not self._deps_done(node):
-                continue
-            if node.gate_id is not None and self._gates[node.gate_id].status != "approved":
-                continue
-            ready.append(node)
-        return ready
-
     async def _open_gates(self, inp: RunInput, carry: RunCarry) -> None:
         """Request the gate of every step that is otherwise ready (once per gate)."""
         for node in self._nodes:
             state = self._states[node.step_key]
-            if node.gate_id is None or state.status != "pending" or not self._deps_done(node):
+            if (
+                node.gate_id is None
+                or state.status != "pending"
+                or not dag.deps_done(node, self._states)
+            ):
                 continue
             gate = self._gates[node.gate_id]
             if gate.status == "dormant":
@@ -690,28 +678,7 @@ class CompiledRunWorkflow:
 
     def _settle_gates(self) -> None:
         """A rejected gate fails its waiting steps (and so skips their dependents)."""
-        for node in self._nodes:
-            if node.gate_id is None:
-                continue
-            gate = self._gates[node.gate_id]
-            state = self._states[node.step_key]
-            if gate.status in gatebook.FAILURE_OF and state.status in (
-                "pending",
-                "awaiting_approval",
-            ):
-                d = gate.decision
-                who = f"{d.actor.id} ({d.actor.role})" if d else "the gate"
-                self._states[node.step_key] = state.model_copy(
-                    update={
-                        "status": "error",
-                        "finished_at": workflow.now(),
-                        "error": StepError(
-                            failure_class=gatebook.FAILURE_OF[gate.status],
-                            message=f"{who}: {d.reason if d else gate.status}",
-                        ),
-                    }
-                )
-                self._skip_dependents(node.step_key)
+        self._states.update(gatebook.settle(self._nodes, self._states, self._gates, workflow.now()))
 
     def _start_gate_clock(self, inp: RunInput, carry: RunCarry, gate_id: str) -> None:
         if gate_id not in self._gate_clocks or self._gate_clocks[gate_id].done():
@@ -807,7 +774,7 @@ class CompiledRunWorkflow:
             project_id=inp.project_id,
             compiled_ref=carry.compiled_ref,
             step_key=node.step_key,
-            inputs=self._inputs_for(inp, node),
+            inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
             cause_event_id=carry.root_event_id,
             iteration=iteration,
             effort=self._recipes.effort if self._recipes.seeded_by else None,
@@ -943,7 +910,7 @@ class CompiledRunWorkflow:
         for node in self._nodes:
             if node.step_key not in reusable or node.gate_id is not None:
                 continue
-            if not self._deps_done(node):
+            if not dag.deps_done(node, self._states):
                 continue
             done = await workflow.execute_activity(
                 "step__reuse",
@@ -954,7 +921,7 @@ class CompiledRunWorkflow:
                     resumed_from=inp.resumed_from or "",
                     step=reusable[node.step_key],
                     contract_hash=node.contract_hash,
-                    inputs=self._inputs_for(inp, node),
+                    inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
                     cause_event_id=carry.root_event_id,
                 ),
                 result_type=ReuseResult,
@@ -972,16 +939,6 @@ class CompiledRunWorkflow:
                         "receipt": {"reused_from": inp.resumed_from},
                     }
                 )
-
-    def _inputs_for(self, inp: RunInput, node: StepNode) -> dict[str, ArtifactRef]:
-        """Every read path of the step, from the run's inputs or an upstream step's outputs."""
-        available: dict[str, ArtifactRef] = {}
-        for ref in inp.inputs.values():
-            available[ref.path] = ref
-        for state in self._states.values():
-            for ref in state.outputs:
-                available[ref.path] = ref
-        return {p: available[p] for p in node.read_paths if p in available}
 
     async def _settle(
         self, inp: RunInput, key: str, task: "asyncio.Task[StepExecuteResult]"
@@ -1035,7 +992,7 @@ class CompiledRunWorkflow:
                     "usage": usage,
                 }
             )
-            self._skip_dependents(key)
+            self._states.update(dag.skip_dependents(self._nodes, self._states, key))
             return
         self._spend(result.usage.since(state.usage))
         node = self._node(key)
@@ -1118,27 +1075,6 @@ class CompiledRunWorkflow:
 
     def _spend(self, usage: Usage) -> None:
         self._budget = self._budget.model_copy(update={"spent": self._budget.spent.plus(usage)})
-
-    def _skip_dependents(self, failed: str) -> None:
-        changed = True
-        while changed:
-            changed = False
-            for node in self._nodes:
-                st = self._states[node.step_key]
-                if st.status != "pending":
-                    continue
-                blocked = [
-                    d for d in node.depends_on if self._states[d].status in ("error", "skipped")
-                ]
-                if blocked:
-                    root = failed if failed in blocked else blocked[0]
-                    reason = f"upstream step {root!r} " + (
-                        "failed" if self._states[root].status == "error" else "was skipped"
-                    )
-                    self._states[node.step_key] = st.model_copy(
-                        update={"status": "skipped", "skipped_because": reason}
-                    )
-                    changed = True
 
     def _should_continue_as_new(self, carry: RunCarry) -> bool:
         if self._settled == 0:  # every generation moves the run forward at least one step

@@ -1,18 +1,17 @@
-"""Gate bookkeeping for CompiledRunWorkflow: who may decide what, and when (pure, deterministic)."""
+"""Gate decisions of a run, pure: who may decide what, when timers fire, what a refusal fails."""
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
-from temporalio import workflow
-
-with workflow.unsafe.imports_passed_through():
-    from schemas.run import DecideGateInput, GateDecision, GateState
+from compiler.run.dag import WAITING, skip_dependents
+from schemas.run import DecideGateInput, GateDecision, GateState, StepError, StepNode, StepState
 
 DECIDED = ("approved", "rejected", "changes_requested")
 STATUS_OF = {"approve": "approved", "reject": "rejected", "request_changes": "changes_requested"}
 FAILURE_OF = {"rejected": "GATE_REJECTED", "changes_requested": "GATE_CHANGES_REQUESTED"}
 
 
-def refusal(gates: dict[str, GateState], inp: DecideGateInput, finished: bool) -> str | None:
+def refusal(gates: Mapping[str, GateState], inp: DecideGateInput, finished: bool) -> str | None:
     """Why a decision cannot be accepted, or None. Nothing changes when it is refused."""
     if finished:
         return "the run has finished; there is no gate left to decide"
@@ -43,6 +42,7 @@ def refusal(gates: dict[str, GateState], inp: DecideGateInput, finished: bool) -
 
 
 def decided(gate: GateState, inp: DecideGateInput, now: datetime) -> GateState:
+    """The gate with the decision recorded."""
     decision = GateDecision(
         gate_id=inp.gate_id,
         decision=inp.decision,
@@ -70,3 +70,42 @@ def next_timer(gate: GateState, now: datetime) -> tuple[str, timedelta] | None:
         return None
     delay, kind = min(due)
     return kind, max(delay, timedelta(milliseconds=1))
+
+
+def settle(
+    nodes: Sequence[StepNode],
+    states: Mapping[str, StepState],
+    gates: Mapping[str, GateState],
+    now: datetime,
+) -> dict[str, StepState]:
+    """The new states after refused gates: their waiting steps fail, and their dependents skip.
+
+    A rejected (or changes-requested) gate fails each of its steps still waiting to start, with
+    the decider and their reason; whatever depends on those steps is skipped.
+    """
+    current = dict(states)
+    changed: dict[str, StepState] = {}
+    for node in nodes:
+        if node.gate_id is None:
+            continue
+        gate = gates[node.gate_id]
+        state = current[node.step_key]
+        if gate.status not in FAILURE_OF or state.status not in WAITING:
+            continue
+        d = gate.decision
+        who = f"{d.actor.id} ({d.actor.role})" if d else "the gate"
+        failed = state.model_copy(
+            update={
+                "status": "error",
+                "finished_at": now,
+                "error": StepError(
+                    failure_class=FAILURE_OF[gate.status],
+                    message=f"{who}: {d.reason if d else gate.status}",
+                ),
+            }
+        )
+        current[node.step_key] = changed[node.step_key] = failed
+        skipped = skip_dependents(nodes, current, node.step_key)
+        current.update(skipped)
+        changed.update(skipped)
+    return changed

@@ -1,0 +1,1 @@
+"""The run's state machine, pure: DAG readiness, failure skipping and the inputs a step reads."""
