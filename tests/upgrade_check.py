@@ -34,7 +34,8 @@ def _versions(lock: Path) -> dict[str, str]:
     return {p["name"]: p.get("version", "?") for p in data.get("package", [])}
 
 
-def _pins(text: str) -> dict[str, str]:
+def lock_pins(text: str) -> dict[str, str]:
+    """{package: version} of a requirements lock (`name==version ; markers \\` lines)."""
     pins = {}
     for line in text.splitlines():
         if "==" in line and not line.startswith((" ", "#")):
@@ -65,8 +66,8 @@ def _runtime_moves(uv: str, tmp: Path, env: dict[str, str]) -> dict[str, tuple[s
         env=env,
         check=True,
     )
-    before = _pins((RUNTIME_SPEC / "requirements.lock").read_text(encoding="utf-8"))
-    after = _pins(out.read_text(encoding="utf-8"))
+    before = lock_pins((RUNTIME_SPEC / "requirements.lock").read_text(encoding="utf-8"))
+    after = lock_pins(out.read_text(encoding="utf-8"))
     return {n: (before.get(n, "-"), v) for n, v in after.items() if before.get(n) != v}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import grp
 import os
@@ -98,15 +99,17 @@ def supports(bwrap: str, flag: str) -> bool:
 _CHECKOUT = Path(__file__).resolve().parents[2]
 
 
-def _private_roots() -> list[Path]:
-    """Host directories whose paths must never appear inside a sandbox (and their real paths)."""
+@functools.cache
+def _private_roots() -> tuple[Path, ...]:
+    """Host directories whose paths must never appear inside a sandbox (and their real paths).
+
+    Fixed for the process, so computed once: every sandbox start checks its binds against them.
+    """
     roots = [Path("/root"), Path("/home"), _CHECKOUT, Path(sys.prefix), Path(sys.base_prefix)]
-    try:
+    with contextlib.suppress(KeyError):  # a uid with no passwd entry has no home to hide
         roots.append(Path(pwd.getpwuid(os.getuid()).pw_dir))
-    except KeyError:
-        pass  # a uid with no passwd entry has no home directory to hide
     roots += [r.resolve() for r in roots]
-    return [r for r in dict.fromkeys(roots) if r != Path("/")]
+    return tuple(r for r in dict.fromkeys(roots) if r != Path("/"))
 
 
 def host_path_problem(path: Path, what: str, fix: str) -> str | None:

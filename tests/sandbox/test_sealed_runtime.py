@@ -24,6 +24,7 @@ from activities.sandbox.harness import Executor, launch
 from activities.sandbox.runner import SandboxLimits, SandboxUnavailable, run_sandboxed
 from activities.sandbox.step_runtime import RUNTIME_DIR, StepRuntimeError, expected_digest
 from activities.typelib import load_profiles
+from tests.upgrade_check import lock_pins
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = ROOT / ".tools" / "bin" / "uv"
@@ -245,11 +246,7 @@ def test_build_installs_exactly_the_lock_and_a_second_build_changes_nothing(tmp_
     root = tmp_path / "runtime"
     assert step_runtime.build(str(UV), root) is True
     manifest = json.loads((root / "forge-runtime.json").read_text())
-    locked = {
-        line.split("==")[0].lower()
-        for line in step_runtime.LOCK_FILE.read_text().splitlines()
-        if "==" in line and not line.startswith((" ", "#"))
-    }
+    locked = lock_pins(step_runtime.LOCK_FILE.read_text())
     assert {name.replace("_", "-") for name in manifest["packages"]} == {
         name.replace("_", "-") for name in locked
     }
