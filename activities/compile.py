@@ -1,7 +1,7 @@
 """The compile passes as Temporal activities: inputs and outputs travel by reference."""
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -21,6 +21,7 @@ from compiler.plan.passes.contracts import contracts
 from compiler.plan.passes.freeze import freeze
 from compiler.plan.passes.resolve import resolve
 from compiler.plan.passes.skills import skill_candidates, skills
+from compiler.plan.pipeline import PASSES, activity_name
 from compiler.typesystem.library import TypeLibrary, with_skills
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits, Usage
@@ -33,6 +34,8 @@ from schemas.run import CompileInput, CompileResult, FreezeResult, StepNode
 
 M = TypeVar("M", bound=BaseModel)
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+# Each pass's activity name, derived from the one pass order (compiler/plan/pipeline.py).
+PASS_ACTIVITY = {fn.__name__: activity_name(fn) for _, fn in PASSES}
 
 
 class CompileActivities:
@@ -54,6 +57,10 @@ class CompileActivities:
         self._gateway = gateway
         self._packs = dict(packs or {})
         self._registry = registry
+
+    def passes(self) -> list[Callable[..., object]]:
+        """The pass activities in compiler/plan/pipeline.py's order (what the worker registers)."""
+        return [getattr(self, fn.__name__) for _, fn in PASSES]
 
     def _ctx(self, inp: CompileInput) -> CompileContext:
         profiles = self._profiles
@@ -106,7 +113,7 @@ class CompileActivities:
             media_type="application/json",
         )
 
-    @activity.defn(name="compile__resolve")
+    @activity.defn(name=PASS_ACTIVITY["resolve"])
     def resolve(self, inp: CompileInput) -> CompileResult:
         """Pass A intake and Pass B (deterministic resolution)."""
         raw = self._artifacts.read_bytes(inp.source_ref.sha256, MAX_DOCUMENT_BYTES)
@@ -150,7 +157,7 @@ class CompileActivities:
         assert self._gateway is not None
         return self._gateway
 
-    @activity.defn(name="compile__contracts")
+    @activity.defn(name=PASS_ACTIVITY["contracts"])
     def contracts(self, inp: CompileInput) -> CompileResult:
         """Pass C: frozen, hashed step contracts."""
         try:
@@ -159,7 +166,7 @@ class CompileActivities:
             raise compiler_failure(exc) from None
         return CompileResult(output_ref=self._store(inp.run_id, "contracts", plan))
 
-    @activity.defn(name="compile__skills")
+    @activity.defn(name=PASS_ACTIVITY["skills"])
     def skills(self, inp: CompileInput) -> CompileResult:
         """Pass D: tools, execution mode and skills; contracts re-hashed.
 
@@ -194,7 +201,7 @@ class CompileActivities:
             output_ref=self._store(inp.run_id, "skills", plan), usage=_total(spent)
         )
 
-    @activity.defn(name="compile__freeze")
+    @activity.defn(name=PASS_ACTIVITY["freeze"])
     def freeze(self, inp: CompileInput) -> FreezeResult:
         """Pass E: freeze the execution profile, emit dispatch packets, store the compiled plan."""
         try:

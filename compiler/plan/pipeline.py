@@ -21,6 +21,15 @@ PASSES: tuple[tuple[str, Pass], ...] = (
 )
 
 
+def activity_name(fn: Pass) -> str:
+    """The Temporal activity that runs a pass (persisted in histories: never rename a pass)."""
+    return f"compile__{fn.__name__}"
+
+
+# The workflow runs these in this order; the last one freezes the plan (FreezeResult).
+COMPILE_ACTIVITIES: tuple[str, ...] = tuple(activity_name(fn) for _, fn in PASSES)
+
+
 def run_passes(candidate: PlannerCandidate, *, ctx: CompileContext) -> dict[str, FrozenModel]:
     """Every pass's output by letter, A being the candidate itself (for `forge explain`)."""
     stages: dict[str, FrozenModel] = {"A": candidate}

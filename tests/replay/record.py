@@ -1,9 +1,10 @@
 """Record workflow histories of real runs into tests/replay/histories/ (run by hand, committed).
 
-    .venv/bin/python -m tests.replay.record [NAME ...]
+    .venv/bin/python -m tests.replay.record [--tag TAG] [NAME ...]
 
-Re-record only when a workflow change is meant to break replay (a new workflow type); a change
-to an existing workflow must keep every committed history replaying (see README: versioning).
+A history is never re-recorded over: a change to the workflow must keep every committed history
+replaying (see README: versioning). To pin the command sequence of a reshaped workflow, record
+its scenarios under a tag (`--tag engine2` writes NAME.engine2.json next to the older ones).
 """
 
 import asyncio
@@ -35,6 +36,7 @@ from tests.workflows.test_budgets import (
     seed_usage,
     wait_status,
 )
+from tests.workflows.test_gates import OPS as OPS_GATE
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
 from workers import runs
 from workflows.run import CompiledRunWorkflow
@@ -157,6 +159,37 @@ async def _loop_until_dry(eng: Engine, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def _sub_recipe(eng: Engine, tmp: Path) -> WorkflowHandle:
+    """A `uses:` step: recipes__plan, then the sub-recipe as a child run (which fails)."""
+    from tests.workflows.test_sub_recipes import calling, recipe
+
+    recipe(eng.settings.home, "inner", "done-when: the inner work is written\nDo the inner work.")
+    handle = await eng.start(calling("inner", "outer"))
+    await handle.result()
+    return handle
+
+
+async def _gate_escalated(eng: Engine, tmp: Path) -> WorkflowHandle:
+    """A gate's deadline timer escalates it to another role, who approves."""
+    handle = await eng.start(
+        gated_plan(
+            {
+                "approver_role": "ops",
+                "prompt": "Ship it?",
+                "deadline_s": 1,
+                "on_timeout": "escalate",
+                "escalate_to_role": "director",
+            }
+        )
+    )
+    while not (gate := await pending_gate(handle)).escalated:
+        await asyncio.sleep(0.2)
+    director = OPS_GATE.model_copy(update={"role": "director"})
+    await handle.execute_update(CompiledRunWorkflow.decide_gate, decision(gate, actor=director))
+    await handle.result()
+    return handle
+
+
 SCENARIOS: dict[str, Callable[[Engine, Path], Awaitable[WorkflowHandle]]] = {
     "billing_demo": _demo,
     "billing_demo_gated": _demo_gated,
@@ -166,6 +199,8 @@ SCENARIOS: dict[str, Callable[[Engine, Path], Awaitable[WorkflowHandle]]] = {
     "budget_exhausted_extended": _budget_exhausted,
     "objective_seeded": _objective_seeded,
     "loop_until_dry": _loop_until_dry,
+    "sub_recipe_child": _sub_recipe,
+    "gate_escalated": _gate_escalated,
 }
 
 
@@ -193,7 +228,7 @@ def _model_script(name: str) -> list[dict[str, Any]] | None:
 SCENARIOS["model_planned"] = _model_planned
 
 
-async def record(names: list[str]) -> None:
+async def record(names: list[str], tag: str | None = None) -> None:
     HISTORIES.mkdir(exist_ok=True)
     async with temporal_test_env() as env:
         for name in names:
@@ -207,9 +242,16 @@ async def record(names: list[str]) -> None:
                     async with engine(env, home, queue) as eng:
                         handle = await SCENARIOS[name](eng, Path(tmp))
                         history = await handle.fetch_history()
-            (HISTORIES / f"{name}.json").write_text(history.to_json())
-            print(f"recorded {name}: {len(history.events)} events")
+            path = HISTORIES / (f"{name}.{tag}.json" if tag else f"{name}.json")
+            if path.exists():
+                raise SystemExit(f"{path} exists: committed histories are never re-recorded")
+            path.write_text(history.to_json())
+            print(f"recorded {path.name}: {len(history.events)} events")
 
 
 if __name__ == "__main__":
-    asyncio.run(record(sys.argv[1:] or list(SCENARIOS)))
+    args = sys.argv[1:]
+    tag = None
+    if args[:1] == ["--tag"]:
+        tag, args = args[1], args[2:]
+    asyncio.run(record(args or list(SCENARIOS), tag))

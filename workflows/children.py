@@ -1,0 +1,129 @@
+"""Child runs: a step that `uses:` a recipe runs it as a child CompiledRunWorkflow."""
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+
+with workflow.unsafe.imports_passed_through():
+    from compiler import budget as budgetbook
+    from schemas.recipes import RecipePlanInput, RecipePlanResult, TrailEntry
+    from schemas.run import RunInput, RunResult, StepExecuteResult, StepNode
+    from workflows import policies
+    from workflows.causes import app_error, cause_message
+    from workflows.core import WORKFLOW_NAME, RunCore
+
+SUB_RECIPE_FAILED = "SUB_RECIPE_FAILED"
+
+
+class ChildRuns(RunCore):
+    """`uses:` (seed 004 §4.2): the sub-recipe runs as a child run with its own plan."""
+
+    async def _run_sub_recipe(self, node: StepNode, iteration: int) -> StepExecuteResult:
+        """The child's outputs and spend fold back as this step's outcome.
+
+        The call stack of recipes travels with the child; recipes__plan refuses a recipe already
+        on it, or a call deeper than the cap. A child that does not complete fails the step,
+        saying which steps failed.
+        """
+        assert node.uses_recipe is not None
+        inp = self._input
+        chain = list(inp.recipe_chain)
+        own = (node.source_recipe or "").split("/")[-1]
+        if own and (not chain or chain[-1] != own):
+            chain.append(own)
+        try:
+            planned = await workflow.execute_activity(
+                "recipes__plan",
+                RecipePlanInput(
+                    run_id=inp.run_id,
+                    slug=node.uses_recipe,
+                    chain=chain,
+                    mission=f"{node.uses_recipe} for step {node.step_key} of {inp.run_id}",
+                ),
+                result_type=RecipePlanResult,
+                start_to_close_timeout=policies.COMPILE_TIMEOUT,
+                retry_policy=policies.COMPILE_RETRY,
+            )
+        except ActivityError as err:
+            cause = app_error(err)
+            raise ApplicationError(
+                cause_message(err),
+                {"attempt": iteration},
+                type=cause.type if cause is not None and cause.type else SUB_RECIPE_FAILED,
+                non_retryable=True,
+            ) from err
+        child_id = f"{inp.run_id}-{node.step_key}"[:120] + (
+            f"-{iteration}" if iteration > 1 else ""
+        )
+        await self._trail_events(
+            [
+                *planned.trail,
+                TrailEntry(
+                    verb="dispatch",
+                    summary=f"{node.step_key}: uses {node.uses_recipe} as child run {child_id}",
+                    detail={"child_run": child_id, "chain": [*chain, node.uses_recipe]},
+                    step_key=node.step_key,
+                ),
+            ]
+        )
+        child_in = RunInput(
+            run_id=child_id,
+            plan_ref=planned.candidate_ref,
+            inputs=inp.inputs,
+            profile_ref=inp.profile_ref,
+            profile_document=inp.profile_document,
+            tenant_id=inp.tenant_id,
+            project_id=inp.project_id,
+            budget=budgetbook.remaining(self._budget),
+            recipe_chain=[*chain, node.uses_recipe],
+        )
+        try:
+            child: RunResult = await workflow.execute_child_workflow(
+                WORKFLOW_NAME, child_in, id=child_id, result_type=RunResult
+            )
+        except ChildWorkflowError as err:
+            raise ApplicationError(
+                f"sub-recipe {node.uses_recipe} (child run {child_id}) failed: {err.cause or err}",
+                {"attempt": iteration},
+                type=SUB_RECIPE_FAILED,
+                non_retryable=True,
+            ) from err
+        return await self._child_outcome(node, iteration, child_id, child)
+
+    async def _child_outcome(
+        self, node: StepNode, iteration: int, child_id: str, child: RunResult
+    ) -> StepExecuteResult:
+        done = child.status == "completed"
+        await self._trail_events(
+            [
+                TrailEntry(
+                    verb="complete" if done else "warn",
+                    summary=f"{node.step_key}: child run {child_id} {child.status}",
+                    detail={"child_run": child_id, "failed_steps": child.failed_steps},
+                    step_key=node.step_key,
+                )
+            ]
+        )
+        if not done:
+            failures = {
+                k: f"{s.error.failure_class}: {s.error.message}"
+                for k, s in child.steps.items()
+                if s.error is not None
+            }
+            raise ApplicationError(
+                f"sub-recipe {node.uses_recipe} (child run {child_id}) {child.status}; "
+                + ("; ".join(f"{k}: {v}" for k, v in failures.items()) or (child.error or "")),
+                {"attempt": iteration, "usage": child.budget.spent.model_dump(mode="json")},
+                type=SUB_RECIPE_FAILED,
+                non_retryable=True,
+            )
+        last = [child.steps[k] for k in child.steps if child.steps[k].note]
+        return StepExecuteResult(
+            step_key=node.step_key,
+            attempt=1,
+            outputs=child.outputs,
+            receipt_summary={"child_run": child_id, "steps": len(child.steps)},
+            completed_event_id=f"{child_id}:run.completed.v1",
+            usage=child.budget.spent,
+            iteration=iteration,
+            note=last[-1].note if last else f"{node.uses_recipe} completed in {child_id}",
+        )

@@ -1,0 +1,254 @@
+"""The front end of a run: run.started, the recipe match, the planner, the compile passes."""
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from compiler.plan.pipeline import COMPILE_ACTIVITIES
+    from schemas.artifacts import ArtifactRef
+    from schemas.budget import BudgetState
+    from schemas.recipes import (
+        RUN_TAGGED,
+        RecipesMatchInput,
+        RecipesMatchResult,
+        TrailEntry,
+    )
+    from schemas.run import (
+        CompileInput,
+        CompileResult,
+        FreezeResult,
+        GateState,
+        PlanInput,
+        PlanResult,
+        RecipeView,
+        RunCarry,
+        RunResult,
+        StepState,
+    )
+    from workflows import policies
+    from workflows.causes import cause_message, cause_type
+    from workflows.core import RunCore
+    from workflows.patches import PATCH_PLANNER, PATCH_RECIPES
+
+
+class FrontEnd(RunCore):
+    """From the run's input to a compiled run (its RunCarry), or a run that ends before it."""
+
+    async def _front_end(self) -> RunResult | None:
+        """Start, match, plan and compile; a RunResult when the run ends here (trivial)."""
+        inp = self._input
+        started: dict[str, object] = {
+            "plan_ref": inp.plan_ref.model_dump(mode="json") if inp.plan_ref else None,
+            "inputs": sorted(inp.inputs),
+            "profile": inp.profile_ref,
+        }
+        if inp.objective:
+            started["objective"] = inp.objective
+        if inp.recipe_chain:
+            started["recipe_chain"] = inp.recipe_chain
+        await self._log.emit("run.started.v1", "run", None, started)
+        if not inp.recipe_chain and workflow.patched(PATCH_RECIPES):
+            ended = await self._match_recipes()
+            if ended is not None:
+                return ended
+        self._adopt(self._with_effort(await self._compile()))
+        return None
+
+    async def _match_recipes(self) -> RunResult | None:
+        """recipes__match: the trail, then a recipe-seeded plan, no plan, or a clear refusal.
+
+        A run started with a plan keeps it (the match is recorded for the trail); a run started
+        with an objective compiles the plan of a high-confidence recipe without a planner call.
+        """
+        inp = self._input
+        try:
+            found = await workflow.execute_activity(
+                "recipes__match",
+                RecipesMatchInput(
+                    run_id=inp.run_id,
+                    tenant_id=inp.tenant_id,
+                    objective=inp.objective,
+                    plan_ref=inp.plan_ref,
+                ),
+                result_type=RecipesMatchResult,
+                start_to_close_timeout=policies.COMPILE_TIMEOUT,
+                retry_policy=policies.COMPILE_RETRY,
+            )
+        except ActivityError as err:
+            if inp.plan_ref is not None:  # the plan stands; the trail says why it is thin
+                summary = f"recipe match failed: {cause_message(err)}"
+                await self._trail_events([TrailEntry(verb="warn", summary=summary)])
+                return None
+            await self._fail_run("recipes", err)
+            raise ApplicationError(
+                f"no plan: {cause_message(err)}", type=policies.COMPILER_ERROR, non_retryable=True
+            ) from err
+        self._recipes = RecipeView(effort=found.effort, seeded_by=found.seeded_by)
+        await self._trail_events(found.trail)
+        if found.outcome == "trivial":
+            self._status = "completed"
+            await self._log.emit(
+                "run.completed.v1", "run", self._root, {"steps": 0, "reason": found.message}
+            )
+            self._finished = True
+            return RunResult(run_id=inp.run_id, status="completed", recipes=self._recipes)
+        if found.outcome == "needs-planner" and workflow.patched(PATCH_PLANNER):
+            await self._plan_with_model(found.hints)
+            return None
+        if found.outcome == "needs-planner":
+            self._status = "failed"
+            await self._log.emit(
+                "run.failed.v1",
+                "run",
+                self._root,
+                {"stage": "plan", "error": found.message, "hints": found.hints},
+            )
+            raise ApplicationError(
+                found.message, found.hints, type=policies.PLANNER_UNAVAILABLE, non_retryable=True
+            )
+        if found.outcome == "seeded" and found.candidate_ref is not None:
+            await self._log.emit(
+                RUN_TAGGED,
+                "run",
+                self._root,
+                {
+                    "tags": [f"recipe:{found.seeded_by}"],
+                    "plan_ref": found.candidate_ref.model_dump(mode="json"),
+                },
+            )
+            self._input = inp.model_copy(update={"plan_ref": found.candidate_ref})
+        return None
+
+    async def _plan_with_model(self, hints: list[str]) -> None:
+        """compile__plan: the planner model fills the Pass A template (Pass A with a model)."""
+        inp = self._input
+        assert inp.objective is not None
+        try:
+            planned = await workflow.execute_activity(
+                "compile__plan",
+                PlanInput(
+                    run_id=inp.run_id,
+                    tenant_id=inp.tenant_id,
+                    project_id=inp.project_id,
+                    objective=inp.objective,
+                    inputs=inp.inputs,
+                    hints=hints,
+                    profile_ref=inp.profile_ref,
+                    profile_document=inp.profile_document,
+                    cause_event_id=self._root,
+                ),
+                result_type=PlanResult,
+                start_to_close_timeout=policies.PLAN_TIMEOUT,
+                retry_policy=policies.PLAN_RETRY,
+            )
+        except ActivityError as err:
+            await self._fail_run("plan", err)
+            raise ApplicationError(
+                f"no plan: {cause_message(err)}",
+                type=cause_type(err) or policies.PLANNER_UNAVAILABLE,
+                non_retryable=True,
+            ) from err
+        self._spend(planned.usage)  # planning is spend of the run too: it counts against caps
+        repairs = f", after {planned.repairs} repair(s)" if planned.repairs else ""
+        summary = f"planned by the planner model: {planned.steps} step(s){repairs}"
+        await self._trail_events([TrailEntry(verb="note", summary=summary)])
+        await self._log.emit(
+            RUN_TAGGED,
+            "run",
+            self._root,
+            {"tags": ["planner"], "plan_ref": planned.candidate_ref.model_dump(mode="json")},
+        )
+        self._input = inp.model_copy(update={"plan_ref": planned.candidate_ref})
+
+    def _with_effort(self, carry: RunCarry) -> RunCarry:
+        """A recipe-seeded run takes its parallelism from the effort tier.
+
+        Never above the profile's; a run started with a plan keeps the plan author's settings.
+        """
+        effort = self._recipes.effort
+        update: dict[str, object] = {"recipes": self._recipes}
+        if effort is not None and self._recipes.seeded_by is not None:
+            update["max_parallel"] = max(1, min(carry.max_parallel, effort.max_parallel_steps))
+        return carry.model_copy(update=update)
+
+    async def _compile(self) -> RunCarry:
+        """Passes B..E as activities, in compiler/plan/pipeline.py's order; E freezes the plan."""
+        inp = self._input
+        assert inp.plan_ref is not None
+        root = self._root
+        *passes, freeze = COMPILE_ACTIVITIES
+
+        def pass_input(ref: ArtifactRef) -> CompileInput:
+            return CompileInput(
+                run_id=inp.run_id,
+                source_ref=ref,
+                profile_ref=inp.profile_ref,
+                profile_document=inp.profile_document,
+                tenant_id=inp.tenant_id,
+                project_id=inp.project_id,
+                cause_event_id=root,
+            )
+
+        try:
+            ref = inp.plan_ref
+            for name in passes:
+                done = await workflow.execute_activity(
+                    name,
+                    pass_input(ref),
+                    result_type=CompileResult,
+                    start_to_close_timeout=policies.COMPILE_TIMEOUT,
+                    retry_policy=policies.COMPILE_RETRY,
+                )
+                ref = done.output_ref
+                if done.usage.model_calls:  # Pass B/D asked their models
+                    self._spend(done.usage)
+            frozen = await workflow.execute_activity(
+                freeze,
+                pass_input(ref),
+                result_type=FreezeResult,
+                start_to_close_timeout=policies.COMPILE_TIMEOUT,
+                retry_policy=policies.COMPILE_RETRY,
+            )
+        except ActivityError as err:
+            await self._fail_run("compile", err)
+            raise ApplicationError(
+                f"plan rejected by the compiler: {cause_message(err)}",
+                type=policies.COMPILER_ERROR,
+                non_retryable=True,
+            ) from err
+        compiled = await self._log.emit(
+            "run.compiled.v1",
+            "run",
+            root,
+            {
+                "plan_hash": frozen.plan_hash,
+                "profile_id": frozen.profile_id,
+                "steps": [n.step_key for n in frozen.nodes],
+            },
+        )
+        return RunCarry(
+            compiled_ref=frozen.compiled_ref,
+            plan_hash=frozen.plan_hash,
+            nodes=frozen.nodes,
+            states={n.step_key: StepState(step_key=n.step_key) for n in frozen.nodes},
+            max_parallel=frozen.max_parallel,
+            history_threshold=inp.history_threshold or frozen.history_threshold,
+            root_event_id=compiled,
+            generation=1,
+            gates={
+                g.gate_id: GateState(spec=g, approver_role=g.approver_role) for g in frozen.gates
+            },
+            # Spend before the first step (the planner, Pass B/D's models) is already the run's.
+            budget=BudgetState(limits=inp.budget or frozen.budget, spent=self._budget.spent),
+        )
+
+    async def _fail_run(self, stage: str, err: ActivityError) -> None:
+        self._status = "failed"
+        cause = err.cause
+        details = list(cause.details) if isinstance(cause, ApplicationError) else []
+        await self._log.emit(
+            "run.failed.v1",
+            "run",
+            self._root,
+            {"stage": stage, "error": cause_message(err), "details": details},
+        )

@@ -1,0 +1,159 @@
+"""Gating: a step's gate request, its durable timers (reminder, escalation, deadline), decisions."""
+
+import asyncio
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from compiler.run import dag
+    from compiler.run import gates as gatebook
+    from schemas.events import SYSTEM_ACTOR, Actor
+    from schemas.run import DecideGateInput, GateDecision
+    from workflows.core import RunCore
+
+
+class Gating(RunCore):
+    """A gate opens when its step is otherwise ready and closes on a decision or its deadline."""
+
+    async def _decide(self, inp: DecideGateInput) -> GateDecision:
+        gate = gatebook.decided(self._gates[inp.gate_id], inp, workflow.now())
+        self._gates[inp.gate_id] = gate
+        self._version += 1
+        assert gate.decision is not None
+        await self._gate_event(
+            "gate.decided.v1",
+            inp.gate_id,
+            inp.actor,
+            {
+                "decision": inp.decision,
+                "reason": inp.reason,
+                "contract_hash": inp.contract_hash,
+                "gated_steps": gate.spec.gated_step_keys,
+            },
+        )
+        return gate.decision
+
+    async def _refuse_decision(self, inp: DecideGateInput, problem: str) -> None:
+        """A signalled decision that does not apply is recorded, never applied."""
+        await self._gate_event(
+            "gate.decision_refused.v1",
+            inp.gate_id,
+            inp.actor,
+            {"decision": inp.decision, "reason": inp.reason, "refused_because": problem},
+            suffix=f"{inp.actor.id}:{workflow.now().isoformat()}",
+        )
+
+    async def _open_gates(self) -> None:
+        """Request the gate of every step that is otherwise ready (once per gate)."""
+        for node in self._nodes:
+            state = self._states[node.step_key]
+            if (
+                node.gate_id is None
+                or state.status != "pending"
+                or not dag.deps_done(node, self._states)
+            ):
+                continue
+            gate = self._gates[node.gate_id]
+            if gate.status == "dormant":
+                self._gates[node.gate_id] = gate.model_copy(
+                    update={"status": "pending", "requested_at": workflow.now()}
+                )
+                # Before the event's await, so no query sees a pending gate with a pending step.
+                self._states[node.step_key] = state.model_copy(
+                    update={"status": "awaiting_approval"}
+                )
+                await self._gate_event(
+                    "gate.requested.v1",
+                    node.gate_id,
+                    SYSTEM_ACTOR,
+                    {"gate": gate.spec.model_dump(mode="json")},
+                )
+                self._start_gate_clock(node.gate_id)
+            if self._gates[node.gate_id].status == "pending":
+                self._states[node.step_key] = self._states[node.step_key].model_copy(
+                    update={"status": "awaiting_approval"}
+                )
+
+    def _settle_gates(self) -> None:
+        """A rejected gate fails its waiting steps (and so skips their dependents)."""
+        self._states.update(gatebook.settle(self._nodes, self._states, self._gates, workflow.now()))
+
+    def _restart_gate_clocks(self) -> None:
+        """After continue-as-new: the pending gates' timers start again from their state."""
+        for gate_id, gate in self._gates.items():
+            if gate.status == "pending":
+                self._start_gate_clock(gate_id)
+
+    def _start_gate_clock(self, gate_id: str) -> None:
+        if gate_id not in self._gate_clocks or self._gate_clocks[gate_id].done():
+            self._gate_clocks[gate_id] = asyncio.ensure_future(self._gate_clock(gate_id))
+
+    async def _gate_clock(self, gate_id: str) -> None:
+        """Durable timers for a pending gate: reminders and its deadline. No polling."""
+        while True:
+            timer = gatebook.next_timer(self._gates[gate_id], workflow.now())
+            if timer is None:
+                return
+            kind, delay = timer
+            try:
+                await workflow.wait_condition(
+                    lambda: self._gates[gate_id].status != "pending", timeout=delay.total_seconds()
+                )
+                return
+            except TimeoutError:
+                await self._on_gate_timer(gate_id, kind)
+
+    async def _on_gate_timer(self, gate_id: str, kind: str) -> None:
+        gate = self._gates[gate_id]
+        if kind == "reminder":
+            self._gates[gate_id] = gate.model_copy(update={"reminders": gate.reminders + 1})
+            await self._gate_event(
+                "gate.reminder.v1",
+                gate_id,
+                SYSTEM_ACTOR,
+                {
+                    "reminder": gate.reminders + 1,
+                    "approver_role": gate.approver_role,
+                    "waiting_s": (workflow.now() - gate.requested_at).total_seconds()
+                    if gate.requested_at
+                    else 0,
+                },
+                suffix=str(gate.reminders + 1),
+            )
+            return
+        if gate.spec.on_timeout == "escalate" and gate.spec.escalate_to_role:
+            self._gates[gate_id] = gate.model_copy(
+                update={"escalated": True, "approver_role": gate.spec.escalate_to_role}
+            )
+            await self._gate_event(
+                "gate.escalated.v1",
+                gate_id,
+                SYSTEM_ACTOR,
+                {"from_role": gate.approver_role, "to_role": gate.spec.escalate_to_role},
+            )
+            return
+        timeout = DecideGateInput(
+            gate_id=gate_id,
+            decision="reject",
+            actor=SYSTEM_ACTOR,
+            reason=f"no decision within the {gate.spec.deadline_s}s deadline",
+            contract_hash=gate.spec.contract_hash,
+        )
+        await self._decide(timeout)
+
+    async def _gate_event(
+        self,
+        type_: str,
+        gate_id: str,
+        actor: Actor,
+        payload: dict[str, object],
+        suffix: str = "",
+    ) -> None:
+        await self._log.emit(
+            type_,
+            f"gate:{gate_id}",
+            self._root,
+            {"gate_id": gate_id, **payload},
+            actor=actor,
+            id_suffix=f"{gate_id}" + (f":{suffix}" if suffix else ""),
+        )

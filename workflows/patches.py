@@ -1,0 +1,16 @@
+"""The workflow.patched ids, one per change to the command sequence of CompiledRunWorkflow.
+
+A patch id is removed only with workflow.deprecate_patch, once no history without its marker can
+be replayed (README: versioning). tests/replay/histories holds runs from before each of them.
+"""
+
+# A cancelled run cancels its in-flight steps (runs before it never issued those commands).
+PATCH_CANCEL_INFLIGHT = "cancel-inflight-steps-v1"
+# A step whose last attempt died without reporting asks step__usage for its recorded spend.
+PATCH_LOST_USAGE = "usage-of-lost-failures-v1"
+# A gate decision or budget extension during a round's awaits wakes the next round.
+CHANGES_DURING_A_ROUND = "changes-during-a-round-v1"
+# A run matches the recipe library (recipes__match) before compiling.
+PATCH_RECIPES = "recipes-match-v1"
+# An objective no recipe matches is planned by the planner model (compile__plan).
+PATCH_PLANNER = "model-planner-v1"

@@ -1,0 +1,71 @@
+"""RunLog: the run's identity, its deterministic event ids and its appends to the event log."""
+
+from temporalio import workflow
+
+with workflow.unsafe.imports_passed_through():
+    from schemas.events import SYSTEM_ACTOR, Actor, EventDraft
+    from schemas.run import AppendEventsInput, AppendEventsResult, RunInput
+    from workflows import policies
+
+
+class RunLog:
+    """Builds every run-level event (id, scope, timestamp) and appends it through events__append.
+
+    An event id is `{run_id}:{type}[:{suffix}]`, the suffix defaulting to the payload's step_key,
+    so a retried append of the same event is a no-op in the store.
+    """
+
+    def __init__(self, inp: RunInput) -> None:
+        self.run_id = inp.run_id
+        self.tenant_id = inp.tenant_id
+        self.project_id = inp.project_id
+
+    def started_id(self) -> str:
+        """The id of run.started.v1: what run-level events cause before the run compiled."""
+        return f"{self.run_id}:run.started.v1"
+
+    def draft(
+        self,
+        type_: str,
+        caused_by: str | None,
+        payload: dict[str, object],
+        *,
+        actor: Actor = SYSTEM_ACTOR,
+        id_suffix: str | None = None,
+    ) -> EventDraft:
+        suffix = id_suffix if id_suffix is not None else str(payload.get("step_key", ""))
+        return EventDraft(
+            event_id=f"{self.run_id}:{type_}" + (f":{suffix}" if suffix else ""),
+            type=type_,
+            actor=actor,
+            tenant_id=self.tenant_id,
+            project_id=self.project_id,
+            run_id=self.run_id,
+            caused_by=caused_by,
+            timestamp=workflow.now(),
+            payload=payload,
+        )
+
+    async def append(self, stream: str, drafts: list[EventDraft]) -> None:
+        await workflow.execute_activity(
+            "events__append",
+            AppendEventsInput(stream_id=f"{self.run_id}:{stream}", events=drafts),
+            result_type=AppendEventsResult,
+            start_to_close_timeout=policies.EVENTS_TIMEOUT,
+            retry_policy=policies.EVENTS_RETRY,
+        )
+
+    async def emit(
+        self,
+        type_: str,
+        stream: str,
+        caused_by: str | None,
+        payload: dict[str, object],
+        *,
+        actor: Actor = SYSTEM_ACTOR,
+        id_suffix: str | None = None,
+    ) -> str:
+        """Append one run-level event with a deterministic id; returns that id."""
+        draft = self.draft(type_, caused_by, payload, actor=actor, id_suffix=id_suffix)
+        await self.append(stream, [draft])
+        return draft.event_id

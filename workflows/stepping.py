@@ -1,0 +1,253 @@
+"""Steps: starting what is ready, settling what finished, loops, and reuse on resume."""
+
+import asyncio
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from compiler import budget as budgetbook
+    from compiler.recipes import directives as loopbook
+    from compiler.run import dag
+    from schemas.budget import Usage
+    from schemas.recipes import TrailEntry
+    from schemas.run import (
+        ReuseInput,
+        ReuseResult,
+        StepError,
+        StepExecuteInput,
+        StepExecuteResult,
+        StepNode,
+        StepState,
+        StepUsageInput,
+    )
+    from workflows import policies
+    from workflows.budgeting import Budgeting
+    from workflows.causes import Failure, app_error, attempts, cause_message, failure_usage
+    from workflows.children import ChildRuns
+    from workflows.patches import PATCH_LOST_USAGE
+
+
+def step_timeout(node: StepNode) -> timedelta:
+    return policies.STEP_HARNESS_MARGIN + timedelta(seconds=node.timeout_s)
+
+
+class Stepping(ChildRuns, Budgeting):
+    """Each step runs as step__execute (or a child run), one task per step in flight."""
+
+    def _start_ready(self) -> tuple[bool, dict[str, str]]:
+        """Start what may start; returns (a gate step passed, steps the budget refused)."""
+        progressed = False
+        refused: dict[str, str] = {}
+        for node in dag.ready(self._nodes, self._states, self._gates):
+            if node.kind == "gate":  # approved: a gate step has nothing else to do
+                self._states[node.step_key] = self._states[node.step_key].model_copy(
+                    update={"status": "done", "finished_at": workflow.now()}
+                )
+                progressed = True
+                continue
+            if len(self._running) >= self._compiled.max_parallel:
+                break
+            # Checked at every start against recorded spend: steps already in flight are never
+            # stopped, so spend overshoots a cap by at most one batch of steps.
+            refusal = self._start_refusal(node)
+            if refusal is not None:
+                refused[node.step_key] = refusal
+                continue
+            self._running[node.step_key] = self._start_step(node)
+        return progressed, refused
+
+    def _start_step(self, node: StepNode, iteration: int = 1) -> "asyncio.Task[StepExecuteResult]":
+        if iteration == 1:
+            self._states[node.step_key] = self._states[node.step_key].model_copy(
+                update={"status": "in_progress", "started_at": workflow.now()}
+            )
+        if node.uses_recipe is not None:
+            return asyncio.ensure_future(self._run_sub_recipe(node, iteration))
+        inp, carry = self._input, self._compiled
+        step_in = StepExecuteInput(
+            run_id=inp.run_id,
+            tenant_id=inp.tenant_id,
+            project_id=inp.project_id,
+            compiled_ref=carry.compiled_ref,
+            step_key=node.step_key,
+            inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
+            cause_event_id=carry.root_event_id,
+            iteration=iteration,
+            effort=self._recipes.effort if self._recipes.seeded_by else None,
+            budget_left=budgetbook.left_for_step(self._budget, self._reserved()),
+        )
+        return asyncio.ensure_future(
+            workflow.execute_activity(
+                "step__execute",
+                step_in,
+                result_type=StepExecuteResult,
+                start_to_close_timeout=step_timeout(node),
+                heartbeat_timeout=policies.STEP_HEARTBEAT_TIMEOUT,
+                retry_policy=policies.step_retry(node.max_attempts),
+                activity_id=node.step_key if iteration == 1 else f"{node.step_key}:{iteration}",
+            )
+        )
+
+    async def _reuse(self) -> None:
+        """A resumed run adopts earlier verified outputs, in topological order (no re-execution)."""
+        inp, carry = self._input, self._compiled
+        reusable = {r.step_key: r for r in inp.reusable}
+        for node in self._nodes:
+            if node.step_key not in reusable or node.gate_id is not None:
+                continue
+            if not dag.deps_done(node, self._states):
+                continue
+            done = await workflow.execute_activity(
+                "step__reuse",
+                ReuseInput(
+                    run_id=inp.run_id,
+                    tenant_id=inp.tenant_id,
+                    project_id=inp.project_id,
+                    resumed_from=inp.resumed_from or "",
+                    step=reusable[node.step_key],
+                    contract_hash=node.contract_hash,
+                    inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
+                    cause_event_id=carry.root_event_id,
+                ),
+                result_type=ReuseResult,
+                start_to_close_timeout=policies.FINALIZE_TIMEOUT,
+                retry_policy=policies.EVENTS_RETRY,
+            )
+            if done.reused:
+                now = workflow.now()
+                self._states[node.step_key] = self._states[node.step_key].model_copy(
+                    update={
+                        "status": "done",
+                        "started_at": now,
+                        "finished_at": now,
+                        "outputs": done.outputs,
+                        "receipt": {"reused_from": inp.resumed_from},
+                    }
+                )
+
+    async def _settle(self, key: str, task: "asyncio.Task[StepExecuteResult]") -> None:
+        self._settled += 1
+        try:
+            result = task.result()
+        except (ActivityError, ApplicationError) as err:
+            await self._settle_failure(key, err)
+            return
+        state = self._states[key]
+        now = workflow.now()
+        self._spend(result.usage.since(state.usage))
+        node = self._node(key)
+        passed = state.model_copy(
+            update={
+                "attempts": result.attempt,
+                "outputs": result.outputs,
+                "receipt": result.receipt_summary,
+                "usage": result.usage,
+                "note": result.note,
+                "iterations": result.iteration if node.loop is not None else 0,
+            }
+        )
+        if node.loop is not None and await self._loop_continues(node, passed, result):
+            self._states[key] = passed
+            return
+        self._states[key] = passed.model_copy(update={"status": "done", "finished_at": now})
+
+    async def _settle_failure(self, key: str, err: Failure) -> None:
+        state = self._states[key]
+        now = workflow.now()
+        cause = app_error(err)
+        failure = cause.type if cause is not None and cause.type else "ERROR"
+        usage = failure_usage(err)
+        if usage is None:
+            # The last attempt died without reporting (timeout, lost worker): ask the ledger.
+            usage = Usage()
+            if workflow.patched(PATCH_LOST_USAGE):
+                try:
+                    usage = await workflow.execute_activity(
+                        "step__usage",
+                        StepUsageInput(run_id=self._run_id, step_key=key),
+                        result_type=Usage,
+                        start_to_close_timeout=policies.EVENTS_TIMEOUT,
+                        retry_policy=policies.EVENTS_RETRY,
+                    )
+                except ActivityError:
+                    usage = Usage()  # a corrupt ledger: the step already failed, go on
+        self._spend(usage.since(state.usage))
+        node = self._node(key)
+        if node.loop is not None and state.iterations >= 1:
+            # A later pass failed: the loop stops with the last good pass's results.
+            nxt = state.iterations + 1
+            await self._iteration_event(
+                node,
+                state,
+                nxt,
+                f"pass {nxt} failed ({failure}: {cause_message(err)}); "
+                f"the step keeps pass {state.iterations}'s results",
+            )
+            self._states[key] = state.model_copy(
+                update={"status": "done", "finished_at": now, "usage": usage}
+            )
+            return
+        self._states[key] = state.model_copy(
+            update={
+                "status": "error",
+                "finished_at": now,
+                "attempts": attempts(err),
+                "error": StepError(failure_class=failure, message=cause_message(err)),
+                "usage": usage,
+            }
+        )
+        self._states.update(dag.skip_dependents(self._nodes, self._states, key))
+
+    async def _loop_continues(
+        self, node: StepNode, state: StepState, result: StepExecuteResult
+    ) -> bool:
+        """RUN_LOOPED_STEP (seed 004 §6.2): start the next pass, or say why the loop ends."""
+        loop = node.loop
+        assert loop is not None
+        i = result.iteration
+        if loopbook.loop_should_stop(loop, i, True, result.note):
+            if i >= loop.max:
+                why = f"reached its bound of {loop.max} pass(es)"
+            elif loop.mode == "until-dry":
+                why = "the note says nothing new (dry)"
+            else:
+                why = f"the note holds {loop.marker}"
+            await self._iteration_event(node, state, i, why)
+            return False
+        refusal = self._start_refusal(node)
+        if refusal is not None:
+            why = f"the budget refused pass {i + 1}: {refusal}"
+            await self._iteration_event(node, state, i, why)
+            return False
+        await self._iteration_event(node, state, i, None)
+        self._running[node.step_key] = self._start_step(node, iteration=i + 1)
+        return True
+
+    async def _iteration_event(
+        self, node: StepNode, state: StepState, i: int, stopped: str | None
+    ) -> None:
+        """step.iteration.v1 for each finished pass, and a trail line: every pass is recorded."""
+        assert node.loop is not None
+        await self._log.emit(
+            "step.iteration.v1",
+            f"step:{node.step_key}",
+            self._root,
+            {
+                "step_key": node.step_key,
+                "iteration": i,
+                "mode": node.loop.mode,
+                "max": node.loop.max,
+                "note": state.note,
+                "stopped": stopped,
+            },
+            id_suffix=f"{node.step_key}:{i}",
+        )
+        summary = (
+            f"{node.step_key}: pass {i} of at most {node.loop.max} done, looping"
+            if stopped is None
+            else f"{node.step_key}: loop ended after {i} pass(es): {stopped}"
+        )
+        verb = "transition" if stopped is None else "complete"
+        await self._trail_events([TrailEntry(verb=verb, summary=summary, step_key=node.step_key)])
