@@ -94,8 +94,11 @@ lint: $(STAMP)
 test: lint runtime
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
+# `make bench BENCH="harness" REPEAT=5`: chosen benchmarks, median of REPEAT runs each.
+BENCH  ?=
+REPEAT ?= 1
 bench: $(STAMP) runtime
-	$(PY) -m tests.bench
+	$(PY) -m tests.bench $(BENCH) --repeat $(REPEAT)
 
 format: $(STAMP)
 	$(BIN)/ruff format .

@@ -1,9 +1,18 @@
-"""`python -m tests.bench`: run every benchmark, print a table, write bench-results.json."""
+"""`python -m tests.bench [NAME ...] [--repeat N]`: run benchmarks, print a table, write JSON.
 
+NAME selects benchmarks by module suffix (`harness` for bench_harness); all by default. With
+--repeat N each benchmark runs N times and each figure reported is the run with the median
+ratio to its baseline (the machine is noisy; one run proves little); every run's ratio is kept
+in `repeats` in bench-results.json.
+"""
+
+import argparse
 import json
 import platform
+import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
@@ -35,13 +44,47 @@ BENCHES = (
 OUT = Path("bench-results.json")
 
 
-def main() -> int:
+def _median_runs(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per figure, the run whose ratio (or ms per step) is the median of all runs."""
+    merged = []
+    for same in zip(*runs, strict=True):
+        key = next((k for k in ("ratio_to_baseline", "ms_per_step") if k in same[0]), None)
+        if key is None:
+            merged.append(same[-1])
+            continue
+        values = [r[key] for r in same]
+        median = statistics.median_low(values)
+        chosen = dict(same[values.index(median)])
+        chosen["repeats"] = {"of": key, "values": values, "median": median}
+        chosen["figure"] += f" (median of {len(same)})"
+        merged.append(chosen)
+    return merged
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench")
+    parser.add_argument("names", nargs="*", help="e.g. harness sandbox (default: all)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N")
+    args = parser.parse_args(argv)
+    known = {b.__name__.rsplit(".bench_", 1)[-1]: b for b in BENCHES}
+    unknown = sorted(set(args.names) - set(known))
+    if unknown or args.repeat < 1:
+        parser.error(
+            f"unknown benchmark(s) {', '.join(unknown)}; known: {', '.join(known)}"
+            if unknown
+            else "--repeat needs a whole number of 1 or more"
+        )
+    chosen = [known[n] for n in args.names] if args.names else list(BENCHES)
     tune_gc()  # the same GC settings as the `forge` CLI and worker
     console = Console()
     results = []
-    for bench in BENCHES:
-        with console.status(f"running {bench.__name__} …"):
-            results.extend(bench.run())
+    for bench in chosen:
+        runs = []
+        for i in range(args.repeat):
+            label = f" ({i + 1}/{args.repeat})" if args.repeat > 1 else ""
+            with console.status(f"running {bench.__name__}{label} …"):
+                runs.append(bench.run())
+        results.extend(_median_runs(runs) if args.repeat > 1 else runs[0])
     table = Table(title="Forge benchmarks", title_justify="left")
     for col in ("benchmark", "figure", "vs baseline (same run)", "goal", "ok"):
         table.add_column(col)
@@ -49,6 +92,10 @@ def main() -> int:
         ok = {True: "[green]yes[/]", False: "[red]no[/]", None: "-"}[r["meets_goal"]]
         table.add_row(r["name"], r["figure"], r["versus"], r["goal"], ok)
     console.print(table)
+    if args.names:  # a selection updates its figures and keeps the others' last results
+        names = {r["name"] for r in results}
+        kept = json.loads(OUT.read_text())["results"] if OUT.exists() else []
+        results = [r for r in kept if r["name"] not in names] + results
     OUT.write_text(
         json.dumps(
             {"python": sys.version.split()[0], "machine": platform.machine(), "results": results},
@@ -56,7 +103,7 @@ def main() -> int:
         )
         + "\n"
     )
-    console.print(f"wrote {OUT}")
+    console.print(f"{'updated' if args.names else 'wrote'} {OUT}")
     return 0
 
 
