@@ -28,8 +28,8 @@ from schemas.budget import BudgetLimits
 from schemas.receipts import Receipt
 from schemas.run import RecipeView, RunInput, RunResult, RunStatusView, StepState
 from workers import runs
-from workers.cli_budget import budget_line
-from workers.cli_common import compile_context, fail, out, read_json, reject_plan, settings
+from workers.cli.budget import budget_line
+from workers.cli.common import compile_context, fail, out, read_json, reject_plan, settings
 from workers.devserver import DevServerError
 from workers.settings import Settings
 from workers.worker import Services, build_worker
