@@ -2,6 +2,7 @@
 
 import typer
 
+from workers.cli.artifacts import artifacts_cmd, receipts_cmd
 from workers.cli.budget import budget_app
 from workers.cli.compile import compile_cmd, explain_cmd
 from workers.cli.dev import dev_app
@@ -9,20 +10,11 @@ from workers.cli.events import db_app, events_app
 from workers.cli.gates import approve_cmd, gates_cmd, reject_cmd
 from workers.cli.packs import packs_app
 from workers.cli.recipes import recipes_app
-from workers.cli.run import (
-    artifacts_cmd,
-    cancel_cmd,
-    receipts_cmd,
-    resume_cmd,
-    run_cmd,
-    runs_cmd,
-    status_cmd,
-    watch_cmd,
-    worker_cmd,
-)
+from workers.cli.run import resume_cmd, run_cmd, worker_cmd
 from workers.cli.sandbox import sandbox_app
 from workers.cli.schemas import schemas_app
 from workers.cli.skills import skills_app
+from workers.cli.status import cancel_cmd, runs_cmd, status_cmd, watch_cmd
 from workers.runtime import tune_gc
 
 app = typer.Typer(
