@@ -4,6 +4,7 @@ import json
 import re
 import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,14 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 
 from activities.store.artifacts import ArtifactStore
+from compiler.plan.context import CompileContext
+from compiler.plan.parse import parse_candidate
+from compiler.plan.pipeline import compile_plan
 from schemas.artifacts import ArtifactRef
+from schemas.budget import BudgetLimits
+from schemas.compiled import CompiledPlan
 from schemas.plan import PlannerCandidate
-from schemas.run import RunInput, RunResult, RunStatusView
+from schemas.run import ReusableStep, RunInput, RunResult, RunStatusView
 from workers.devserver import ensure_address
 from workers.plugin import ForgePlugin
 from workers.settings import Settings
@@ -106,6 +112,92 @@ def bind_objective_inputs(
     return refs
 
 
+@dataclass(frozen=True)
+class CheckedPlan:
+    """A plan document that compiled: checked before anything is uploaded or started."""
+
+    document: dict[str, Any]
+    candidate: PlannerCandidate
+    compiled: CompiledPlan
+    profile_ref: str | None  # the profile the submitter named (CompileContext.profile_ref)
+
+
+def check_plan(document: dict[str, Any], ctx: CompileContext) -> CheckedPlan:
+    """Compile a plan document early, so a rejected plan never reaches Temporal.
+
+    Raises:
+        CompilerError: every problem of the plan, each with its step and field.
+    """
+    candidate = parse_candidate(document)
+    return CheckedPlan(document, candidate, compile_plan(candidate, ctx=ctx), ctx.profile_ref)
+
+
+def prepare_plan_run(
+    plan: CheckedPlan,
+    plan_name: str,
+    inputs: Mapping[str, Path],
+    store: ArtifactStore,
+    *,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+) -> RunInput:
+    """Upload a checked plan's inputs and the plan itself; the RunInput that starts the run.
+
+    Caps given here fill in the other cap from the plan's profile.
+
+    Raises:
+        PlanFileError: an input the plan does not declare, a required one missing, or no file.
+    """
+    refs = bind_inputs(plan.candidate, inputs, store)
+    plan_ref = store.put_bytes(
+        plan_bytes(plan.document),
+        logical_path=f"meta/plans/{plan_name}",
+        media_type="application/json",
+    )
+    snapshot = plan.compiled.profile_snapshot
+    budgets = snapshot.profile.budgets
+    return RunInput(
+        run_id=new_run_id(),
+        plan_ref=plan_ref,
+        inputs=refs,
+        budget=BudgetLimits(
+            max_tokens=max_tokens or budgets.max_tokens_per_run,
+            max_cost_usd=max_cost or budgets.max_cost_usd_per_run,
+        )
+        if max_tokens or max_cost
+        else None,
+        profile_ref=snapshot.profile_id if plan.profile_ref else None,
+        profile_document=(
+            snapshot.profile.model_dump(mode="json") if snapshot.scope == "run" else None
+        ),
+    )
+
+
+def prepare_objective_run(
+    objective: str,
+    inputs: Mapping[str, Path],
+    store: ArtifactStore,
+    *,
+    profile: str | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+) -> RunInput:
+    """Upload an objective run's inputs; the RunInput that starts it (planned by the workflow).
+
+    Raises:
+        PlanFileError: an input name that cannot be a file name, or an input that is no file.
+    """
+    refs = bind_objective_inputs(inputs, store)
+    limits = BudgetLimits(max_tokens=max_tokens, max_cost_usd=max_cost)
+    return RunInput(
+        run_id=new_run_id(),
+        objective=objective,
+        inputs=refs,
+        profile_ref=profile,
+        budget=limits if max_tokens or max_cost else None,
+    )
+
+
 async def connect(settings: Settings) -> Client:
     """A client for the configured cluster, or the embedded dev server (started if needed)."""
     address = await ensure_address(settings)
@@ -173,10 +265,6 @@ async def resume_input(
 
     `from_step` forces that step and everything downstream of it to run again.
     """
-    from compiler.plan.parse import parse_candidate
-    from compiler.plan.pipeline import compile_plan
-    from schemas.run import ReusableStep
-
     handle = client.get_workflow_handle(run_id)
     try:
         history = await handle.fetch_history()

@@ -5,7 +5,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from workers.cli import app
-from workers.cli_schemas import EXPORTED, render, schema_documents
+from workers.cli.schemas import EXPORTED, render, schema_documents
 
 COMMITTED = Path(__file__).resolve().parents[2] / "schemas" / "jsonschema"
 

@@ -6,7 +6,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from workers.cli_dev import dev_app
+from workers.cli.dev import dev_app
 
 
 @pytest.fixture
@@ -18,7 +18,7 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
 
 
 def _app() -> typer.Typer:
-    # Mounted the way workers/cli.py mounts it, so command paths match `forge dev ...`.
+    # Mounted the way workers/cli/ mounts it, so command paths match `forge dev ...`.
     app = typer.Typer()
     app.add_typer(dev_app, name="dev")
     return app

@@ -21,7 +21,7 @@ from tests.store.postgres import (
     drop_database,
     postgres_server,
 )
-from workers.cli_events import db_app, events_app
+from workers.cli.events import db_app, events_app
 
 __all__ = ["postgres_server"]  # the session fixture, used by the PostgreSQL test below
 
@@ -30,7 +30,7 @@ T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
 def _app() -> typer.Typer:
-    # Mounted the way workers/cli.py mounts them, so command paths match `forge events ...`.
+    # Mounted the way workers/cli/ mounts them, so command paths match `forge events ...`.
     app = typer.Typer()
     app.add_typer(events_app, name="events")
     app.add_typer(db_app, name="db")

@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from workers.cli_sandbox import sandbox_app
+from workers.cli.sandbox import sandbox_app
 
 needs_bwrap = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="bubblewrap is not installed (make system-deps)"

@@ -28,7 +28,7 @@ from compiler.recipes import (
 )
 from compiler.recipes.disk import RECIPE_FILE
 from schemas.recipes import LibraryProblem, LoopSpec, MatchResult, Recipe, RecipeFitness
-from workers.cli_common import err, fail, out, settings
+from workers.cli.common import err, fail, out, settings
 
 __all__ = ["recipes_app"]
 

@@ -13,7 +13,7 @@ from temporalio.service import RPCError
 from schemas.budget import BudgetState, ExtendBudgetInput
 from schemas.events import Actor
 from workers import runs
-from workers.cli_common import fail, out, settings
+from workers.cli.common import fail, out, settings
 from workers.runs import connect
 from workflows.run import CompiledRunWorkflow
 

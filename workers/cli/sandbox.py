@@ -23,7 +23,7 @@ from activities.sandbox.workspace import prepare_workspace_root
 from activities.typelib import load_profiles
 from compiler.errors import PackError
 from schemas.profile import SandboxPolicy
-from workers.cli_common import err, fail, out, settings
+from workers.cli.common import err, fail, out, settings
 
 __all__ = ["sandbox_app"]
 

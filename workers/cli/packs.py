@@ -13,7 +13,7 @@ from activities.typelib import load_library, load_profiles
 from compiler.errors import PackError
 from compiler.typesystem.library import TypeLibrary
 from schemas.base import FrozenModel
-from workers.cli_common import fail, out, reject_packs, settings
+from workers.cli.common import fail, out, reject_packs, settings
 
 packs_app = typer.Typer(
     help="Inspect and check domain/workflow packs and the type library.", no_args_is_help=True

@@ -14,7 +14,7 @@ from temporalio.service import RPCError
 from activities.store.events import open_event_store
 from schemas.events import Actor, Event
 from schemas.run import DecideGateInput, Decision, GateDecision
-from workers.cli_common import fail, out, settings
+from workers.cli.common import fail, out, settings
 from workers.runs import connect
 from workflows.run import CompiledRunWorkflow
 

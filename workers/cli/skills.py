@@ -27,7 +27,7 @@ from activities.store.skills_registry import (
 from activities.typelib import STDLIB_DIR, load_library
 from compiler.errors import PackError
 from schemas.skills import SkillPackage
-from workers.cli_common import err, fail, out, reject_packs, settings
+from workers.cli.common import err, fail, out, reject_packs, settings
 
 __all__ = ["skills_app"]
 

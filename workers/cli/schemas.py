@@ -49,7 +49,7 @@ from schemas.typesystem import (
     PolicyProfile,
     WorkflowPack,
 )
-from workers.cli_common import fail, out
+from workers.cli.common import fail, out
 
 schemas_app = typer.Typer(
     help="Export the JSON Schemas of Forge's public models.", no_args_is_help=True

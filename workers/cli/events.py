@@ -15,7 +15,7 @@ from activities.store.errors import StoreError
 from activities.store.events import EventStore, open_event_store
 from activities.store.migrate import upgrade
 from activities.store.records import ChainVerification
-from workers.cli_common import fail, out, settings
+from workers.cli.common import fail, out, settings
 
 __all__ = ["db_app", "events_app"]
 

@@ -2,27 +2,19 @@
 
 import typer
 
-from workers.cli_budget import budget_app
-from workers.cli_compile import compile_cmd, explain_cmd
-from workers.cli_dev import dev_app
-from workers.cli_events import db_app, events_app
-from workers.cli_gates import approve_cmd, gates_cmd, reject_cmd
-from workers.cli_packs import packs_app
-from workers.cli_recipes import recipes_app
-from workers.cli_run import (
-    artifacts_cmd,
-    cancel_cmd,
-    receipts_cmd,
-    resume_cmd,
-    run_cmd,
-    runs_cmd,
-    status_cmd,
-    watch_cmd,
-    worker_cmd,
-)
-from workers.cli_sandbox import sandbox_app
-from workers.cli_schemas import schemas_app
-from workers.cli_skills import skills_app
+from workers.cli.artifacts import artifacts_cmd, receipts_cmd
+from workers.cli.budget import budget_app
+from workers.cli.compile import compile_cmd, explain_cmd
+from workers.cli.dev import dev_app
+from workers.cli.events import db_app, events_app
+from workers.cli.gates import approve_cmd, gates_cmd, reject_cmd
+from workers.cli.packs import packs_app
+from workers.cli.recipes import recipes_app
+from workers.cli.run import resume_cmd, run_cmd, worker_cmd
+from workers.cli.sandbox import sandbox_app
+from workers.cli.schemas import schemas_app
+from workers.cli.skills import skills_app
+from workers.cli.status import cancel_cmd, runs_cmd, status_cmd, watch_cmd
 from workers.runtime import tune_gc
 
 app = typer.Typer(

@@ -15,7 +15,7 @@ from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import run_passes
 from schemas.base import FrozenModel
 from schemas.compiled import CompiledPlan, CompiledStep
-from workers.cli_common import compile_context, fail, out, read_json, reject_plan
+from workers.cli.common import compile_context, fail, out, read_json, reject_plan
 
 ProfileOpt = Annotated[
     str | None,

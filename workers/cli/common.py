@@ -1,4 +1,4 @@
-"""What every `forge` command shares: consoles, exit codes, error rendering, context loading."""
+"""What every `forge` command shares: consoles, exit codes, errors, settings, Temporal, context."""
 
 import json
 from pathlib import Path
@@ -8,11 +8,14 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from temporalio.client import Client
 
 from activities.typelib import load_library, load_profiles
 from compiler.errors import CompilerError, PackError
 from compiler.plan.context import CompileContext
 from schemas.diagnostics import Diagnostic
+from workers import runs
+from workers.devserver import DevServerError
 from workers.settings import Settings, SettingsError
 
 out = Console()
@@ -35,6 +38,19 @@ def settings() -> Settings:
         return Settings.from_env()
     except SettingsError as exc:
         fail(str(exc))
+
+
+async def temporal_client(s: Settings) -> Client:
+    """Connect to Temporal (starting the embedded dev server if needed), or exit 2 saying why."""
+    try:
+        return await runs.connect(s)
+    except DevServerError as exc:
+        fail(exc.message, exc.detail)
+    except RuntimeError as exc:
+        fail(
+            f"cannot reach Temporal: {exc}",
+            "check FORGE_TEMPORAL_ADDRESS, or unset it to use the embedded dev server",
+        )
 
 
 def diagnostics_table(diagnostics: list[Diagnostic], source: str) -> Table:

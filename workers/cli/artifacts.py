@@ -1,0 +1,117 @@
+"""`forge artifacts|receipts`: what a run published, and the receipts of a step's files."""
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from activities.store.artifacts import open_artifact_store
+from activities.store.errors import StoreError
+from activities.store.events import open_event_store
+from schemas.receipts import Receipt
+from workers.cli.common import fail, out, settings
+
+
+def artifacts_cmd(
+    words: Annotated[list[str], typer.Argument(metavar="RUN | get RUN PATH")],
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Where to write.")] = None,
+) -> None:
+    """`forge artifacts RUN` lists published outputs; `forge artifacts get RUN PATH -o FILE`."""
+    s = settings()
+    events = open_event_store(s.database_url)
+    if words[0] == "get":
+        if len(words) != 3 or output is None:
+            fail("usage: forge artifacts get RUN PATH -o FILE")
+        _, run_id, path = words
+        latest = events.latest(run_id, path)
+        if latest is None:
+            fail(f"{run_id} published nothing at {path}", f"see `forge artifacts {run_id}`")
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint).get_to_file(
+                latest.sha256, output
+            )
+        except (OSError, StoreError) as exc:
+            fail(f"cannot write {output}: {exc}")
+        out.print(f"[green]✓[/] {path} (v{latest.version}, {latest.size_bytes:,} bytes) → {output}")
+        return
+    if len(words) != 1:
+        fail("usage: forge artifacts RUN, or forge artifacts get RUN PATH -o FILE")
+    published = events.list_published(words[0])
+    if not published:
+        fail(f"run {words[0]!r} has published no artifacts")
+    table = Table(title=f"artifacts of {words[0]}", title_justify="left")
+    for col in ("path", "version", "size", "sha256", "step", "contract"):
+        table.add_column(col, overflow="fold")
+    for p in published:
+        table.add_row(
+            p.path,
+            str(p.version),
+            f"{p.size_bytes:,}",
+            p.sha256[7:19],
+            p.step_key,
+            p.contract_hash[7:19],
+        )
+    out.print(table)
+
+
+def receipts_cmd(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    step_key: Annotated[str, typer.Argument(metavar="STEP")],
+) -> None:
+    """The preflight and postflight receipts of a step: hashes, parse checks, schema summaries."""
+    s = settings()
+    events = open_event_store(s.database_url)
+    store = open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint)
+    found = [
+        e
+        for e in events.read_stream(f"{run_id}:step:{step_key}")
+        if e.type in ("step.receipt.preflight.v1", "step.receipt.postflight.v1")
+    ]
+    if not found:
+        fail(
+            f"no receipts for step {step_key!r} of run {run_id!r}",
+            f"check the step key with `forge status {run_id}`",
+        )
+    for event in found:
+        ref = event.payload["receipt_ref"]
+        try:
+            raw = store.read_bytes(ref["sha256"], 16 * 1024 * 1024)
+        except StoreError as exc:
+            fail(
+                f"the {event.type} receipt of {step_key} is not in the artifact store: {exc}",
+                "check FORGE_ARTIFACTS_URL points at the store this run used",
+            )
+        receipt = Receipt.model_validate_json(raw)
+        table = Table(
+            title=f"{receipt.phase} · attempt {event.payload.get('attempt', '?')}"
+            f" · {receipt.step_key} · {receipt.contract_hash[:19]}…",
+            title_justify="left",
+        )
+        for col in ("path", "exists", "size", "sha256", "parse", "summary", "placeholders"):
+            table.add_column(col, overflow="fold")
+        for f in receipt.files:
+            parse = (
+                "ok"
+                if f.parse_validation and f.parse_validation.ok
+                else (f.parse_validation.error if f.parse_validation else "-")
+            )
+            table.add_row(
+                f.path,
+                "yes" if f.exists else "[red]no[/]",
+                f"{f.size_bytes:,}" if f.size_bytes is not None else "-",
+                (f.sha256 or "-")[7:19],
+                escape(str(parse)),
+                escape(_summary(f.schema_summary)),
+                ", ".join(f.placeholder_sentinels) or "-",
+            )
+        out.print(table)
+
+
+def _summary(summary: dict[str, Any]) -> str:
+    if "columns" in summary:
+        cols = ", ".join(f"{c['name']}:{c['type']}" for c in summary["columns"][:8])
+        return f"{summary.get('row_count', '?')} rows; {cols}"
+    return ", ".join(f"{k}={v}" for k, v in list(summary.items())[:4])

@@ -1,0 +1,224 @@
+"""`forge run|worker|resume`: submitting a plan or an objective and running it on Temporal."""
+
+import asyncio
+import concurrent.futures
+import logging
+import math
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from temporalio.client import Client
+from temporalio.worker import Worker
+
+from activities.sandbox.workspace import WorkspaceViolation
+from compiler.errors import CompilerError
+from schemas.run import RunInput
+from workers import runs
+from workers.cli.common import (
+    compile_context,
+    fail,
+    out,
+    read_json,
+    reject_plan,
+    settings,
+    temporal_client,
+)
+from workers.cli.views import follow
+from workers.settings import Settings
+from workers.worker import Services, build_worker
+
+
+def _parse_inputs(pairs: list[str]) -> dict[str, Path]:
+    given: dict[str, Path] = {}
+    for pair in pairs:
+        name, sep, path = pair.partition("=")
+        if not sep or not name or not path:
+            fail(f"--input {pair!r}: expected NAME=PATH, e.g. --input time_entries=data.csv")
+        given[name] = Path(path)
+    return given
+
+
+def run_cmd(
+    plan_file: Annotated[Path | None, typer.Argument(metavar="[PLAN.json]")] = None,
+    objective: Annotated[
+        str | None,
+        typer.Option(
+            "--objective",
+            "-o",
+            metavar="TEXT",
+            help='Run an objective instead of a plan (also: `forge run "TEXT"`): a clearly '
+            "matching recipe becomes the plan, else the planner model writes one.",
+        ),
+    ] = None,
+    inputs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--input",
+            "-i",
+            metavar="NAME=PATH",
+            help="A run input: declared by the plan, or for an objective, put at input/NAME.ext.",
+        ),
+    ] = None,
+    profile: Annotated[str | None, typer.Option("--profile", "-p")] = None,
+    detach: Annotated[
+        bool,
+        typer.Option("--detach", help="Start the run and return; watch it with `forge watch RUN`."),
+    ] = False,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, help="Token cap for this run (default: profile's)."),
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        typer.Option("--max-cost", min=0.0001, help="USD cap for this run (default: profile's)."),
+    ] = None,
+) -> None:
+    """Compile PLAN.json (or match --objective to a recipe), run it on Temporal, show it live."""
+    s = settings()
+    if max_cost is not None and not math.isfinite(max_cost):
+        fail(f"--max-cost must be a finite amount of USD, not {max_cost}")
+    if plan_file is not None and objective is None and runs.looks_like_objective(plan_file):
+        # `forge run "OBJECTIVE" --input NAME=PATH`: text that names no plan file is the objective.
+        objective, plan_file = str(plan_file), None
+    if (plan_file is None) == (objective is None):
+        fail(
+            "give a plan file or an objective (exactly one)",
+            'e.g. `forge run plan.json` or `forge run "reconcile invoices and rate cards"`',
+        )
+    if objective is not None:
+        if not objective.strip():
+            fail("the objective is empty: say what the run should do")
+        services = Services.from_settings(s)
+        try:
+            run = runs.prepare_objective_run(
+                objective,
+                _parse_inputs(inputs or []),
+                services.artifacts,
+                profile=profile,
+                max_tokens=max_tokens,
+                max_cost=max_cost,
+            )
+        except runs.PlanFileError as exc:
+            fail(str(exc))
+        out.print(f"run [bold]{run.run_id}[/]: matching the objective to a recipe or the planner …")
+        raise typer.Exit(asyncio.run(_run(s, services, run, detach)))
+    assert plan_file is not None
+    try:
+        document = runs.load_plan_document(plan_file, read_json(plan_file))
+    except runs.PlanFileError as exc:
+        fail(str(exc))
+    ctx = compile_context(profile)
+    try:  # compile here first: a rejected plan never reaches Temporal
+        plan = runs.check_plan(document, ctx)
+    except CompilerError as exc:
+        reject_plan(exc, str(plan_file))
+    services = Services.from_settings(s)
+    try:
+        run = runs.prepare_plan_run(
+            plan,
+            plan_file.name,
+            _parse_inputs(inputs or []),
+            services.artifacts,
+            max_tokens=max_tokens,
+            max_cost=max_cost,
+        )
+    except runs.PlanFileError as exc:
+        fail(str(exc))
+    out.print(
+        f"compiled {len(plan.compiled.steps)} steps · plan {plan.compiled.plan_hash[:19]}… · "
+        f"run [bold]{run.run_id}[/]"
+    )
+    code = asyncio.run(_run(s, services, run, detach))
+    raise typer.Exit(code)
+
+
+async def _run(s: Settings, services: Services, run: RunInput, detach: bool) -> int:
+    return await _run_started(await temporal_client(s), s, services, run, detach)
+
+
+async def _run_started(
+    client: Client, s: Settings, services: Services, run: RunInput, detach: bool
+) -> int:
+    if detach:
+        await runs.start_run(client, s, run)
+        out.print(
+            f"started [bold]{run.run_id}[/] on task queue {s.task_queue}. "
+            f"Follow it with `forge watch {run.run_id}`."
+        )
+        if s.temporal_address is None:
+            out.print(
+                "[yellow]note:[/] the embedded default has no standing worker; run "
+                "`forge worker` in another terminal so the run makes progress."
+            )
+        return 0
+    # The in-process worker's "activity failed" warnings (with tracebacks) would interleave
+    # with the live view, which already reports each failed step with its class and reason.
+    logging.getLogger("temporalio.activity").setLevel(logging.ERROR)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        async with _worker(client, s, services, pool):
+            handle = await runs.start_run(client, s, run)
+            return await follow(handle, s, services)
+
+
+def _worker(
+    client: Client, s: Settings, services: Services, pool: concurrent.futures.Executor
+) -> Worker:
+    try:
+        return build_worker(client, s, services, pool)
+    except WorkspaceViolation as exc:
+        fail(f"workspace root {exc}")
+
+
+def worker_cmd() -> None:
+    """Run a worker for the task queue until interrupted (Ctrl-C)."""
+    s = settings()
+
+    async def go() -> None:
+        client = await temporal_client(s)
+        services = Services.from_settings(s)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            worker = _worker(client, s, services, pool)
+            out.print(
+                f"worker polling task queue [bold]{s.task_queue}[/] "
+                f"(namespace {s.namespace}); Ctrl-C to stop"
+            )
+            await worker.run()
+
+    try:
+        asyncio.run(go())
+    except KeyboardInterrupt:
+        out.print("worker stopped")
+
+
+def resume_cmd(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    from_step: Annotated[
+        str | None,
+        typer.Option(
+            "--from", metavar="STEP", help="Re-run this step and everything downstream of it."
+        ),
+    ] = None,
+    detach: Annotated[bool, typer.Option("--detach")] = False,
+) -> None:
+    """Run RUN's plan again, reusing completed steps whose contract and inputs are unchanged.
+
+    Reused outputs are verified in the store, not re-executed; the rest runs again.
+    """
+    s = settings()
+    services = Services.from_settings(s)
+
+    async def go() -> int:
+        client = await temporal_client(s)
+        ctx = compile_context(None)
+        try:
+            run = await runs.resume_input(client, services, run_id, from_step, ctx)
+        except runs.PlanFileError as exc:
+            fail(str(exc))
+        except CompilerError as exc:
+            reject_plan(exc, f"the plan of {run_id}")
+        names = ", ".join(r.step_key for r in run.reusable) or "none"
+        out.print(f"resuming {run_id} as [bold]{run.run_id}[/]; may reuse: {names}")
+        return await _run_started(client, s, services, run, detach)
+
+    raise typer.Exit(asyncio.run(go()))

@@ -1,0 +1,127 @@
+"""`forge status|watch|runs|cancel`: the runs on Temporal, one or all, and stopping one."""
+
+import asyncio
+from typing import Annotated
+
+import typer
+from rich.table import Table
+from temporalio.service import RPCError
+
+from workers import runs
+from workers.cli.budget import budget_line
+from workers.cli.common import fail, out, settings, temporal_client
+from workers.cli.views import follow, recipe_lines, steps_table
+from workers.settings import Settings
+from workers.worker import Services
+from workflows.run import CompiledRunWorkflow
+
+
+def status_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
+    """A run's steps: state, attempts, timings, outputs or the reason they failed."""
+    s = settings()
+    code = asyncio.run(_status(s, run_id))
+    raise typer.Exit(code)
+
+
+async def _status(s: Settings, run_id: str) -> int:
+    client = await temporal_client(s)
+    try:
+        status, view, result = await runs.describe(client, run_id)
+    except LookupError as exc:
+        fail(str(exc))
+    except RPCError as exc:
+        fail(
+            f"{run_id} is running but could not be queried: {exc.message}",
+            f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
+        )
+    shown = view.status if view is not None else result.status if result else status.lower()
+    out.print(f"run [bold]{run_id}[/]: {shown}")
+    if view is not None:
+        for line in recipe_lines(view.recipes):
+            out.print(line)
+        out.print(steps_table(view.steps, view.badges))
+        out.print(budget_line(view.budget))
+    elif result is not None:
+        for line in recipe_lines(result.recipes):
+            out.print(line)
+        out.print(steps_table(list(result.steps.values()), result.badges))
+        out.print(budget_line(result.budget))
+    return (
+        0
+        if status in ("RUNNING", "COMPLETED") and (result is None or result.status == "completed")
+        else 1
+    )
+
+
+def watch_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
+    """Follow a running run live until it ends."""
+    s = settings()
+
+    async def go() -> int:
+        client = await temporal_client(s)
+        handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+        try:
+            await handle.describe()
+        except RPCError as exc:
+            fail(f"no run {run_id!r}: {exc.message}", "list runs with `forge runs`")
+        return await follow(handle, s, Services.from_settings(s))
+
+    raise typer.Exit(asyncio.run(go()))
+
+
+def runs_cmd(
+    status: Annotated[
+        str | None,
+        typer.Option("--status", help="running, completed, failed, cancelled, terminated"),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit")] = 50,
+) -> None:
+    """Recent runs, newest first."""
+    s = settings()
+    query = f'WorkflowType = "{CompiledRunWorkflow.__name__}"'
+    if status:
+        names = {
+            "running": "Running",
+            "completed": "Completed",
+            "failed": "Failed",
+            "cancelled": "Canceled",
+            "terminated": "Terminated",
+        }
+        if status not in names:
+            fail(f"--status {status!r}: use one of {', '.join(names)}")
+        query += f' AND ExecutionStatus = "{names[status]}"'
+
+    async def go() -> None:
+        client = await temporal_client(s)
+        table = Table(title="runs", title_justify="left")
+        for col in ("run", "status", "started", "closed"):
+            table.add_column(col)
+        n = 0
+        async for wf in client.list_workflows(query):
+            table.add_row(
+                wf.id,
+                wf.status.name.lower() if wf.status else "?",
+                f"{wf.start_time:%Y-%m-%d %H:%M:%S}",
+                f"{wf.close_time:%H:%M:%S}" if wf.close_time else "",
+            )
+            n += 1
+            if n >= limit:
+                break
+        out.print(table)
+
+    asyncio.run(go())
+
+
+def cancel_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
+    """Ask a run to stop; steps in flight are cancelled, nothing published is taken back."""
+    s = settings()
+
+    async def go() -> None:
+        client = await temporal_client(s)
+        try:
+            await client.get_workflow_handle(run_id).cancel()
+        except RPCError as exc:
+            fail(f"cannot cancel {run_id}: {exc.message}")
+        out.print(f"cancellation requested for {run_id}")
+
+    asyncio.run(go())
