@@ -1,8 +1,8 @@
 """Model-backed step executors inside the harness: Code-Act sessions and `evaluate` steps.
 
-steps.py runs the nine harness steps; for a `sandbox.session` step its executor step is the
-Code-Act tool loop (activities.executor) over a HarnessSession, and for an `evaluator` step it is
-one governed evaluation of the step's declared bundle. Both are built from ModelServices, the
+activities/steps/ runs the nine harness steps; for a `sandbox.session` step its executor step is
+the Code-Act tool loop (activities.executor) over a HarnessSession, and for an `evaluator` step it
+is one governed evaluation of the step's declared bundle. Both are built from ModelServices, the
 model layer a worker holds (gateway, context packs, evaluator).
 """
 

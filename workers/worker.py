@@ -18,7 +18,10 @@ from activities.planner import PlannerActivities
 from activities.recipes import RecipeActivities
 from activities.recipes_fitness import library_dirs
 from activities.sandbox.workspace import prepare_workspace_root
-from activities.steps import ReuseActivities, StepActivities
+from activities.steps.activity import StepActivities
+from activities.steps.finalize import FinalizeActivities
+from activities.steps.plans import CompiledPlans
+from activities.steps.reuse import ReuseActivities
 from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.events import EventStore, open_event_store
 from activities.store.skills_registry import SkillRegistry, open_skill_registry
@@ -87,15 +90,18 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
         gateway=models.gateway if models else None,
         packs=packs,
     )
+    plans = CompiledPlans(services.artifacts)  # parsed once, for the steps and run__finalize
     steps = StepActivities(
         services.artifacts,
         services.events,
         library,
         prepare_workspace_root(settings.workspace_root),
+        plans=plans,
         models=models,
         registry=services.skills,
         packs=packs,
     )
+    finalize = FinalizeActivities(services.artifacts, services.events, plans)
     events = EventActivities(services.events)
     reuse = ReuseActivities(services.artifacts, services.events)
     recipes = RecipeActivities(
@@ -111,7 +117,7 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
         planner.plan,
         *compile_.passes(),
         steps.execute,
-        steps.finalize,
+        finalize.finalize,
         steps.usage,
         events.append,
         reuse.reuse,

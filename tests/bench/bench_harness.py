@@ -28,7 +28,11 @@ from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from activities.sandbox import harness
 from activities.sandbox.runner import run_sandboxed
-from activities.steps import StepActivities
+from activities.steps import activity as step_activity
+from activities.steps import run_attempt as attempt_steps
+from activities.steps.activity import StepActivities
+from activities.steps.ledger import AttemptLog
+from activities.steps.plans import CompiledPlans
 from activities.store.events import EventStore
 from activities.typelib import load_profiles
 from tests.bench.bench_sandbox import default_limits
@@ -53,13 +57,14 @@ HARNESS_PARTS = (
     "verify_outputs",
     "persist_outputs",
 )
-STEP_ACTIVITY_PARTS = (
-    "execute",
-    "_plan",
-    "_already_completed",
-    "_append",
-    "_store_receipt",
-    "_attempt",
+# (where it is looked up, its name, its label): module functions are patched where they are called.
+STEP_ACTIVITY_PARTS: tuple[tuple[object, str, str], ...] = (
+    (StepActivities, "execute", "StepActivities.execute"),
+    (CompiledPlans, "get", "CompiledPlans.get"),
+    (step_activity, "_completed_before", "_completed_before"),
+    (AttemptLog, "flush", "AttemptLog.flush"),
+    (attempt_steps, "_store_receipt", "_store_receipt"),
+    (step_activity, "run_attempt", "run_attempt"),
 )
 
 
@@ -245,7 +250,7 @@ def _timed(fn: Callable[..., Any], name: str, sink: dict[str, list[float]]) -> C
 
 @contextmanager
 def _instrumented(sink: dict[str, list[float]]) -> Iterator[None]:
-    """Time the harness functions and StepActivities' helpers (inclusive wall time)."""
+    """Time the harness functions and the step activity's helpers (inclusive wall time)."""
     with ExitStack() as stack:
         for name in HARNESS_PARTS:
             fn = getattr(harness, name)
@@ -256,11 +261,9 @@ def _instrumented(sink: dict[str, list[float]]) -> Iterator[None]:
                 harness, "run_sandboxed", _timed(run_sandboxed, "run_sandboxed", sink)
             )
         )
-        for name in STEP_ACTIVITY_PARTS:
-            fn = getattr(StepActivities, name)
-            stack.enter_context(
-                mock.patch.object(StepActivities, name, _timed(fn, f"StepActivities.{name}", sink))
-            )
+        for owner, name, label in STEP_ACTIVITY_PARTS:
+            fn = getattr(owner, name)
+            stack.enter_context(mock.patch.object(owner, name, _timed(fn, label, sink)))
         fn = EventStore.publish_artifact
         stack.enter_context(
             mock.patch.object(
@@ -318,16 +321,14 @@ def _breakdown_text(parts: dict[str, float], ours: Timing, base: Timing) -> str:
     execute = parts.get("StepActivities.execute", 0.0)
     sandbox = parts.get("run_sandboxed", 0.0)
     bare = inner.get("activity", 0.0)
-    receipts = parts.get("StepActivities._store_receipt", 0.0) + sum(
+    receipts = parts.get("_store_receipt", 0.0) + sum(
         parts.get(k, 0.0) for k in ("preflight", "postflight")
     )
     harness_fs = sum(
         parts.get(k, 0.0)
         for k in ("prepare_workspace", "persist_outputs", "check_undeclared_writes")
     )
-    events = parts.get("StepActivities._append", 0.0) + parts.get(
-        "EventStore.publish_artifact", 0.0
-    )
+    events = parts.get("AttemptLog.flush", 0.0) + parts.get("EventStore.publish_artifact", 0.0)
     # Server-seen activity time beyond the in-thread time: payload conversion and the RPCs.
     payload = ours.history["activity_ms"] - execute - (base.history["activity_ms"] - bare)
     turnaround = ours.history["workflow_turnaround_ms"] - base.history["workflow_turnaround_ms"]

@@ -1,0 +1,216 @@
+"""step__execute and step__usage: one step attempt through the harness, with its events."""
+
+import contextvars
+import shutil
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from activities.codeact import ModelServices
+from activities.errors import step_failure
+from activities.sandbox.harness import StepFailure
+from activities.steps.attempt import StepAttempt, StepServices, step_stream
+from activities.steps.ledger import AttemptLog, recorded_usage
+from activities.steps.plans import CompiledPlans
+from activities.steps.run_attempt import run_attempt
+from activities.store.artifacts import ArtifactStore
+from activities.store.events import EventStore
+from activities.store.skill_packages import remove_tree
+from activities.store.skills_registry import SkillRegistry
+from compiler.typesystem.library import TypeLibrary
+from schemas.artifacts import ArtifactRef
+from schemas.budget import Usage
+from schemas.compiled import CompiledStep
+from schemas.context import ContextPack
+from schemas.events import EventDraft
+from schemas.models import RETRYABLE_MODEL_FAILURES
+from schemas.run import StepExecuteInput, StepExecuteResult, StepUsageInput
+
+# Well inside the workflow's heartbeat timeout: materializing, hashing and persisting large
+# files must never look like a dead worker (that would start a second attempt alongside).
+HEARTBEAT_EVERY_S = 2.0
+
+
+class StepActivities:
+    """Runs one step attempt through the nine harness steps; holds the stores it writes to."""
+
+    def __init__(
+        self,
+        artifacts: ArtifactStore,
+        events: EventStore,
+        library: TypeLibrary,
+        runs_dir: Path,
+        *,
+        plans: CompiledPlans,
+        models: ModelServices | None = None,
+        registry: SkillRegistry | None = None,
+        packs: Mapping[str, ContextPack] | None = None,
+    ) -> None:
+        self._services = StepServices(
+            artifacts=artifacts,
+            events=events,
+            library=library,
+            models=models,
+            registry=registry,
+            packs=dict(packs if packs is not None else models.packs if models else {}),
+        )
+        self._runs_dir = runs_dir
+        self._plans = plans
+
+    @activity.defn(name="step__usage")
+    def usage(self, inp: StepUsageInput) -> Usage:
+        """Recorded usage of a step whose last attempt died without reporting it."""
+        try:
+            return recorded_usage(self._services.events, inp)
+        except StepFailure as failure:
+            raise step_failure(
+                failure.failure_class, failure.message, attempt=1, retryable=False
+            ) from None
+
+    @activity.defn(name="step__execute")
+    def execute(self, inp: StepExecuteInput) -> StepExecuteResult:
+        """One attempt through the harness; a completed step is never executed twice."""
+        number = activity.info().attempt
+        plan = self._plans.get(inp.compiled_ref)
+        step = next(s for s in plan.steps if s.step_key == inp.step_key)
+        # Attempt 1 cannot find an earlier completion; later attempts may (a lost report).
+        try:
+            done = _completed_before(self._services.events, inp, step) if number > 1 else None
+        except StepFailure as failure:
+            raise step_failure(
+                failure.failure_class, failure.message, attempt=number, retryable=False
+            ) from None
+        if done is not None:
+            return done
+        attempt = StepAttempt.begin(inp, plan, step, number=number, runs_dir=self._runs_dir)
+        log = AttemptLog(self._services.events, attempt)
+        log.buffer(_started(attempt))
+        try:
+            with _heartbeating():
+                return run_attempt(attempt, self._services, log)
+        except StepFailure as failure:
+            raise self._failed(attempt, log, failure) from None
+        finally:
+            _clean_up(attempt)
+
+    def _failed(
+        self, attempt: StepAttempt, log: AttemptLog, failure: StepFailure
+    ) -> ApplicationError:
+        """The attempt's step.failed.v1 written; the error Temporal may retry by its class."""
+        retryable = (
+            failure.failure_class in attempt.step.repair_policy.retryable_failure_classes
+            # A provider that is rate-limited, overloaded or down: a later attempt may work.
+            or failure.failure_class in RETRYABLE_MODEL_FAILURES
+        )
+        log.flush(
+            attempt.draft(
+                "step.failed.v1",
+                str(attempt.number),
+                {
+                    "attempt": attempt.number,
+                    "failure_class": failure.failure_class,
+                    "message": failure.message,
+                    "retryable": retryable,
+                },
+                caused_by=attempt.started,
+            )
+        )
+        return step_failure(
+            failure.failure_class,
+            failure.message,
+            attempt=attempt.number,
+            retryable=retryable,
+            **_usage_detail(self._services.events, attempt.inp),
+        )
+
+
+def _usage_detail(events: EventStore, inp: StepExecuteInput) -> dict[str, Any]:
+    """The usage to report with a failure; nothing when the ledger itself is the fault."""
+    try:
+        return {"usage": recorded_usage(events, inp).model_dump(mode="json")}
+    except StepFailure:
+        return {}
+
+
+def _started(attempt: StepAttempt) -> EventDraft:
+    effort = attempt.inp.effort
+    return attempt.draft(
+        "step.started.v1",
+        str(attempt.number),
+        {
+            "attempt": attempt.number,
+            "contract_hash": attempt.step.contract_hash,
+            "step_id": attempt.step.step_id,
+            **(
+                {
+                    "effort": {
+                        "tier": effort.tier,
+                        "model_tier": effort.model_tier,
+                        "thinking_budget_tokens": effort.thinking_budget_tokens,
+                    }
+                }
+                if effort is not None
+                else {}
+            ),
+        },
+        caused_by=attempt.inp.cause_event_id,
+    )
+
+
+def _completed_before(
+    events: EventStore, inp: StepExecuteInput, step: CompiledStep
+) -> StepExecuteResult | None:
+    """A retry after the step completed (e.g. the worker died before reporting): no rerun."""
+    for event in events.read_stream(step_stream(inp.run_id, inp.step_key)):
+        if event.type == "step.completed.v1" and event.payload.get("iteration", 1) == (
+            inp.iteration
+        ):
+            p = event.payload
+            return StepExecuteResult(
+                step_key=step.step_key,
+                attempt=int(p["attempt"]),
+                outputs=[ArtifactRef.model_validate(o) for o in p["outputs"]],
+                preflight_ref=ArtifactRef.model_validate(p["preflight_ref"]),
+                postflight_ref=ArtifactRef.model_validate(p["postflight_ref"]),
+                receipt_summary=p["receipt"],
+                completed_event_id=event.event_id,
+                usage=recorded_usage(events, inp),
+                iteration=inp.iteration,
+                note=p.get("note"),
+            )
+    return None
+
+
+@contextmanager
+def _heartbeating() -> Iterator[None]:
+    """Heartbeat from a side thread for as long as the attempt runs."""
+    stop = threading.Event()
+    context = contextvars.copy_context()
+
+    def beat() -> None:
+        while not stop.wait(HEARTBEAT_EVERY_S):
+            context.run(activity.heartbeat)
+
+    thread = threading.Thread(target=beat, name="forge-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _clean_up(attempt: StepAttempt) -> None:
+    """Receipts and events keep what matters; a workspace never outlives its attempt."""
+    shutil.rmtree(attempt.workspace, ignore_errors=True)
+    # Staged skills are sealed read-only, so rmtree alone would leave them.
+    with suppress(OSError):
+        remove_tree(attempt.skills_staging)
+    for parent in (attempt.workspace.parent, attempt.workspace.parent.parent):  # step, run dir
+        with suppress(OSError):
+            parent.rmdir()  # only when empty: a sibling attempt may still run

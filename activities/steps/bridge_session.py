@@ -1,0 +1,61 @@
+"""The governed tool bridge served to an attempt's step code on meta/bridge.sock."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from activities.codeact import (
+    evaluate_handler,
+    evaluate_key_material,
+    evaluator_unavailable,
+    surfaced_tool_ids,
+)
+from activities.sandbox.bridge import BridgeLedger, BridgeServer, ToolHandler
+from activities.sandbox.bridge_tools import builtin_handlers
+from activities.steps.attempt import StepAttempt, StepServices
+from activities.steps.ledger import budget_refusal
+from schemas.context import RunContext
+
+STEP_CODE_BACKENDS = ("sandbox.frozen", "sandbox.session")
+
+
+@contextmanager
+def bridge_session(attempt: StepAttempt, services: StepServices) -> Iterator[None]:
+    """Serve the bridge for step code: the step's allowed tools the context surfaces."""
+    if attempt.step.backend not in STEP_CODE_BACKENDS:
+        yield
+        return
+    run_context = attempt.run_context()
+    surfaced = surfaced_tool_ids(services.packs["executor"], run_context)
+    policy = attempt.bridge_policy([t for t in attempt.bridge_tool_ids if t in surfaced])
+    ledger = BridgeLedger(
+        services.events,
+        services.artifacts,
+        policy=policy,
+        caused_by=attempt.started,
+        run_budget_refusal=budget_refusal(services.events, attempt),
+    )
+    with BridgeServer(
+        attempt.workspace / "meta" / "bridge.sock",
+        policy=policy,
+        handlers={
+            **builtin_handlers(),
+            "artifact.evaluate": _evaluate(attempt, services, run_context),
+        },
+        ledger=ledger,
+        key_material={"artifact.evaluate": evaluate_key_material(attempt.workspace)},
+    ):
+        yield
+
+
+def _evaluate(attempt: StepAttempt, services: StepServices, run_context: RunContext) -> ToolHandler:
+    """artifact.evaluate: the evaluator model when the worker has one and the profile binds it."""
+    binding = attempt.profile.executor_by_backend.get("evaluator")
+    if services.models is None or binding is None:
+        return evaluator_unavailable
+    return evaluate_handler(
+        services.models.evaluator,
+        attempt.workspace,
+        binding=binding,
+        scope=attempt.call_scope("bridge-eval"),
+        run_context=run_context,
+    )

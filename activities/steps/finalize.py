@@ -1,0 +1,58 @@
+"""run__finalize: the final-output check and the run's last event."""
+
+from datetime import UTC, datetime
+
+from temporalio import activity
+
+from activities.steps.plans import CompiledPlans
+from activities.store.artifacts import ArtifactStore
+from activities.store.events import EventStore
+from schemas.events import EventDraft
+from schemas.run import FinalizeInput, FinalizeResult
+
+
+class FinalizeActivities:
+    """Ends a run: every output published and intact, then run.completed (or run.failed)."""
+
+    def __init__(self, artifacts: ArtifactStore, events: EventStore, plans: CompiledPlans) -> None:
+        self._artifacts = artifacts
+        self._events = events
+        self._plans = plans
+
+    @activity.defn(name="run__finalize")
+    def finalize(self, inp: FinalizeInput) -> FinalizeResult:
+        """Final-output check (every output published and intact) and the run.completed event."""
+        plan = self._plans.get(inp.compiled_ref)
+        published = {(p.path, p.sha256) for p in self._events.list_published(inp.run_id)}
+        problems = [
+            f"{ref.path} was not published"
+            for ref in inp.outputs
+            if (ref.path, ref.sha256) not in published
+        ]
+        problems += [
+            f"{ref.path} is missing from the artifact store"
+            for ref in inp.outputs
+            if not self._artifacts.exists(ref.sha256)
+        ]
+        type_ = "run.failed.v1" if problems else "run.completed.v1"
+        self._events.append(
+            [
+                EventDraft(
+                    event_id=f"{inp.run_id}:{type_}",
+                    type=type_,
+                    tenant_id=inp.tenant_id,
+                    project_id=inp.project_id,
+                    run_id=inp.run_id,
+                    caused_by=inp.cause_event_id,
+                    timestamp=inp.finished_at or datetime.now(UTC),
+                    payload={
+                        "plan_hash": plan.plan_hash,
+                        "problems": problems,
+                        "outputs": [r.model_dump(mode="json") for r in inp.outputs],
+                        "cost": {"input_tokens": 0, "output_tokens": 0, "usd": 0.0},
+                    },
+                )
+            ],
+            stream_id=f"{inp.run_id}:run",
+        )
+        return FinalizeResult(published=inp.outputs, problems=problems)

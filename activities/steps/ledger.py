@@ -1,0 +1,54 @@
+"""The step's stream as a ledger: the events an attempt writes, the usage recorded there."""
+
+from collections.abc import Callable
+
+from activities.sandbox.harness import StepFailure
+from activities.steps.attempt import StepAttempt, step_stream
+from activities.store.events import EventStore
+from compiler.budget import LedgerError, step_budget_refusal, usage_from_events
+from schemas.budget import Usage
+from schemas.events import EventDraft
+from schemas.run import StepExecuteInput, StepUsageInput
+
+
+class AttemptLog:
+    """An attempt's own events, buffered and appended in as few transactions as it can.
+
+    Every commit costs a disk flush (a SQLite fsync), so an attempt appends twice: after its
+    preflight receipt, and at the end (with its completion or its failure).
+    """
+
+    def __init__(self, events: EventStore, attempt: StepAttempt) -> None:
+        self._events = events
+        self._stream_id = attempt.stream_id
+        self._pending: list[EventDraft] = []
+
+    def buffer(self, draft: EventDraft) -> None:
+        self._pending.append(draft)
+
+    def flush(self, *drafts: EventDraft) -> None:
+        """The buffered events and these in one transaction."""
+        self._events.append([*self._pending, *drafts], stream_id=self._stream_id)
+        self._pending.clear()
+
+
+def recorded_usage(
+    events: EventStore, inp: StepExecuteInput | StepUsageInput, *, attempt: int | None = None
+) -> Usage:
+    """The step's recorded usage (over every attempt, or one) from the usage ledger.
+
+    A malformed usage event is a platform fault no retry can mend: the step fails for good.
+    """
+    try:
+        return usage_from_events(
+            events.read_stream(step_stream(inp.run_id, inp.step_key)), attempt=attempt
+        )
+    except LedgerError as exc:
+        raise StepFailure("LEDGER_CORRUPT", f"step {inp.step_key}: {exc}") from None
+
+
+def budget_refusal(events: EventStore, attempt: StepAttempt) -> Callable[[], str | None]:
+    """Why the run's budget refuses the attempt more spending (checked before each call)."""
+    return lambda: step_budget_refusal(
+        attempt.inp.budget_left, recorded_usage(events, attempt.inp, attempt=attempt.number)
+    )

@@ -1,0 +1,66 @@
+"""step__reuse: adopt an earlier run's verified outputs instead of executing a step again."""
+
+from datetime import UTC, datetime
+
+from temporalio import activity
+
+from activities.steps.attempt import step_stream
+from activities.store.artifacts import ArtifactStore
+from activities.store.events import EventStore
+from schemas.artifacts import Provenance
+from schemas.events import EventDraft
+from schemas.run import ReuseInput, ReuseResult
+
+
+class ReuseActivities:
+    """step__reuse: adopt an earlier run's verified outputs instead of executing a step again."""
+
+    def __init__(self, artifacts: ArtifactStore, events: EventStore) -> None:
+        self._artifacts = artifacts
+        self._events = events
+
+    @activity.defn(name="step__reuse")
+    def reuse(self, inp: ReuseInput) -> ReuseResult:
+        """Reuse only an unchanged contract on unchanged inputs whose outputs are still intact."""
+        step = inp.step
+        if step.contract_hash != inp.contract_hash:
+            return ReuseResult(reused=False, reason="its contract changed")
+        now = {p: r.sha256 for p, r in sorted(inp.inputs.items())}
+        if step.input_hashes != now:
+            return ReuseResult(reused=False, reason="its inputs changed")
+        for ref in step.outputs:
+            if not self._artifacts.exists(ref.sha256):
+                return ReuseResult(reused=False, reason=f"{ref.path} is gone from the store")
+        provenance = Provenance(
+            run_id=inp.run_id,
+            step_key=step.step_key,
+            contract_hash=step.contract_hash,
+            input_hashes=now,
+            code_hash=None,
+            attempt=1,
+        )
+        for ref in step.outputs:
+            self._events.publish_artifact(ref, provenance)
+        self._events.append(
+            [
+                EventDraft(
+                    event_id=f"{inp.run_id}:step.reused.v1:{step.step_key}",
+                    type="step.reused.v1",
+                    tenant_id=inp.tenant_id,
+                    project_id=inp.project_id,
+                    run_id=inp.run_id,
+                    caused_by=inp.cause_event_id,
+                    timestamp=datetime.now(UTC),
+                    payload={
+                        "step_key": step.step_key,
+                        "from_run": inp.resumed_from,
+                        "contract_hash": step.contract_hash,
+                        "outputs": [r.model_dump(mode="json") for r in step.outputs],
+                    },
+                )
+            ],
+            stream_id=step_stream(inp.run_id, step.step_key),
+        )
+        return ReuseResult(
+            reused=True, reason=f"reused from {inp.resumed_from}", outputs=step.outputs
+        )

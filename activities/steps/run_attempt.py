@@ -1,0 +1,174 @@
+"""The nine harness steps of one attempt, with their receipts, events and provenance."""
+
+from pathlib import Path
+
+from activities.sandbox import harness
+from activities.sandbox.harness import StepFailure
+from activities.sandbox.receipts import receipt_summary
+from activities.sandbox.workspace import WorkspaceViolation, safe_read
+from activities.steps.attempt import StepAttempt, StepServices
+from activities.steps.executors import run_executor
+from activities.steps.ledger import AttemptLog, recorded_usage
+from compiler.budget import step_overrun
+from schemas.artifacts import ArtifactRef
+from schemas.budget import Usage
+from schemas.events import EventDraft
+from schemas.receipts import Receipt
+from schemas.run import StepExecuteResult
+
+ITERATION_FILE = "meta/iteration"
+NOTE_FILE = "work/note.md"  # the step's done-note: what a loop's until-dry / until MARKER reads
+NOTE_MAX = 4096
+
+
+def read_note(workspace: Path) -> str | None:
+    """The done-note the step left, read without following links; capped, never fatal."""
+    try:
+        data = safe_read(workspace, NOTE_FILE, 1 << 20)
+    except FileNotFoundError:
+        return None
+    except WorkspaceViolation as err:
+        return f"(note refused: {err})"
+    return data[:NOTE_MAX].decode("utf-8", errors="replace").strip()
+
+
+def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -> StepExecuteResult:
+    """Workspace, inputs, preflight, executor, postflight, outputs: the attempt's completion.
+
+    A failed harness step raises StepFailure; the events still buffered in `log` then go out
+    with the failure.
+    """
+    step, workspace = attempt.step, attempt.workspace
+    pre, pre_ref = _prepare(attempt, services, log)
+    code = run_executor(attempt, services, pre)
+    usage = _within_budget(attempt, services)
+    note = read_note(workspace)
+    harness.check_undeclared_writes(workspace, step, pre)
+    post = harness.postflight(workspace, step)
+    post_ref, post_draft = _receipt(attempt, services, post, "step.receipt.postflight.v1")
+    log.buffer(post_draft)
+    harness.verify_outputs(post, step)
+    harness.verify_skill_output(workspace, step)
+    outputs = harness.persist_outputs(workspace, step, services.artifacts)
+    code_ref = _store_code(attempt, services, code) if code is not None else None
+    published = _publish(attempt, services, outputs, code_ref, caused_by=post_draft.event_id)
+    summary = receipt_summary(post)
+    completed = attempt.draft(
+        "step.completed.v1",
+        "done",
+        {
+            "attempt": attempt.number,
+            "outputs": [r.model_dump(mode="json") for r in outputs],
+            "preflight_ref": pre_ref.model_dump(mode="json"),
+            "postflight_ref": post_ref.model_dump(mode="json"),
+            "receipt": summary,
+            "note": note,
+            **({"code_ref": code_ref.model_dump(mode="json")} if code_ref else {}),
+        },
+        caused_by=post_draft.event_id,
+    )
+    log.flush(*published, completed)
+    return StepExecuteResult(
+        step_key=step.step_key,
+        attempt=attempt.number,
+        outputs=outputs,
+        preflight_ref=pre_ref,
+        postflight_ref=post_ref,
+        receipt_summary=summary,
+        completed_event_id=completed.event_id,
+        usage=usage,
+        iteration=attempt.iteration,
+        note=note,
+    )
+
+
+def _prepare(
+    attempt: StepAttempt, services: StepServices, log: AttemptLog
+) -> tuple[Receipt, ArtifactRef]:
+    """Workspace, inputs and the preflight receipt (its event flushed), inputs verified."""
+    workspace = attempt.workspace
+    harness.prepare_workspace(workspace)
+    # Which pass of a loop this is, for step code that adapts (1 for a step without a loop).
+    (workspace / ITERATION_FILE).write_text(f"{attempt.iteration}\n", encoding="utf-8")
+    harness.materialize_inputs(workspace, attempt.step, attempt.inp.inputs, services.artifacts)
+    pre = harness.preflight(workspace, attempt.step)
+    pre_ref, pre_draft = _receipt(attempt, services, pre, "step.receipt.preflight.v1")
+    log.flush(pre_draft)
+    harness.verify_inputs(pre, attempt.step)
+    return pre, pre_ref
+
+
+def _within_budget(attempt: StepAttempt, services: StepServices) -> Usage:
+    """The step's usage, once the executor has exited; an attempt over its budget fails."""
+    usage = recorded_usage(services.events, attempt.inp)  # the ledger is complete by now
+    contract = attempt.packet.execution_contract
+    overrun = step_overrun(
+        recorded_usage(services.events, attempt.inp, attempt=attempt.number),
+        tool_budget=contract.tool_budget,
+        bridge_call_budget=contract.bridge_call_budget,
+    )
+    if overrun is not None:
+        raise StepFailure("BUDGET_EXHAUSTED", f"step {attempt.step.step_key}: {overrun}")
+    return usage
+
+
+def _receipt(
+    attempt: StepAttempt, services: StepServices, receipt: Receipt, type_: str
+) -> tuple[ArtifactRef, EventDraft]:
+    """The receipt stored, and the event that names it."""
+    ref = _store_receipt(attempt, services, receipt)
+    draft = attempt.draft(
+        type_,
+        str(attempt.number),
+        {
+            "attempt": attempt.number,
+            "receipt_ref": ref.model_dump(mode="json"),
+            "files": receipt_summary(receipt),
+        },
+        caused_by=attempt.started,
+    )
+    return ref, draft
+
+
+def _store_receipt(attempt: StepAttempt, services: StepServices, receipt: Receipt) -> ArtifactRef:
+    return services.artifacts.put_bytes(
+        receipt.model_dump_json(indent=2).encode("utf-8"),
+        logical_path=attempt.receipt_path(receipt.phase),
+        media_type="application/json",
+    )
+
+
+def _store_code(attempt: StepAttempt, services: StepServices, code: str) -> ArtifactRef:
+    """The program that produced the accepted outputs, kept with the step's artifacts."""
+    return services.artifacts.put_bytes(
+        code.encode("utf-8"), logical_path=attempt.code_path(), media_type="text/x-python"
+    )
+
+
+def _publish(
+    attempt: StepAttempt,
+    services: StepServices,
+    outputs: list[ArtifactRef],
+    code_ref: ArtifactRef | None,
+    *,
+    caused_by: str,
+) -> list[EventDraft]:
+    """Each output published with its provenance; their artifact.published.v1 events."""
+    code_hash = code_ref.sha256 if code_ref else attempt.step.executable_contract_v2.code_sha256
+    provenance = attempt.provenance(code_hash)
+    drafts = []
+    for ref in outputs:
+        published = services.events.publish_artifact(ref, provenance)
+        drafts.append(
+            attempt.draft(
+                "artifact.published.v1",
+                ref.path,
+                {
+                    "artifact": ref.model_dump(mode="json"),
+                    "version": published.version,
+                    "contract_hash": attempt.step.contract_hash,
+                },
+                caused_by=caused_by,
+            )
+        )
+    return drafts
