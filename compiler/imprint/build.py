@@ -32,7 +32,9 @@ class Pos:
     refs: tuple[str, ...] = ()
     depth: int = 0
     ref_depth: int = 0
-    ids: tuple[int, ...] = ()
+    # The schema objects on the path, held (not their id()s): a temporary dict built for an
+    # allOf merge could be freed and its id() reused by another, which would look like a cycle.
+    path: tuple[object, ...] = ()
     origin: str | None = None  # pointer this schema was reached through (discriminator names)
     implied: tuple[str, str] | None = None  # (discriminator property, value) forced by a parent
 
@@ -134,11 +136,11 @@ class Compiler:
                 f"a schema must be a JSON object, got {schema!r:.60}",
                 "fix the schema (false allows no value at all)",
             )
-        if id(schema) in pos.ids:
+        if any(seen is schema for seen in pos.path):
             raise TemplateError(
                 "schema", pos.where, "the schema object contains itself", "break the cycle"
             )
-        pos = replace(pos, ids=(*pos.ids, id(schema)))
+        pos = replace(pos, path=(*pos.path, schema))
         if "$ref" in schema:
             return self._ref(schema, pos)
         if "allOf" in schema:
