@@ -54,8 +54,9 @@ class _Completed:
 class BridgeLedger:
     """One step's bridge calls over every attempt, read from and written to the real stores.
 
-    Built once per attempt, before the bridge serves: it reads the step's stream once and then
-    keeps its index current with its own writes (one attempt of a step runs at a time).
+    Built once per attempt, before the bridge serves: it reads the step's stream once, at the
+    first call (most steps make none), and then keeps its index current with its own writes
+    (one attempt of a step runs at a time).
     `run_budget_refusal` is called before every dispatch and returns why the run's token or cost
     budget is exhausted, or None.
     """
@@ -79,8 +80,14 @@ class BridgeLedger:
         self._dispatched = 0
         self._completed: dict[str, _Completed] = {}
         self._next_index = 0
-        for event in events.read_stream(self.stream_id):
-            self._index(event.event_id, event.type, event.payload)
+        self._loaded = False
+
+    def _load(self) -> None:
+        """Index the step's stream, once; the caller holds the lock."""
+        if not self._loaded:
+            self._loaded = True
+            for event in self._events.read_stream(self.stream_id):
+                self._index(event.event_id, event.type, event.payload)
 
     # ---- reading ---------------------------------------------------------------------------
 
@@ -90,6 +97,7 @@ class BridgeLedger:
         A loop step's iterations are separate passes, each with the contract's whole budget.
         """
         with self._lock:
+            self._load()
             return self._dispatched
 
     def run_budget_refusal(self) -> str | None:
@@ -99,6 +107,7 @@ class BridgeLedger:
     def next_index(self) -> int:
         """A fresh call index within this attempt (event ids are built from it)."""
         with self._lock:
+            self._load()
             index = self._next_index
             self._next_index += 1
             return index
@@ -106,6 +115,7 @@ class BridgeLedger:
     def find(self, key: str) -> StoredCall | None:
         """The completed (ok) call with this idempotency key, with its full result, if any."""
         with self._lock:
+            self._load()
             found = self._completed.get(key)
         if found is None:
             return None
@@ -234,6 +244,7 @@ class BridgeLedger:
 
     def _append(self, drafts: list[EventDraft]) -> str:
         with self._lock:
+            self._load()
             last = self._persist(drafts)[-1]
             # The record's own event is last; what a handler emitted carries the same index.
             self._index(last.event_id, last.type, last.payload)

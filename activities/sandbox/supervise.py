@@ -133,7 +133,10 @@ class _Watch:
 
     def run(self, wall_clock_s: float, heartbeat: Callable[[], None] | None) -> None:
         deadline = self.started + wall_clock_s
-        next_beat = self.started
+        # The first beat after one interval, not at once: a heartbeat from this thread waits for
+        # the worker's event loop, and most steps end well within the interval (the activity
+        # was just dispatched, so Temporal has nothing to learn from a beat at time zero).
+        next_beat = self.started + HEARTBEAT_INTERVAL_S
         while True:
             now = time.monotonic()
             if self.exited_at is None:

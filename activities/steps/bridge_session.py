@@ -25,8 +25,10 @@ def bridge_session(attempt: StepAttempt, services: StepServices) -> Iterator[Non
         yield
         return
     run_context = attempt.run_context()
-    surfaced = surfaced_tool_ids(services.packs["executor"], run_context)
-    policy = attempt.bridge_policy([t for t in attempt.bridge_tool_ids if t in surfaced])
+    allowed = attempt.bridge_tool_ids
+    # The context compile decides which allowed tools it surfaces; none allowed, none surfaced.
+    surfaced = surfaced_tool_ids(services.packs["executor"], run_context) if allowed else set()
+    policy = attempt.bridge_policy([t for t in allowed if t in surfaced])
     ledger = BridgeLedger(
         services.events,
         services.artifacts,

@@ -47,6 +47,17 @@ def recorded_usage(
         raise StepFailure("LEDGER_CORRUPT", f"step {inp.step_key}: {exc}") from None
 
 
+def recorded_usages(
+    events: EventStore, inp: StepExecuteInput, *, attempt: int
+) -> tuple[Usage, Usage]:
+    """(over every attempt, this attempt's) usage from one read of the step's stream."""
+    try:
+        ledger = events.read_stream(step_stream(inp.run_id, inp.step_key))
+        return usage_from_events(ledger), usage_from_events(ledger, attempt=attempt)
+    except LedgerError as exc:
+        raise StepFailure("LEDGER_CORRUPT", f"step {inp.step_key}: {exc}") from None
+
+
 def budget_refusal(events: EventStore, attempt: StepAttempt) -> Callable[[], str | None]:
     """Why the run's budget refuses the attempt more spending (checked before each call)."""
     return lambda: step_budget_refusal(

@@ -8,7 +8,7 @@ from activities.sandbox.receipts import receipt_summary
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from activities.steps.attempt import StepAttempt, StepServices
 from activities.steps.executors import run_executor
-from activities.steps.ledger import AttemptLog, recorded_usage
+from activities.steps.ledger import AttemptLog, recorded_usages
 from compiler.budget import step_overrun
 from schemas.artifacts import ArtifactRef
 from schemas.budget import Usage
@@ -100,10 +100,11 @@ def _prepare(
 
 def _within_budget(attempt: StepAttempt, services: StepServices) -> Usage:
     """The step's usage, once the executor has exited; an attempt over its budget fails."""
-    usage = recorded_usage(services.events, attempt.inp)  # the ledger is complete by now
+    # The ledger is complete by now: every attempt's usage, and this attempt's.
+    usage, this_attempt = recorded_usages(services.events, attempt.inp, attempt=attempt.number)
     contract = attempt.packet.execution_contract
     overrun = step_overrun(
-        recorded_usage(services.events, attempt.inp, attempt=attempt.number),
+        this_attempt,
         tool_budget=contract.tool_budget,
         bridge_call_budget=contract.bridge_call_budget,
     )

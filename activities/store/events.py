@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any, ClassVar, NamedTuple
 
-from sqlalchemy import Engine, Select, func, insert, select, text, update
+from sqlalchemy import Engine, Select, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from activities.store.engine import WRITE_OPTION, Backend, backend_of, create_store_engine
 from activities.store.errors import ConcurrencyError, ConflictError
 from activities.store.migrate import check_at_head, upgrade_engine
+from activities.store.queries import Statements
 from activities.store.records import (
     ChainBreak,
     ChainVerification,
@@ -59,6 +60,7 @@ class EventStore(ABC):
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        self._q = Statements(self._locking, self._insert_ignore_heads())
 
     @property
     def engine(self) -> Engine:
@@ -112,7 +114,7 @@ class EventStore(ABC):
     def _stored(
         self, conn: Connection, batch: dict[str, tuple[EventDraft, str]], stream_id: str
     ) -> dict[str, Event]:
-        rows = conn.execute(select(events).where(events.c.event_id.in_(list(batch)))).mappings()
+        rows = conn.execute(self._q.stored, {"ids": list(batch)}).mappings()
         found: dict[str, Event] = {}
         for row in rows:
             _, digest = batch[row["event_id"]]
@@ -137,9 +139,7 @@ class EventStore(ABC):
         stream_id: str,
         expected_seq: int | None,
     ) -> dict[str, Event]:
-        last = conn.execute(
-            select(func.coalesce(func.max(events.c.seq), 0)).where(events.c.stream_id == stream_id)
-        ).scalar_one()
+        last = conn.execute(self._q.last_seq, {"stream": stream_id}).scalar_one()
         if expected_seq is not None and last != expected_seq:
             raise ConcurrencyError(stream_id, expected_seq, last)
         heads = self._lock_heads(conn, sorted({d.tenant_id for d, _ in new}))
@@ -159,41 +159,28 @@ class EventStore(ABC):
             rows.append(row)
             written[draft.event_id] = event_from_row(row)
             heads[draft.tenant_id] = _Head(head.last_seq + 1, digest)
-        conn.execute(insert(events), rows)
-        for tenant_id, head in heads.items():
-            conn.execute(
-                update(tenant_heads)
-                .where(tenant_heads.c.tenant_id == tenant_id)
-                .values(last_seq=head.last_seq, last_hash=head.last_hash)
-            )
+        conn.execute(self._q.insert, rows)
+        conn.execute(
+            self._q.set_head,
+            [{"t_id": t, "t_seq": h.last_seq, "t_hash": h.last_hash} for t, h in heads.items()],
+        )
         return written
 
     def _lock_heads(self, conn: Connection, tenant_ids: list[str]) -> dict[str, _Head]:
         conn.execute(
-            self._insert_ignore_heads().values(
-                [{"tenant_id": t, "last_seq": 0, "last_hash": None} for t in tenant_ids]
-            )
+            self._q.new_heads,
+            [{"tenant_id": t, "last_seq": 0, "last_hash": None} for t in tenant_ids],
         )
-        query = (
-            select(tenant_heads)
-            .where(tenant_heads.c.tenant_id.in_(tenant_ids))
-            .order_by(tenant_heads.c.tenant_id)  # one lock order for all writers: no deadlocks
-        )
-        return {
-            r.tenant_id: _Head(r.last_seq, r.last_hash) for r in conn.execute(self._locking(query))
-        }
+        rows = conn.execute(self._q.heads, {"tenants": tenant_ids})
+        return {r.tenant_id: _Head(r.last_seq, r.last_hash) for r in rows}
 
     # ---- reading ---------------------------------------------------------------------------
 
     def read_stream(self, stream_id: str, after_seq: int = 0) -> list[Event]:
         """The events of one stream with seq > `after_seq`, in seq order."""
-        query = (
-            select(events)
-            .where(events.c.stream_id == stream_id, events.c.seq > after_seq)
-            .order_by(events.c.seq)
-        )
+        params = {"stream": stream_id, "after": after_seq}
         with self._engine.connect() as conn:
-            return [event_from_row(r) for r in conn.execute(query).mappings()]
+            return [event_from_row(r) for r in conn.execute(self._q.read_stream, params).mappings()]
 
     def list_events(
         self,
@@ -264,17 +251,13 @@ class EventStore(ABC):
                 f"and sha256 'sha256:<64 hex digits>', got {ref.artifact_id!r}, {ref.sha256!r}"
             )
         run_id, path = provenance.run_id, ref.path
-        key = (artifacts_published.c.run_id == run_id, artifacts_published.c.path == path)
+        at = {"run": run_id, "path": path}
         with self._write() as conn:
             self._lock_key(conn, f"publish\x00{run_id}\x00{path}")
-            same = conn.execute(
-                select(artifacts_published).where(*key, artifacts_published.c.sha256 == digest)
-            ).mappings()
+            same = conn.execute(self._q.same_publication, {**at, "digest": digest}).mappings()
             for found in same:
                 return published_from_row(found)
-            version = conn.execute(
-                select(func.coalesce(func.max(artifacts_published.c.version), 0)).where(*key)
-            ).scalar_one()
+            version = conn.execute(self._q.last_version, at).scalar_one()
             row = {
                 "run_id": run_id,
                 "path": path,
@@ -287,7 +270,7 @@ class EventStore(ABC):
                 "provenance": provenance.model_dump(mode="json"),
                 "published_at": datetime.now(UTC),
             }
-            conn.execute(insert(artifacts_published), [row])
+            conn.execute(self._q.publish, [row])
         return published_from_row(row, created=True)
 
     def list_published(self, run_id: str) -> list[PublishedArtifact]:
