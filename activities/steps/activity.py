@@ -1,10 +1,8 @@
 """step__execute and step__usage: one step attempt through the harness, with its events."""
 
-import contextvars
 import shutil
-import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ from activities.codeact import ModelServices
 from activities.errors import step_failure
 from activities.sandbox.harness import StepFailure
 from activities.steps.attempt import StepAttempt, StepServices, step_stream
+from activities.steps.heartbeats import Heartbeats
 from activities.steps.ledger import AttemptLog, recorded_usage
 from activities.steps.plans import CompiledPlans
 from activities.steps.run_attempt import run_attempt
@@ -34,6 +33,7 @@ from schemas.run import StepExecuteInput, StepExecuteResult, StepUsageInput
 # Well inside the workflow's heartbeat timeout: materializing, hashing and persisting large
 # files must never look like a dead worker (that would start a second attempt alongside).
 HEARTBEAT_EVERY_S = 2.0
+_HEARTBEATS = Heartbeats(HEARTBEAT_EVERY_S)
 
 
 class StepActivities:
@@ -91,7 +91,7 @@ class StepActivities:
         log = AttemptLog(self._services.events, attempt)
         log.buffer(_started(attempt))
         try:
-            with _heartbeating():
+            with _HEARTBEATS.beating():
                 return run_attempt(attempt, self._services, log)
         except StepFailure as failure:
             raise self._failed(attempt, log, failure) from None
@@ -184,25 +184,6 @@ def _completed_before(
                 note=p.get("note"),
             )
     return None
-
-
-@contextmanager
-def _heartbeating() -> Iterator[None]:
-    """Heartbeat from a side thread for as long as the attempt runs."""
-    stop = threading.Event()
-    context = contextvars.copy_context()
-
-    def beat() -> None:
-        while not stop.wait(HEARTBEAT_EVERY_S):
-            context.run(activity.heartbeat)
-
-    thread = threading.Thread(target=beat, name="forge-heartbeat", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 def _clean_up(attempt: StepAttempt) -> None:
