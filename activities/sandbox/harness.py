@@ -73,7 +73,8 @@ def materialize_inputs(
         dest = workspace / path
         dest.parent.mkdir(parents=True, exist_ok=True)
         try:
-            store.get_to_file(ref.sha256, dest)
+            # The workspace lives as long as the attempt: no flush to disk for its copy.
+            store.get_to_file(ref.sha256, dest, durable=False)
         except ArtifactCorrupt as exc:
             raise StepFailure(
                 "MISSING_INPUT", f"input {path} failed its hash check: {exc}"

@@ -1,11 +1,13 @@
 """The step's stream as a ledger: the events an attempt writes, the usage recorded there."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from activities.sandbox.harness import StepFailure
 from activities.steps.attempt import StepAttempt, step_stream
 from activities.store.events import EventStore
+from activities.store.records import PublishedArtifact
 from compiler.budget import LedgerError, step_budget_refusal, usage_from_events
+from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
 from schemas.events import EventDraft
 from schemas.run import StepExecuteInput, StepUsageInput
@@ -29,6 +31,20 @@ class AttemptLog:
     def flush(self, *drafts: EventDraft) -> None:
         """The buffered events and these in one transaction."""
         self._events.append([*self._pending, *drafts], stream_id=self._stream_id)
+        self._pending.clear()
+
+    def flush_published(
+        self,
+        publications: Sequence[tuple[ArtifactRef, Provenance]],
+        events_for: Callable[[list[PublishedArtifact]], list[EventDraft]],
+    ) -> None:
+        """Publish the outputs and append the buffered events and `events_for(...)`, atomically."""
+        pending = list(self._pending)
+        self._events.publish_and_append(
+            publications,
+            lambda published: [*pending, *events_for(published)],
+            stream_id=self._stream_id,
+        )
         self._pending.clear()
 
 

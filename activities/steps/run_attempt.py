@@ -10,7 +10,7 @@ from activities.steps.attempt import StepAttempt, StepServices
 from activities.steps.executors import run_executor
 from activities.steps.ledger import AttemptLog, recorded_usages
 from compiler.budget import step_overrun
-from schemas.artifacts import ArtifactRef
+from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
 from schemas.events import EventDraft
 from schemas.receipts import Receipt
@@ -51,7 +51,6 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     harness.verify_skill_output(workspace, step)
     outputs = harness.persist_outputs(workspace, step, services.artifacts)
     code_ref = _store_code(attempt, services, code) if code is not None else None
-    published = _publish(attempt, services, outputs, code_ref, caused_by=post_draft.event_id)
     summary = receipt_summary(post)
     completed = attempt.draft(
         "step.completed.v1",
@@ -67,7 +66,18 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
         },
         caused_by=post_draft.event_id,
     )
-    log.flush(*published, completed)
+    # The outputs are published in the transaction that records the completion: never one
+    # without the other.
+    log.flush_published(
+        _publications(attempt, outputs, code_ref),
+        lambda published: [
+            *(
+                _published_event(attempt, ref, p.version, caused_by=post_draft.event_id)
+                for ref, p in zip(outputs, published, strict=True)
+            ),
+            completed,
+        ],
+    )
     return StepExecuteResult(
         step_key=step.step_key,
         attempt=attempt.number,
@@ -146,30 +156,26 @@ def _store_code(attempt: StepAttempt, services: StepServices, code: str) -> Arti
     )
 
 
-def _publish(
-    attempt: StepAttempt,
-    services: StepServices,
-    outputs: list[ArtifactRef],
-    code_ref: ArtifactRef | None,
-    *,
-    caused_by: str,
-) -> list[EventDraft]:
-    """Each output published with its provenance; their artifact.published.v1 events."""
+def _publications(
+    attempt: StepAttempt, outputs: list[ArtifactRef], code_ref: ArtifactRef | None
+) -> list[tuple[ArtifactRef, Provenance]]:
+    """Each output with its provenance (the code that produced it, the contract, the inputs)."""
     code_hash = code_ref.sha256 if code_ref else attempt.step.executable_contract_v2.code_sha256
     provenance = attempt.provenance(code_hash)
-    drafts = []
-    for ref in outputs:
-        published = services.events.publish_artifact(ref, provenance)
-        drafts.append(
-            attempt.draft(
-                "artifact.published.v1",
-                ref.path,
-                {
-                    "artifact": ref.model_dump(mode="json"),
-                    "version": published.version,
-                    "contract_hash": attempt.step.contract_hash,
-                },
-                caused_by=caused_by,
-            )
-        )
-    return drafts
+    return [(ref, provenance) for ref in outputs]
+
+
+def _published_event(
+    attempt: StepAttempt, ref: ArtifactRef, version: int, *, caused_by: str
+) -> EventDraft:
+    """artifact.published.v1 for one output, with the version the index gave it."""
+    return attempt.draft(
+        "artifact.published.v1",
+        ref.path,
+        {
+            "artifact": ref.model_dump(mode="json"),
+            "version": version,
+            "contract_hash": attempt.step.contract_hash,
+        },
+        caused_by=caused_by,
+    )

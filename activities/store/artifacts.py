@@ -75,11 +75,12 @@ class ArtifactStore(ABC):
         digest, size = self._ingest(io.BytesIO(data))
         return _ref(digest, size, logical_path, media_type)
 
-    def get_to_file(self, sha256: str, dest: Path) -> None:
+    def get_to_file(self, sha256: str, dest: Path, *, durable: bool = True) -> None:
         """Copy a blob to `dest`, verifying its hash on the way.
 
         The copy goes to a temporary file next to `dest` and is renamed over it only once the
-        hash matched, so `dest` is never left holding a partial or corrupt file.
+        hash matched, so `dest` is never left holding a partial or corrupt file. `durable=False`
+        skips the flush to disk, for copies that live only as long as one step attempt.
 
         Raises:
             ArtifactNotFound: No blob has this digest.
@@ -95,8 +96,9 @@ class ArtifactStore(ABC):
                     hasher.update(chunk)
                     out.write(chunk)
                 _check(digest, hasher.hexdigest())
-                out.flush()
-                os.fsync(out.fileno())
+                if durable:
+                    out.flush()
+                    os.fsync(out.fileno())
             os.replace(tmp, dest)
         except BaseException:
             tmp.unlink(missing_ok=True)
@@ -142,6 +144,19 @@ class LocalArtifactStore(ArtifactStore):
 
     def exists(self, sha256: str) -> bool:
         return self._blob_path(parse_digest(sha256)).is_file()
+
+    def put_bytes(
+        self, data: bytes, *, logical_path: str, media_type: str | None = None
+    ) -> ArtifactRef:
+        """Store `data`; bytes already stored are not written (nor flushed to disk) again.
+
+        Locally the check is one stat: a step's frozen code, an unchanged receipt or a capsule's
+        replayed program costs no write.
+        """
+        digest = hashlib.sha256(data).hexdigest()
+        if self._blob_path(digest).is_file():
+            return _ref(digest, len(data), logical_path, media_type)
+        return super().put_bytes(data, logical_path=logical_path, media_type=media_type)
 
     def _ingest(self, src: BinaryIO) -> tuple[str, int]:
         # The name is known only after the last byte, so bytes land in a staging file on the

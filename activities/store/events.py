@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import re
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any, ClassVar, NamedTuple
 
 from sqlalchemy import Engine, Select, select, text
@@ -19,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from activities.store.engine import WRITE_OPTION, Backend, backend_of, create_store_engine
 from activities.store.errors import ConcurrencyError, ConflictError
 from activities.store.migrate import check_at_head, upgrade_engine
+from activities.store.publish import PublishIndex
 from activities.store.queries import Statements
 from activities.store.records import (
     ChainBreak,
@@ -28,10 +27,8 @@ from activities.store.records import (
     draft_row,
     event_from_row,
     prepare_batch,
-    published_from_row,
 )
-from activities.store.tables import artifacts_published, events, tenant_heads
-from schemas.artifacts import ArtifactRef, Provenance
+from activities.store.tables import events, tenant_heads
 from schemas.events import Event, EventDraft
 
 __all__ = [
@@ -44,15 +41,13 @@ __all__ = [
     "open_event_store",
 ]
 
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-
 
 class _Head(NamedTuple):
     last_seq: int
     last_hash: str | None
 
 
-class EventStore(ABC):
+class EventStore(PublishIndex):
     """One event log over SQLAlchemy Core; subclasses only say how each backend locks."""
 
     backend: ClassVar[Backend]
@@ -93,23 +88,41 @@ class EventStore(ABC):
             ConflictError: An event_id is stored with different content or in another stream.
             ConcurrencyError: The stream's last seq is not `expected_seq`; nothing was written.
         """
+        if not drafts:
+            return []
+        with self._collisions(stream_id), self._write() as conn:
+            return self._append_in(conn, drafts, stream_id=stream_id, expected_seq=expected_seq)
+
+    def _append_in(
+        self,
+        conn: Connection,
+        drafts: Sequence[EventDraft],
+        *,
+        stream_id: str,
+        expected_seq: int | None = None,
+    ) -> list[Event]:
+        """`append` inside the caller's write transaction."""
         batch = prepare_batch(drafts)
         if not batch:
             return []
+        self._lock_key(conn, f"stream\x00{stream_id}")
+        stored = self._stored(conn, batch, stream_id)
+        new = [(d, h) for d, h in batch.values() if d.event_id not in stored]
+        if new:
+            stored.update(self._insert(conn, new, stream_id, expected_seq))
+        return [stored[d.event_id] for d in drafts]
+
+    @staticmethod
+    @contextmanager
+    def _collisions(stream_id: str) -> Iterator[None]:
         try:
-            with self._write() as conn:
-                self._lock_key(conn, f"stream\x00{stream_id}")
-                stored = self._stored(conn, batch, stream_id)
-                new = [(d, h) for d, h in batch.values() if d.event_id not in stored]
-                if new:
-                    stored.update(self._insert(conn, new, stream_id, expected_seq))
+            yield
         except IntegrityError as exc:
             # Reached only when a writer outside this stream's lock stored the same event_id.
             raise ConflictError(
                 f"append to stream {stream_id!r} collided with a concurrent write of the same "
                 f"event_id: {exc.orig}"
             ) from exc
-        return [stored[d.event_id] for d in drafts]
 
     def _stored(
         self, conn: Connection, batch: dict[str, tuple[EventDraft, str]], stream_id: str
@@ -235,65 +248,6 @@ class EventStore(ABC):
         return ChainVerification(
             tenant_id=tenant_id, ok=broken is None, checked=checked, first_broken=broken
         )
-
-    # ---- publish index ---------------------------------------------------------------------
-
-    def publish_artifact(self, ref: ArtifactRef, provenance: Provenance) -> PublishedArtifact:
-        """Record `ref` as published by `provenance.run_id` at `ref.path`.
-
-        The same bytes at the same path are one publication (a retry returns it with
-        created=False); new bytes at that path become the next version.
-        """
-        digest = ref.sha256 if ref.sha256.startswith("sha256:") else f"sha256:{ref.sha256}"
-        if _DIGEST.fullmatch(digest) is None or ref.artifact_id != digest:
-            raise ValueError(
-                f"artifact ref for {ref.path!r} is not content-addressed: expected artifact_id "
-                f"and sha256 'sha256:<64 hex digits>', got {ref.artifact_id!r}, {ref.sha256!r}"
-            )
-        run_id, path = provenance.run_id, ref.path
-        at = {"run": run_id, "path": path}
-        with self._write() as conn:
-            self._lock_key(conn, f"publish\x00{run_id}\x00{path}")
-            same = conn.execute(self._q.same_publication, {**at, "digest": digest}).mappings()
-            for found in same:
-                return published_from_row(found)
-            version = conn.execute(self._q.last_version, at).scalar_one()
-            row = {
-                "run_id": run_id,
-                "path": path,
-                "version": version + 1,
-                "sha256": digest,
-                "size_bytes": ref.size_bytes,
-                "media_type": ref.media_type,
-                "step_key": provenance.step_key,
-                "contract_hash": provenance.contract_hash,
-                "provenance": provenance.model_dump(mode="json"),
-                "published_at": datetime.now(UTC),
-            }
-            conn.execute(self._q.publish, [row])
-        return published_from_row(row, created=True)
-
-    def list_published(self, run_id: str) -> list[PublishedArtifact]:
-        """Every published version of a run's artifacts, by path then version."""
-        query = (
-            select(artifacts_published)
-            .where(artifacts_published.c.run_id == run_id)
-            .order_by(artifacts_published.c.path, artifacts_published.c.version)
-        )
-        with self._engine.connect() as conn:
-            return [published_from_row(r) for r in conn.execute(query).mappings()]
-
-    def latest(self, run_id: str, path: str) -> PublishedArtifact | None:
-        """The highest version published at `path` by `run_id`, if any."""
-        query = (
-            select(artifacts_published)
-            .where(artifacts_published.c.run_id == run_id, artifacts_published.c.path == path)
-            .order_by(artifacts_published.c.version.desc())
-            .limit(1)
-        )
-        with self._engine.connect() as conn:
-            row = conn.execute(query).mappings().first()
-        return None if row is None else published_from_row(row)
 
     # ---- what the backends differ in -------------------------------------------------------
 

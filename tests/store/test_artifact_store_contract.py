@@ -166,6 +166,36 @@ class TestLocal(ArtifactStoreContract):
         blob.chmod(0o644)
         blob.write_bytes(data)
 
+    def test_bytes_already_stored_are_not_written_again(
+        self, store: ArtifactStore, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        first = store.put_bytes(DATA, logical_path="a.csv")
+
+        def no_write(_src: object) -> tuple[str, int]:
+            raise AssertionError("stored bytes were written again")
+
+        monkeypatch.setattr(store, "_ingest", no_write)
+        again = store.put_bytes(DATA, logical_path="b.csv", media_type="text/csv")
+        assert (again.sha256, again.size_bytes, again.path) == (first.sha256, len(DATA), "b.csv")
+        with pytest.raises(AssertionError, match="written again"):
+            store.put_bytes(DATA + b"new", logical_path="c.csv")
+
+    def test_a_copy_for_one_attempt_is_verified_without_a_flush_to_disk(
+        self, store: ArtifactStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        ref = store.put_bytes(DATA, logical_path="a.csv")
+        flushed: list[int] = []
+        real_fsync = os.fsync
+        monkeypatch.setattr(os, "fsync", lambda fd: (flushed.append(fd), real_fsync(fd)))
+        store.get_to_file(ref.sha256, tmp_path / "work.csv", durable=False)
+        assert (tmp_path / "work.csv").read_bytes() == DATA and flushed == []
+        store.get_to_file(ref.sha256, tmp_path / "kept.csv")
+        assert len(flushed) == 1
+        self.tamper(store, ref.sha256, b"tampered")
+        with pytest.raises(ArtifactCorrupt):
+            store.get_to_file(ref.sha256, tmp_path / "bad.csv", durable=False)
+        assert not (tmp_path / "bad.csv").exists()
+
     def test_layout_is_content_addressed_and_read_only(self, store: ArtifactStore) -> None:
         assert isinstance(store, LocalArtifactStore)
         ref = store.put_bytes(DATA, logical_path="a.csv")

@@ -283,6 +283,43 @@ class EventStoreContract:
                 ArtifactRef(artifact_id="x", path="p", sha256="abc", size_bytes=1), prov
             )
 
+    def test_outputs_are_published_in_the_transaction_that_records_them(
+        self, store: EventStore, tenant: str
+    ) -> None:
+        run = f"{tenant}-run"
+        prov = Provenance(run_id=run, step_key="render", contract_hash="sha256:" + "c" * 64)
+        stream = f"{tenant}:step"
+
+        def events_for(published: list[Any]) -> list[EventDraft]:
+            return [
+                draft(tenant, i, payload={"path": p.path, "version": p.version})
+                for i, p in enumerate(published, start=1)
+            ]
+
+        stored = store.publish_and_append(
+            [(artifact("a"), prov), (artifact("b", "output/x.csv"), prov)],
+            events_for,
+            stream_id=stream,
+        )
+        assert [e.payload for e in stored] == [
+            {"path": "output/report.csv", "version": 1},
+            {"path": "output/x.csv", "version": 1},
+        ]
+        # A retry publishes nothing new and appends nothing twice.
+        again = store.publish_and_append([(artifact("a"), prov)], events_for, stream_id=stream)
+        assert [e.event_id for e in again] == [stored[0].event_id]
+        assert len(store.read_stream(stream)) == 2
+
+        def conflicting(published: list[Any]) -> list[EventDraft]:
+            return [draft(tenant, 1, payload={"other": "content"})]  # a stored id, new content
+
+        with pytest.raises(ConflictError):
+            store.publish_and_append([(artifact("d"), prov)], conflicting, stream_id=stream)
+        # The failed append took its publication with it.
+        assert [p.version for p in store.list_published(run) if p.path == "output/report.csv"] == [
+            1
+        ]
+
     def test_migrated_schema_matches_tables(self, store: EventStore) -> None:
         with store.engine.connect() as conn:
             context = MigrationContext.configure(conn, opts={"compare_type": True})
