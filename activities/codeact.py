@@ -30,9 +30,8 @@ from activities.sandbox.bridge import BridgeCall, ToolError, ToolHandler, ToolRe
 from activities.sandbox.harness import Executor, StepFailure
 from activities.sandbox.receipts import receipt_summary
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
-from compiler.context import compile_context
 from schemas.compiled import CompiledPlan, CompiledStep
-from schemas.context import ContextPack, EvidenceRef, InvokeRequest, RunContext
+from schemas.context import ContextPack, EvidenceRef, RunContext
 from schemas.evaluator import EVALUATION_PROOF, EvaluationProof, EvaluationSpec
 from schemas.events import Event
 from schemas.models import CallScope
@@ -413,11 +412,3 @@ def blocked_evaluations(events: list[Event], attempt: int, iteration: int) -> li
                 f"{p.get('proof_id')}: {p.get('verdict')} ({str(p.get('summary'))[:200]})"
             )
     return failed
-
-
-def surfaced_tool_ids(pack: ContextPack, run_context: RunContext) -> set[str]:
-    """The tools the executor's context surfaces for this step (registry ∩ permissions − policy)."""
-    context = compile_context(
-        pack, run_context, InvokeRequest(intent_id="forge.execute", message="tool surfacing")
-    )
-    return {t.tool_id for t in context.surfaced_tools}

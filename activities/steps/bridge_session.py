@@ -7,12 +7,12 @@ from activities.codeact import (
     evaluate_handler,
     evaluate_key_material,
     evaluator_unavailable,
-    surfaced_tool_ids,
 )
 from activities.sandbox.bridge import BridgeLedger, BridgeServer, ToolHandler
 from activities.sandbox.bridge_tools import builtin_handlers
 from activities.steps.attempt import StepAttempt, StepServices
 from activities.steps.ledger import budget_refusal
+from activities.steps.surfacing import surfaced_tool_ids
 from schemas.context import RunContext
 
 STEP_CODE_BACKENDS = ("sandbox.frozen", "sandbox.session")
