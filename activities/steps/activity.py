@@ -1,8 +1,6 @@
 """step__execute and step__usage: one step attempt through the harness, with its events."""
 
-import shutil
 from collections.abc import Mapping
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -13,13 +11,13 @@ from activities.codeact import ModelServices
 from activities.errors import step_failure
 from activities.sandbox.harness import StepFailure
 from activities.steps.attempt import StepAttempt, StepServices, step_stream
+from activities.steps.cleanup import REMOVER
 from activities.steps.heartbeats import Heartbeats
 from activities.steps.ledger import AttemptLog, recorded_usage
 from activities.steps.plans import CompiledPlans
 from activities.steps.run_attempt import run_attempt
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
-from activities.store.skill_packages import remove_tree
 from activities.store.skills_registry import SkillRegistry
 from compiler.typesystem.library import TypeLibrary
 from schemas.artifacts import ArtifactRef
@@ -187,11 +185,5 @@ def _completed_before(
 
 
 def _clean_up(attempt: StepAttempt) -> None:
-    """Receipts and events keep what matters; a workspace never outlives its attempt."""
-    shutil.rmtree(attempt.workspace, ignore_errors=True)
-    # Staged skills are sealed read-only, so rmtree alone would leave them.
-    with suppress(OSError):
-        remove_tree(attempt.skills_staging)
-    for parent in (attempt.workspace.parent, attempt.workspace.parent.parent):  # step, run dir
-        with suppress(OSError):
-            parent.rmdir()  # only when empty: a sibling attempt may still run
+    """The attempt has ended: its workspace is removed off the step's path."""
+    REMOVER.remove(attempt.workspace, attempt.skills_staging)
