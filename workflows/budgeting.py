@@ -95,7 +95,7 @@ class Budgeting(RunCore):
                 "refusals": refused,
                 "limits": self._budget.limits.model_dump(mode="json"),
                 "spent": self._budget.spent.model_dump(mode="json"),
-                "resume_with": f"forge budget extend {self._run_id} --tokens N [--cost USD]",
+                "resume_with": f"forge budget extend {self._log.run_id} --tokens N [--cost USD]",
             },
             id_suffix=str(self._budget.exhaustions),
         )

@@ -34,7 +34,6 @@ class RunCore:
     def __init__(self, inp: RunInput) -> None:
         self._input = inp  # the run's input, with the plan the front end settled on
         self._log = RunLog(inp)
-        self._run_id = inp.run_id
         self._status: RunStatus = "compiling"
         self._plan_hash: str | None = None
         self._nodes: list[StepNode] = []

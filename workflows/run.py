@@ -46,7 +46,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
     def status(self) -> RunStatusView:
         """The plan with per-step state, attempts, timings and receipt summaries."""
         return RunStatusView(
-            run_id=self._run_id,
+            run_id=self._log.run_id,
             status=self._status,
             plan_hash=self._plan_hash,
             generation=self._generation,
@@ -231,7 +231,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
             final = await workflow.execute_activity(
                 "run__finalize",
                 FinalizeInput(
-                    run_id=self._run_id,
+                    run_id=self._log.run_id,
                     tenant_id=self._log.tenant_id,
                     project_id=self._log.project_id,
                     compiled_ref=carry.compiled_ref,
@@ -248,7 +248,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
         # Let in-flight update/signal handlers (gate decisions) record their events first.
         await workflow.wait_condition(workflow.all_handlers_finished)
         return RunResult(
-            run_id=self._run_id,
+            run_id=self._log.run_id,
             status=self._status,
             plan_hash=carry.plan_hash,
             steps=dict(self._states),

@@ -166,7 +166,7 @@ class Stepping(ChildRuns, Budgeting):
                 try:
                     usage = await workflow.execute_activity(
                         "step__usage",
-                        StepUsageInput(run_id=self._run_id, step_key=key),
+                        StepUsageInput(run_id=self._log.run_id, step_key=key),
                         result_type=Usage,
                         start_to_close_timeout=policies.EVENTS_TIMEOUT,
                         retry_policy=policies.EVENTS_RETRY,

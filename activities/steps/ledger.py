@@ -48,30 +48,28 @@ class AttemptLog:
         self._pending.clear()
 
 
-def recorded_usage(
-    events: EventStore, inp: StepExecuteInput | StepUsageInput, *, attempt: int | None = None
-) -> Usage:
-    """The step's recorded usage (over every attempt, or one) from the usage ledger.
+def recorded_usages(
+    events: EventStore, inp: StepExecuteInput | StepUsageInput, *attempts: int | None
+) -> list[Usage]:
+    """The step's recorded usage for each of `attempts` (None: every attempt), read once.
+
+    The step's stream is its usage ledger.
 
     A malformed usage event is a platform fault no retry can mend: the step fails for good.
     """
+    ledger = events.read_stream(step_stream(inp.run_id, inp.step_key))
     try:
-        return usage_from_events(
-            events.read_stream(step_stream(inp.run_id, inp.step_key)), attempt=attempt
-        )
+        return [usage_from_events(ledger, attempt=a) for a in attempts]
     except LedgerError as exc:
         raise StepFailure("LEDGER_CORRUPT", f"step {inp.step_key}: {exc}") from None
 
 
-def recorded_usages(
-    events: EventStore, inp: StepExecuteInput, *, attempt: int
-) -> tuple[Usage, Usage]:
-    """(over every attempt, this attempt's) usage from one read of the step's stream."""
-    try:
-        ledger = events.read_stream(step_stream(inp.run_id, inp.step_key))
-        return usage_from_events(ledger), usage_from_events(ledger, attempt=attempt)
-    except LedgerError as exc:
-        raise StepFailure("LEDGER_CORRUPT", f"step {inp.step_key}: {exc}") from None
+def recorded_usage(
+    events: EventStore, inp: StepExecuteInput | StepUsageInput, *, attempt: int | None = None
+) -> Usage:
+    """The step's recorded usage, over every attempt or one."""
+    [usage] = recorded_usages(events, inp, attempt)
+    return usage
 
 
 def budget_refusal(events: EventStore, attempt: StepAttempt) -> Callable[[], str | None]:

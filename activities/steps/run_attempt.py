@@ -111,7 +111,7 @@ def _prepare(
 def _within_budget(attempt: StepAttempt, services: StepServices) -> Usage:
     """The step's usage, once the executor has exited; an attempt over its budget fails."""
     # The ledger is complete by now: every attempt's usage, and this attempt's.
-    usage, this_attempt = recorded_usages(services.events, attempt.inp, attempt=attempt.number)
+    usage, this_attempt = recorded_usages(services.events, attempt.inp, None, attempt.number)
     contract = attempt.packet.execution_contract
     overrun = step_overrun(
         this_attempt,

@@ -24,13 +24,11 @@ from activities.sandbox.harness import Executor, launch
 from activities.sandbox.runner import SandboxLimits, SandboxUnavailable, run_sandboxed
 from activities.sandbox.step_runtime import RUNTIME_DIR, StepRuntimeError, expected_digest
 from activities.typelib import load_profiles
+from tests.support.sandbox import needs_bwrap
 from tests.upgrade_check import lock_pins
 
 ROOT = Path(__file__).resolve().parents[2]
 UV = ROOT / ".tools" / "bin" / "uv"
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None, reason="bubblewrap is not installed (make system-deps)"
-)
 PLATFORM = (
     "anthropic",
     "boto3",

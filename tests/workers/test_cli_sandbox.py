@@ -1,7 +1,6 @@
 """`forge sandbox exec` as a person or a script uses it."""
 
 import json
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -9,11 +8,9 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from tests.support.sandbox import needs_bwrap
 from workers.cli.sandbox import sandbox_app
 
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None, reason="bubblewrap is not installed (make system-deps)"
-)
 app = typer.Typer()
 app.add_typer(sandbox_app, name="sandbox")
 

@@ -1,32 +1,18 @@
 """Shared helpers of the runner tests: limits, the step environment, running a script."""
 
 import os
-import shutil
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from activities.sandbox.runner import (
-    SandboxLimits,
     SandboxResult,
     run_sandboxed,
 )
 from activities.sandbox.step_runtime import RUNTIME_DIR
+from tests.support.sandbox import sandbox_limits
 
 ROOT = Path(__file__).resolve().parents[3]
-needs_bwrap = pytest.mark.skipif(
-    shutil.which("bwrap") is None, reason="bubblewrap is not installed (make system-deps)"
-)
-LIMITS = SandboxLimits(
-    cpu_seconds=30,
-    memory_mb=1024,
-    file_size_mb=16,
-    max_processes=32,
-    max_open_files=128,
-    wall_clock_s=60,
-    output_cap_bytes=65536,
-)
+LIMITS = sandbox_limits()
 STEP_ENV = {
     "PATH": f"{RUNTIME_DIR}/bin:/usr/bin:/bin",
     "HOME": "/workspace/work",

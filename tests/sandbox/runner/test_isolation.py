@@ -19,7 +19,8 @@ from activities.sandbox.runner import (
 )
 from activities.sandbox.step_runtime import RUNTIME_DIR
 from activities.typelib import load_profiles
-from tests.sandbox.runner.support import ROOT, STEP_ENV, needs_bwrap, run
+from tests.sandbox.runner.support import ROOT, STEP_ENV, run
+from tests.support.sandbox import needs_bwrap
 
 
 def test_limits_from_the_default_profile():

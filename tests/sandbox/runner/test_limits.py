@@ -8,7 +8,8 @@ from activities.sandbox.runner import (
     SandboxBusy,
     run_sandboxed,
 )
-from tests.sandbox.runner.support import LIMITS, needs_bwrap, no_process_with, run
+from tests.sandbox.runner.support import LIMITS, no_process_with, run
+from tests.support.sandbox import needs_bwrap
 
 
 @needs_bwrap

@@ -14,7 +14,8 @@ from activities.sandbox.runner import (
     safe_read,
     safe_walk,
 )
-from tests.sandbox.runner.support import LIMITS, STEP_ENV, needs_bwrap, run
+from tests.sandbox.runner.support import LIMITS, STEP_ENV, run
+from tests.support.sandbox import needs_bwrap
 
 
 def test_isolation_none_runs_and_says_so(ws):
