@@ -2,7 +2,7 @@
 
 import json
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from temporalio import activity
@@ -21,9 +21,10 @@ from compiler.plan.passes.contracts import contracts
 from compiler.plan.passes.freeze import freeze
 from compiler.plan.passes.resolve import resolve
 from compiler.plan.passes.skills import skill_candidates, skills
-from compiler.plan.pipeline import PASSES, activity_name
+from compiler.plan.pipeline import COMPILE_PASSES, PASSES, activity_name
 from compiler.typesystem.library import TypeLibrary, with_skills
 from schemas.artifacts import ArtifactRef
+from schemas.base import FrozenModel
 from schemas.budget import BudgetLimits, Usage
 from schemas.compiled import CompiledPlan, ContractPlan
 from schemas.context import ContextPack, RunContext
@@ -36,6 +37,7 @@ M = TypeVar("M", bound=BaseModel)
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 # Each pass's activity name, derived from the one pass order (compiler/plan/pipeline.py).
 PASS_ACTIVITY = {fn.__name__: activity_name(fn) for _, fn in PASSES}
+Passed = tuple[FrozenModel, Usage]  # a pass's output and what its model calls spent
 
 
 class CompileActivities:
@@ -59,8 +61,11 @@ class CompileActivities:
         self._registry = registry
 
     def passes(self) -> list[Callable[..., object]]:
-        """The pass activities in compiler/plan/pipeline.py's order (what the worker registers)."""
-        return [getattr(self, fn.__name__) for _, fn in PASSES]
+        """compile__passes, and each pass's own activity in compiler/plan/pipeline.py's order.
+
+        The per-pass activities stay registered for runs started before compile__passes.
+        """
+        return [self.compile_passes, *(getattr(self, fn.__name__) for _, fn in PASSES)]
 
     def _ctx(self, inp: CompileInput) -> CompileContext:
         profiles = self._profiles
@@ -113,17 +118,20 @@ class CompileActivities:
             media_type="application/json",
         )
 
-    @activity.defn(name=PASS_ACTIVITY["resolve"])
-    def resolve(self, inp: CompileInput) -> CompileResult:
-        """Pass A intake and Pass B (deterministic resolution)."""
+    # ---- the passes over models: what a pass activity and compile__passes share ----------
+
+    def _document(self, inp: CompileInput) -> object:
+        """Pass A intake: the candidate plan document the run was started with."""
         raw = self._artifacts.read_bytes(inp.source_ref.sha256, MAX_DOCUMENT_BYTES)
         try:
-            document = json.loads(raw)
+            return json.loads(raw)
         except ValueError as exc:
             raise ApplicationError(
                 f"the plan is not JSON: {exc}", type="CompilerError", non_retryable=True
             ) from None
-        ctx = self._ctx(inp)
+
+    def _resolve(self, inp: CompileInput, ctx: CompileContext, document: object) -> Passed:
+        """Pass B (deterministic resolution, then the resolver model for weak steps)."""
         try:
             candidate = parse_candidate(document)
             resolved = resolve(candidate, ctx=ctx)
@@ -149,31 +157,20 @@ class CompileActivities:
                 raise model_failure(exc) from None
             except CompilerError as exc:
                 raise compiler_failure(exc) from None
-        return CompileResult(
-            output_ref=self._store(inp.run_id, "resolved", resolved), usage=_total(spent)
-        )
+        return resolved, _total(spent)
 
-    def _gateway_or_fail(self) -> ModelGateway:
-        assert self._gateway is not None
-        return self._gateway
-
-    @activity.defn(name=PASS_ACTIVITY["contracts"])
-    def contracts(self, inp: CompileInput) -> CompileResult:
+    def _contracts(self, _inp: CompileInput, ctx: CompileContext, source: ResolvedPlan) -> Passed:
         """Pass C: frozen, hashed step contracts."""
         try:
-            plan = contracts(self.load(inp.source_ref, ResolvedPlan), ctx=self._ctx(inp))
+            return contracts(source, ctx=ctx), Usage()
         except CompilerError as exc:
             raise compiler_failure(exc) from None
-        return CompileResult(output_ref=self._store(inp.run_id, "contracts", plan))
 
-    @activity.defn(name=PASS_ACTIVITY["skills"])
-    def skills(self, inp: CompileInput) -> CompileResult:
+    def _skills(self, inp: CompileInput, ctx: CompileContext, source: ContractPlan) -> Passed:
         """Pass D: tools, execution mode and skills; contracts re-hashed.
 
         With a model, the skill resolver chooses each step's skills among what discovery offers.
         """
-        ctx = self._ctx(inp)
-        source = self.load(inp.source_ref, ContractPlan)
         choices: dict[str, list[str]] | None = None
         spent: list[Usage] = []
         asked = self._model_call(inp, ctx, "pass_d", "skill_resolver")
@@ -194,20 +191,19 @@ class CompileActivities:
             except ModelError as exc:
                 raise model_failure(exc) from None
         try:
-            plan = skills(source, ctx=ctx, choices=choices)
+            return skills(source, ctx=ctx, choices=choices), _total(spent)
         except CompilerError as exc:
             raise compiler_failure(exc) from None
-        return CompileResult(
-            output_ref=self._store(inp.run_id, "skills", plan), usage=_total(spent)
-        )
 
-    @activity.defn(name=PASS_ACTIVITY["freeze"])
-    def freeze(self, inp: CompileInput) -> FreezeResult:
-        """Pass E: freeze the execution profile, emit dispatch packets, store the compiled plan."""
+    def _freeze(self, _inp: CompileInput, ctx: CompileContext, source: ContractPlan) -> Passed:
+        """Pass E: freeze the execution profile and emit dispatch packets."""
         try:
-            compiled = freeze(self.load(inp.source_ref, ContractPlan), ctx=self._ctx(inp))
+            return freeze(source, ctx=ctx), Usage()
         except CompilerError as exc:
             raise compiler_failure(exc) from None
+
+    def _frozen(self, inp: CompileInput, compiled: CompiledPlan, usage: Usage) -> FreezeResult:
+        """The compiled plan stored, and what the workflow schedules from."""
         ref = self._store(inp.run_id, "compiled_plan", compiled)
         budgets = compiled.profile_snapshot.profile.budgets
         return FreezeResult(
@@ -221,7 +217,60 @@ class CompileActivities:
             budget=BudgetLimits(
                 max_tokens=budgets.max_tokens_per_run, max_cost_usd=budgets.max_cost_usd_per_run
             ),
+            usage=usage,
         )
+
+    def _pass(self, name: str) -> Callable[[CompileInput, CompileContext, Any], Passed]:
+        runner: Callable[[CompileInput, CompileContext, Any], Passed] = getattr(self, f"_{name}")
+        return runner
+
+    # ---- the activities --------------------------------------------------------------------
+
+    @activity.defn(name=COMPILE_PASSES)
+    def compile_passes(self, inp: CompileInput) -> FreezeResult:
+        """Passes B..E in one activity, in compiler/plan/pipeline.py's order.
+
+        One activity instead of one per pass: each pass activity cost a workflow task and a
+        store round trip. Only the compiled plan is stored (`forge explain` recomputes the
+        stages); the model passes' usage is summed into the result.
+        """
+        ctx = self._ctx(inp)
+        current: Any = self._document(inp)
+        usage = Usage()
+        for _, fn in PASSES:
+            current, spent = self._pass(fn.__name__)(inp, ctx, current)
+            usage = usage.plus(spent)
+        assert isinstance(current, CompiledPlan)
+        return self._frozen(inp, current, usage)
+
+    @activity.defn(name=PASS_ACTIVITY["resolve"])
+    def resolve(self, inp: CompileInput) -> CompileResult:
+        """Pass A intake and Pass B (runs started before compile__passes)."""
+        resolved, usage = self._resolve(inp, self._ctx(inp), self._document(inp))
+        return CompileResult(output_ref=self._store(inp.run_id, "resolved", resolved), usage=usage)
+
+    def _gateway_or_fail(self) -> ModelGateway:
+        assert self._gateway is not None
+        return self._gateway
+
+    @activity.defn(name=PASS_ACTIVITY["contracts"])
+    def contracts(self, inp: CompileInput) -> CompileResult:
+        """Pass C (runs started before compile__passes)."""
+        plan, _ = self._contracts(inp, self._ctx(inp), self.load(inp.source_ref, ResolvedPlan))
+        return CompileResult(output_ref=self._store(inp.run_id, "contracts", plan))
+
+    @activity.defn(name=PASS_ACTIVITY["skills"])
+    def skills(self, inp: CompileInput) -> CompileResult:
+        """Pass D (runs started before compile__passes)."""
+        plan, usage = self._skills(inp, self._ctx(inp), self.load(inp.source_ref, ContractPlan))
+        return CompileResult(output_ref=self._store(inp.run_id, "skills", plan), usage=usage)
+
+    @activity.defn(name=PASS_ACTIVITY["freeze"])
+    def freeze(self, inp: CompileInput) -> FreezeResult:
+        """Pass E and the compiled plan stored (runs started before compile__passes)."""
+        compiled, _ = self._freeze(inp, self._ctx(inp), self.load(inp.source_ref, ContractPlan))
+        assert isinstance(compiled, CompiledPlan)
+        return self._frozen(inp, compiled, Usage())
 
 
 def _total(spent: list[Usage]) -> Usage:

@@ -218,6 +218,7 @@ class FreezeResult(FrozenModel):
     profile_id: str
     gates: list[GateSpec] = Field(default_factory=list)
     budget: BudgetLimits = BudgetLimits()
+    usage: Usage = Usage()  # what Pass B/D's models spent (compile__passes; zero per pass)
 
 
 class StepExecuteInput(FrozenModel):

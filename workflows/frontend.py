@@ -1,10 +1,12 @@
 """The front end of a run: run.started, the recipe match, the planner, the compile passes."""
 
+from collections.abc import Callable
+
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from compiler.plan.pipeline import COMPILE_ACTIVITIES
+    from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES
     from schemas.artifacts import ArtifactRef
     from schemas.budget import BudgetState
     from schemas.recipes import (
@@ -28,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import policies
     from workflows.causes import cause_message, cause_type
     from workflows.core import RunCore
-    from workflows.patches import PATCH_PLANNER, PATCH_RECIPES
+    from workflows.patches import PATCH_ONE_COMPILE, PATCH_PLANNER, PATCH_RECIPES
 
 
 class FrontEnd(RunCore):
@@ -172,11 +174,10 @@ class FrontEnd(RunCore):
         return carry.model_copy(update=update)
 
     async def _compile(self) -> RunCarry:
-        """Passes B..E as activities, in compiler/plan/pipeline.py's order; E freezes the plan."""
+        """Passes B..E in compiler/plan/pipeline.py's order (compile__passes); E freezes."""
         inp = self._input
         assert inp.plan_ref is not None
         root = self._root
-        *passes, freeze = COMPILE_ACTIVITIES
 
         def pass_input(ref: ArtifactRef) -> CompileInput:
             return CompileInput(
@@ -190,25 +191,18 @@ class FrontEnd(RunCore):
             )
 
         try:
-            ref = inp.plan_ref
-            for name in passes:
-                done = await workflow.execute_activity(
-                    name,
-                    pass_input(ref),
-                    result_type=CompileResult,
-                    start_to_close_timeout=policies.COMPILE_TIMEOUT,
+            if workflow.patched(PATCH_ONE_COMPILE):
+                frozen = await workflow.execute_activity(
+                    COMPILE_PASSES,
+                    pass_input(inp.plan_ref),
+                    result_type=FreezeResult,
+                    start_to_close_timeout=policies.COMPILE_PASSES_TIMEOUT,
                     retry_policy=policies.COMPILE_RETRY,
                 )
-                ref = done.output_ref
-                if done.usage.model_calls:  # Pass B/D asked their models
-                    self._spend(done.usage)
-            frozen = await workflow.execute_activity(
-                freeze,
-                pass_input(ref),
-                result_type=FreezeResult,
-                start_to_close_timeout=policies.COMPILE_TIMEOUT,
-                retry_policy=policies.COMPILE_RETRY,
-            )
+                if frozen.usage.model_calls:  # Pass B/D asked their models
+                    self._spend(frozen.usage)
+            else:
+                frozen = await self._compile_per_pass(pass_input)
         except ActivityError as err:
             await self._fail_run("compile", err)
             raise ApplicationError(
@@ -241,6 +235,33 @@ class FrontEnd(RunCore):
             # Spend before the first step (the planner, Pass B/D's models) is already the run's.
             budget=BudgetState(limits=inp.budget or frozen.budget, spent=self._budget.spent),
         )
+
+    async def _compile_per_pass(
+        self, pass_input: Callable[[ArtifactRef], CompileInput]
+    ) -> FreezeResult:
+        """One activity per pass, as runs started before compile__passes compiled."""
+        assert self._input.plan_ref is not None
+        *passes, freeze = COMPILE_ACTIVITIES
+        ref = self._input.plan_ref
+        for name in passes:
+            done = await workflow.execute_activity(
+                name,
+                pass_input(ref),
+                result_type=CompileResult,
+                start_to_close_timeout=policies.COMPILE_TIMEOUT,
+                retry_policy=policies.COMPILE_RETRY,
+            )
+            ref = done.output_ref
+            if done.usage.model_calls:  # Pass B/D asked their models
+                self._spend(done.usage)
+        frozen: FreezeResult = await workflow.execute_activity(
+            freeze,
+            pass_input(ref),
+            result_type=FreezeResult,
+            start_to_close_timeout=policies.COMPILE_TIMEOUT,
+            retry_policy=policies.COMPILE_RETRY,
+        )
+        return frozen
 
     async def _fail_run(self, stage: str, err: ActivityError) -> None:
         self._status = "failed"

@@ -14,3 +14,5 @@ CHANGES_DURING_A_ROUND = "changes-during-a-round-v1"
 PATCH_RECIPES = "recipes-match-v1"
 # An objective no recipe matches is planned by the planner model (compile__plan).
 PATCH_PLANNER = "model-planner-v1"
+# Passes B..E run as one activity (compile__passes) instead of one activity per pass.
+PATCH_ONE_COMPILE = "compile-passes-v1"

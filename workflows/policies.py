@@ -17,7 +17,8 @@ NON_RETRYABLE_STEP_ERRORS = (
     "MAX_RETRIES_REACHED",
 )
 
-COMPILE_TIMEOUT = timedelta(minutes=2)
+COMPILE_TIMEOUT = timedelta(minutes=2)  # one pass
+COMPILE_PASSES_TIMEOUT = timedelta(minutes=8)  # every pass, two of them with a model call
 COMPILE_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=10),

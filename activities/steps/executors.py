@@ -29,6 +29,7 @@ from activities.steps.ledger import budget_refusal
 from activities.store.skills_registry import registry_skills_for
 from compiler.typesystem.library import TypeLibrary
 from schemas.budget import TOOL_CALLED, ToolCalled
+from schemas.events import Event
 from schemas.profile import ConsumerBinding
 from schemas.receipts import Receipt
 
@@ -39,24 +40,28 @@ CODE_IN_EVENT = 8000  # characters of a program kept in its tool.called.v1 (all 
 def run_executor(attempt: StepAttempt, services: StepServices, pre: Receipt) -> str | None:
     """Step 6 of the harness; returns the model-written program that produced the outputs.
 
-    Step code runs with the governed tool bridge served on meta/bridge.sock; a blocking
-    evaluation its code asked for that did not pass fails the attempt.
+    Step code runs with the governed tool bridge served on meta/bridge.sock.
     """
     skill_dirs = _skill_dirs(attempt, services)
     with bridge_session(attempt, services):
-        code = _execute(attempt, services, pre, skill_dirs)
+        return _execute(attempt, services, pre, skill_dirs)
+
+
+def check_evaluations(attempt: StepAttempt, ledger: list[Event]) -> None:
+    """A blocking evaluation the step's code asked for that did not pass fails the attempt.
+
+    `ledger` is the step's stream read once the executor exited. An evaluator step's own
+    verdict is enforced by run_evaluate_step instead (review cycles too).
+    """
     if attempt.step.backend == "evaluator":
-        return code  # its own verdict is enforced by run_evaluate_step (review cycles too)
-    blocked = blocked_evaluations(
-        services.events.read_stream(attempt.stream_id), attempt.number, attempt.iteration
-    )
+        return
+    blocked = blocked_evaluations(ledger, attempt.number, attempt.iteration)
     if blocked:
         raise StepFailure(
             "EVALUATION_FAILED",
             f"step {attempt.step.step_key}: a blocking evaluation did not pass: "
             + "; ".join(blocked),
         )
-    return code
 
 
 def _skill_dirs(attempt: StepAttempt, services: StepServices) -> dict[str, Path]:

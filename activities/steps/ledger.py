@@ -9,7 +9,7 @@ from activities.store.records import PublishedArtifact
 from compiler.budget import LedgerError, step_budget_refusal, usage_from_events
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
-from schemas.events import EventDraft
+from schemas.events import Event, EventDraft
 from schemas.run import StepExecuteInput, StepUsageInput
 
 
@@ -54,10 +54,17 @@ def recorded_usages(
     """The step's recorded usage for each of `attempts` (None: every attempt), read once.
 
     The step's stream is its usage ledger.
+    """
+    return ledger_usages(events.read_stream(step_stream(inp.run_id, inp.step_key)), inp, *attempts)
+
+
+def ledger_usages(
+    ledger: Sequence[Event], inp: StepExecuteInput | StepUsageInput, *attempts: int | None
+) -> list[Usage]:
+    """The usage for each of `attempts` in the step's stream `ledger`, already read.
 
     A malformed usage event is a platform fault no retry can mend: the step fails for good.
     """
-    ledger = events.read_stream(step_stream(inp.run_id, inp.step_key))
     try:
         return [usage_from_events(ledger, attempt=a) for a in attempts]
     except LedgerError as exc:

@@ -7,12 +7,12 @@ from activities.sandbox.harness import StepFailure
 from activities.sandbox.receipts import receipt_summary
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from activities.steps.attempt import StepAttempt, StepServices
-from activities.steps.executors import run_executor
-from activities.steps.ledger import AttemptLog, recorded_usages
+from activities.steps.executors import check_evaluations, run_executor
+from activities.steps.ledger import AttemptLog, ledger_usages
 from compiler.budget import step_overrun
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
-from schemas.events import EventDraft
+from schemas.events import Event, EventDraft
 from schemas.receipts import Receipt
 from schemas.run import StepExecuteResult
 
@@ -41,7 +41,10 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     step, workspace = attempt.step, attempt.workspace
     pre, pre_ref = _prepare(attempt, services, log)
     code = run_executor(attempt, services, pre)
-    usage = _within_budget(attempt, services)
+    # The step's stream is complete once the executor exited: read once for both checks.
+    ledger = services.events.read_stream(attempt.stream_id)
+    check_evaluations(attempt, ledger)
+    usage = _within_budget(attempt, ledger)
     note = read_note(workspace)
     harness.check_undeclared_writes(workspace, step, pre)
     post = harness.postflight(workspace, step)
@@ -108,10 +111,9 @@ def _prepare(
     return pre, pre_ref
 
 
-def _within_budget(attempt: StepAttempt, services: StepServices) -> Usage:
-    """The step's usage, once the executor has exited; an attempt over its budget fails."""
-    # The ledger is complete by now: every attempt's usage, and this attempt's.
-    usage, this_attempt = recorded_usages(services.events, attempt.inp, None, attempt.number)
+def _within_budget(attempt: StepAttempt, ledger: list[Event]) -> Usage:
+    """The step's usage over every attempt; an attempt over its own budget fails."""
+    usage, this_attempt = ledger_usages(ledger, attempt.inp, None, attempt.number)
     contract = attempt.packet.execution_contract
     overrun = step_overrun(
         this_attempt,

@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 CHUNK = 1 << 20
+SMALL_FILE = 1 << 20  # local put_file reads a file this small whole, to skip known bytes
 _HEX = re.compile(r"[0-9a-f]{64}")
 
 
@@ -157,6 +158,23 @@ class LocalArtifactStore(ArtifactStore):
         if self._blob_path(digest).is_file():
             return _ref(digest, len(data), logical_path, media_type)
         return super().put_bytes(data, logical_path=logical_path, media_type=media_type)
+
+    def put_file(
+        self, path: Path, *, logical_path: str, media_type: str | None = None
+    ) -> ArtifactRef:
+        """As ArtifactStore.put_file; a small file whose bytes are already stored costs no write.
+
+        A step's outputs are often bytes the store already holds (a re-run, a capsule replay):
+        up to SMALL_FILE bytes are read whole and hashed first, so they are neither copied nor
+        flushed to disk again; a larger file streams through _ingest.
+        """
+        with _open_source(path) as src:
+            head = src.read(SMALL_FILE + 1)
+            if len(head) <= SMALL_FILE:
+                return self.put_bytes(head, logical_path=logical_path, media_type=media_type)
+            src.seek(0)  # _open_source only yields regular files
+            digest, size = self._ingest(src)
+        return _ref(digest, size, logical_path, media_type)
 
     def _ingest(self, src: BinaryIO) -> tuple[str, int]:
         # The name is known only after the last byte, so bytes land in a staging file on the

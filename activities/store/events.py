@@ -180,10 +180,18 @@ class EventStore(PublishIndex):
         return written
 
     def _lock_heads(self, conn: Connection, tenant_ids: list[str]) -> dict[str, _Head]:
-        conn.execute(
-            self._q.new_heads,
-            [{"tenant_id": t, "last_seq": 0, "last_hash": None} for t in tenant_ids],
-        )
+        """The tenants' chain heads, locked; a tenant's first event creates its head first."""
+        heads = self._read_heads(conn, tenant_ids)
+        missing = [t for t in tenant_ids if t not in heads]
+        if missing:  # once per tenant: every later append finds its head in one statement
+            conn.execute(
+                self._q.new_heads,
+                [{"tenant_id": t, "last_seq": 0, "last_hash": None} for t in missing],
+            )
+            heads = self._read_heads(conn, tenant_ids)
+        return heads
+
+    def _read_heads(self, conn: Connection, tenant_ids: list[str]) -> dict[str, _Head]:
         rows = conn.execute(self._q.heads, {"tenants": tenant_ids})
         return {r.tenant_id: _Head(r.last_seq, r.last_hash) for r in rows}
 

@@ -90,10 +90,12 @@ class PublishIndex(ABC):
         run_id, path = provenance.run_id, ref.path
         at = {"run": run_id, "path": path}
         self._lock_key(conn, f"publish\x00{run_id}\x00{path}")
-        same = conn.execute(self._q.same_publication, {**at, "digest": digest}).mappings()
-        for found in same:
-            return published_from_row(found)
-        version = conn.execute(self._q.last_version, at).scalar_one()
+        # One statement: the publication of these bytes at this path, and the newest version.
+        version = 0
+        for found in conn.execute(self._q.publication, {**at, "digest": digest}).mappings():
+            if found["sha256"] == digest:
+                return published_from_row(found)
+            version = max(version, found["version"])
         row: dict[str, Any] = {
             "run_id": run_id,
             "path": path,

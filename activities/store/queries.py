@@ -7,7 +7,7 @@ on every append; a statement built once is compiled once and found in the cache 
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, insert, select, update
+from sqlalchemy import Select, bindparam, func, insert, or_, select, update
 
 from activities.store.tables import artifacts_published, events, tenant_heads
 
@@ -35,10 +35,11 @@ class Statements:
         )
         pub = artifacts_published.c
         at = (pub.run_id == bindparam("run"), pub.path == bindparam("path"))
-        self.same_publication = select(artifacts_published).where(
-            *at, pub.sha256 == bindparam("digest")
+        newest = select(func.max(pub.version)).where(*at).scalar_subquery()
+        # At most two rows: the publication of these bytes, and the newest version at the path.
+        self.publication = select(artifacts_published).where(
+            *at, or_(pub.sha256 == bindparam("digest"), pub.version == newest)
         )
-        self.last_version = select(func.coalesce(func.max(pub.version), 0)).where(*at)
         self.publish = insert(artifacts_published)
         self.read_stream = (
             select(events)

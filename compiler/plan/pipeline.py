@@ -26,8 +26,10 @@ def activity_name(fn: Pass) -> str:
     return f"compile__{fn.__name__}"
 
 
-# The workflow runs these in this order; the last one freezes the plan (FreezeResult).
+# Runs started before compile__passes ran these in this order; the last one froze the plan.
 COMPILE_ACTIVITIES: tuple[str, ...] = tuple(activity_name(fn) for _, fn in PASSES)
+# The one activity that runs every pass in PASSES' order and freezes the plan (FreezeResult).
+COMPILE_PASSES = "compile__passes"
 
 
 def run_passes(candidate: PlannerCandidate, *, ctx: CompileContext) -> dict[str, FrozenModel]:

@@ -4,7 +4,7 @@
 
 A history is never re-recorded over: a change to the workflow must keep every committed history
 replaying (see README: versioning). To pin the command sequence of a reshaped workflow, record
-its scenarios under a tag (`--tag engine2` writes NAME.engine2.json next to the older ones).
+its scenarios under a tag (`--tag engine3` writes NAME.engine3.json next to the older ones).
 """
 
 import asyncio

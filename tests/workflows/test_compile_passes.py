@@ -3,10 +3,18 @@
 import json
 from pathlib import Path
 
+import pytest
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
 from activities.compile import CompileActivities
-from compiler.plan.pipeline import COMPILE_ACTIVITIES, PASSES, activity_name
+from activities.store.artifacts import LocalArtifactStore
+from activities.typelib import load_library, load_profiles
+from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES, PASSES, activity_name
+from schemas.artifacts import ArtifactRef
+from schemas.budget import Usage
+from schemas.run import CompileInput
+from tests.workflows.engine import BILLING
 
 HISTORIES = Path(__file__).parents[1] / "replay" / "histories"
 
@@ -30,11 +38,51 @@ def test_every_pass_has_one_activity_named_after_it_in_pipeline_order():
     ), "activity names are persisted in histories: renaming a pass breaks replay"
 
 
-def test_the_worker_registers_the_pass_activities_in_pipeline_order():
+def test_the_worker_registers_compile_passes_then_each_pass_in_pipeline_order():
     compile_ = CompileActivities.__new__(CompileActivities)  # names only: no stores needed
     names = [activity._Definition.must_from_callable(fn).name for fn in compile_.passes()]
-    assert names == list(COMPILE_ACTIVITIES)
-    assert [activity_name(fn) for _, fn in PASSES] == names
+    assert names == [COMPILE_PASSES, *COMPILE_ACTIVITIES]
+    assert [activity_name(fn) for _, fn in PASSES] == names[1:]
+
+
+def _compile_activities(tmp_path: Path) -> CompileActivities:
+    layers, _ = load_profiles()
+    return CompileActivities(LocalArtifactStore(tmp_path / "artifacts"), load_library(), layers)
+
+
+def test_compile_passes_freezes_what_the_pass_activities_freeze(tmp_path):
+    """One activity or one per pass (runs started before it): the same compiled plan."""
+    compile_ = _compile_activities(tmp_path)
+    document = json.loads((BILLING / "plan.json").read_text())
+    plan_ref = compile_._artifacts.put_bytes(
+        json.dumps(document).encode(), logical_path="meta/plans/plan.json"
+    )
+
+    def inp(ref: ArtifactRef) -> CompileInput:
+        return CompileInput(run_id="run-1", source_ref=ref, profile_ref="default")
+
+    ref = plan_ref
+    for name in COMPILE_ACTIVITIES[:-1]:
+        ref = getattr(compile_, name.removeprefix("compile__"))(inp(ref)).output_ref
+    per_pass = compile_.freeze(inp(ref))
+    at_once = compile_.compile_passes(inp(plan_ref))
+    assert at_once == per_pass
+    planned = {s["step_key"] for s in document["steps"]}
+    assert at_once.plan_hash.startswith("sha256:")
+    assert planned <= {n.step_key for n in at_once.nodes}
+    assert at_once.usage == Usage()  # no model bound: nothing spent
+
+
+def test_compile_passes_names_the_pass_that_refused_the_plan(tmp_path):
+    compile_ = _compile_activities(tmp_path)
+    document = json.loads((BILLING / "plan.json").read_text())
+    document["steps"][1]["depends_on"] = ["no-such-step"]
+    ref = compile_._artifacts.put_bytes(json.dumps(document).encode(), logical_path="p.json")
+    with pytest.raises(ApplicationError) as refused:
+        compile_.compile_passes(CompileInput(run_id="run-1", source_ref=ref, profile_ref="default"))
+    assert refused.value.non_retryable
+    assert refused.value.type == "CompilerError"
+    assert "no-such-step" in str(refused.value.details) + str(refused.value)
 
 
 def test_recorded_runs_compiled_through_the_passes_in_pipeline_order():
@@ -43,3 +91,13 @@ def test_recorded_runs_compiled_through_the_passes_in_pipeline_order():
     for history in compiled:
         passes = [n for n in _scheduled(history) if n in COMPILE_ACTIVITIES]
         assert passes == list(COMPILE_ACTIVITIES), history.name
+        assert COMPILE_PASSES not in _scheduled(history), history.name
+
+
+def test_runs_recorded_since_compile_passes_compile_in_one_activity():
+    recorded = [h for h in sorted(HISTORIES.glob("*.json")) if COMPILE_PASSES in _scheduled(h)]
+    assert len(recorded) >= 8
+    for history in recorded:
+        names = _scheduled(history)
+        assert names.count(COMPILE_PASSES) == 1, history.name
+        assert not set(names) & set(COMPILE_ACTIVITIES), history.name
