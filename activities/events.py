@@ -12,6 +12,10 @@ class EventActivities:
 
     @activity.defn(name="events__append")
     def append(self, inp: AppendEventsInput) -> AppendEventsResult:
-        """Append run-level events; idempotent by event_id, so a retry never duplicates."""
-        stored = self._events.append(inp.events, stream_id=inp.stream_id)
+        """Append run-level events; idempotent by event_id, so a retry never duplicates.
+
+        Batches the workflow held back go first, in the same transaction.
+        """
+        batches = [*((b.stream_id, b.events) for b in inp.earlier), (inp.stream_id, inp.events)]
+        stored = self._events.append_batches(batches)
         return AppendEventsResult(event_ids=[e.event_id for e in stored])

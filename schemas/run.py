@@ -277,9 +277,16 @@ class ReuseResult(FrozenModel):
     outputs: list[ArtifactRef] = Field(default_factory=list)
 
 
+class StreamBatch(FrozenModel):
+    stream_id: str
+    events: list[EventDraft]
+
+
 class AppendEventsInput(FrozenModel):
     stream_id: str
     events: list[EventDraft]
+    # Batches the workflow held back (a plan run's front end), appended first, atomically.
+    earlier: list[StreamBatch] = Field(default_factory=list)
 
 
 class AppendEventsResult(FrozenModel):

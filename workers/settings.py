@@ -116,6 +116,15 @@ class Settings(BaseModel):
             derived["artifacts_url"] = str(home / "artifacts")
         return derived
 
+    @property
+    def artifacts_durable(self) -> bool:
+        """Whether a local artifact store flushes each blob to disk: as durable as the event log.
+
+        The embedded SQLite log is flushed at checkpoints, not per commit; PostgreSQL commits
+        are durable, and so are blobs beside them.
+        """
+        return not self.database_url.startswith("sqlite")
+
     @model_validator(mode="after")
     def _workspace_root_neutral(self) -> Settings:
         problem = _workspace_root_problem(self.workspace_root, self.home)

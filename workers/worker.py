@@ -39,7 +39,11 @@ class Services:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Services":
-        artifacts = open_artifact_store(settings.artifacts_url, s3_endpoint=settings.s3_endpoint)
+        artifacts = open_artifact_store(
+            settings.artifacts_url,
+            s3_endpoint=settings.s3_endpoint,
+            durable=settings.artifacts_durable,
+        )
         events = open_event_store(settings.database_url)
         return cls(
             artifacts=artifacts,

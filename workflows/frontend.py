@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import policies
     from workflows.causes import cause_message, cause_type
     from workflows.core import RunCore
-    from workflows.patches import PATCH_ONE_COMPILE, PATCH_PLANNER, PATCH_RECIPES
+    from workflows.patches import PATCH_FRONT_END, PATCH_PLANNER, PATCH_RECIPES
 
 
 class FrontEnd(RunCore):
@@ -48,7 +48,12 @@ class FrontEnd(RunCore):
             started["objective"] = inp.objective
         if inp.recipe_chain:
             started["recipe_chain"] = inp.recipe_chain
-        await self._log.emit("run.started.v1", "run", None, started)
+        if inp.plan_ref is not None and workflow.patched(PATCH_FRONT_END):
+            # A plan run's front end takes a moment: run.started and the recipe trail go out
+            # with run.compiled (or run.failed), in one append.
+            self._log.hold("run", [self._log.draft("run.started.v1", None, started)])
+        else:
+            await self._log.emit("run.started.v1", "run", None, started)
         if not inp.recipe_chain and workflow.patched(PATCH_RECIPES):
             ended = await self._match_recipes()
             if ended is not None:
@@ -191,7 +196,7 @@ class FrontEnd(RunCore):
             )
 
         try:
-            if workflow.patched(PATCH_ONE_COMPILE):
+            if workflow.patched(PATCH_FRONT_END):
                 frozen = await workflow.execute_activity(
                     COMPILE_PASSES,
                     pass_input(inp.plan_ref),

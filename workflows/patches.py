@@ -14,5 +14,6 @@ CHANGES_DURING_A_ROUND = "changes-during-a-round-v1"
 PATCH_RECIPES = "recipes-match-v1"
 # An objective no recipe matches is planned by the planner model (compile__plan).
 PATCH_PLANNER = "model-planner-v1"
-# Passes B..E run as one activity (compile__passes) instead of one activity per pass.
-PATCH_ONE_COMPILE = "compile-passes-v1"
+# Passes B..E run as one activity (compile__passes) instead of one activity per pass, and a run
+# started with a plan appends run.started and its recipe trail with run.compiled (or run.failed).
+PATCH_FRONT_END = "front-end-v2"

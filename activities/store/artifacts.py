@@ -135,10 +135,19 @@ class ArtifactStore(ABC):
 
 
 class LocalArtifactStore(ArtifactStore):
-    """Blobs as read-only files `root/sha256/ab/cdef...`, each written by an atomic rename."""
+    """Blobs as read-only files `root/sha256/ab/cdef...`, each written by an atomic rename.
 
-    def __init__(self, root: Path) -> None:
+    `durable` (the default) flushes each new blob and its directory entry to disk before the
+    put returns, so an OS crash or power loss cannot lose a blob an event already names. The
+    embedded default (a SQLite event log, itself flushed at checkpoints, not at every commit)
+    opens its store with `durable=False`, the same trade-off: a crash of the process loses
+    nothing, and a blob an OS crash tore fails its hash check on every read and is written
+    again by the next put of its bytes.
+    """
+
+    def __init__(self, root: Path, *, durable: bool = True) -> None:
         self.root = root.expanduser().resolve()
+        self.durable = durable
 
     def _blob_path(self, digest: str) -> Path:
         return self.root / "sha256" / digest[:2] / digest[2:]
@@ -155,9 +164,19 @@ class LocalArtifactStore(ArtifactStore):
         replayed program costs no write.
         """
         digest = hashlib.sha256(data).hexdigest()
-        if self._blob_path(digest).is_file():
+        if self._holds(digest, data):
             return _ref(digest, len(data), logical_path, media_type)
         return super().put_bytes(data, logical_path=logical_path, media_type=media_type)
+
+    def _holds(self, digest: str, data: bytes) -> bool:
+        """Whether the blob is stored intact (a non-durable store checks its bytes: one read)."""
+        path = self._blob_path(digest)
+        if self.durable:
+            return path.is_file()
+        try:
+            return path.read_bytes() == data
+        except OSError:
+            return False
 
     def put_file(
         self, path: Path, *, logical_path: str, media_type: str | None = None
@@ -186,15 +205,18 @@ class LocalArtifactStore(ArtifactStore):
         try:
             with os.fdopen(fd, "wb") as out:
                 digest, size = _copy_hashing(src, out)
-                out.flush()
-                os.fsync(out.fileno())
+                if self.durable:
+                    out.flush()
+                    os.fsync(out.fileno())
             target = self._blob_path(digest)
-            if target.exists():
+            if target.exists() and (self.durable or target.stat().st_size == size):
                 tmp.unlink()
                 return digest, size
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp.chmod(0o444)  # content-addressed blobs never change in place
             os.replace(tmp, target)
+            if self.durable:
+                _fsync_dir(target.parent)  # the rename itself survives a power loss
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
@@ -282,8 +304,20 @@ class S3ArtifactStore(ArtifactStore):
             body.close()
 
 
-def open_artifact_store(url: str, *, s3_endpoint: str | None = None) -> ArtifactStore:
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def open_artifact_store(
+    url: str, *, s3_endpoint: str | None = None, durable: bool = True
+) -> ArtifactStore:
     """The store at `url`: `s3://bucket/prefix`, `file:///path`, or a plain directory path.
+
+    `durable` applies to a local store (LocalArtifactStore); S3 is always durable.
 
     Raises:
         ValueError: The URL has another scheme, or names no bucket.
@@ -296,9 +330,9 @@ def open_artifact_store(url: str, *, s3_endpoint: str | None = None) -> Artifact
     if parts.scheme == "file":
         if parts.netloc not in ("", "localhost"):
             raise ValueError(f"{url!r}: file URLs must be local, e.g. file:///var/lib/forge")
-        return LocalArtifactStore(Path(parts.path))
+        return LocalArtifactStore(Path(parts.path), durable=durable)
     if parts.scheme == "":
-        return LocalArtifactStore(Path(url))
+        return LocalArtifactStore(Path(url), durable=durable)
     raise ValueError(f"{url!r}: unsupported artifact store; use a path, file:///PATH or s3://")
 
 

@@ -93,6 +93,16 @@ class EventStore(PublishIndex):
         with self._collisions(stream_id), self._write() as conn:
             return self._append_in(conn, drafts, stream_id=stream_id, expected_seq=expected_seq)
 
+    def append_batches(self, batches: Sequence[tuple[str, Sequence[EventDraft]]]) -> list[Event]:
+        """Each (stream_id, drafts) appended as `append` would, all in one transaction, in order."""
+        streams = ", ".join(dict.fromkeys(stream for stream, _ in batches))
+        with self._collisions(streams), self._write() as conn:
+            return [
+                event
+                for stream_id, drafts in batches
+                for event in self._append_in(conn, drafts, stream_id=stream_id)
+            ]
+
     def _append_in(
         self,
         conn: Connection,

@@ -196,6 +196,22 @@ class TestLocal(ArtifactStoreContract):
             store.get_to_file(ref.sha256, tmp_path / "bad.csv", durable=False)
         assert not (tmp_path / "bad.csv").exists()
 
+    def test_a_new_blob_is_flushed_with_its_directory_only_when_durable(
+        self, store: ArtifactStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        assert isinstance(store, LocalArtifactStore)
+        flushed: list[int] = []
+        real_fsync = os.fsync
+        monkeypatch.setattr(os, "fsync", lambda fd: (flushed.append(fd), real_fsync(fd)))
+        store.put_bytes(DATA, logical_path="a.csv")
+        assert len(flushed) == (2 if store.durable else 0)  # the blob, then its directory
+        flushed.clear()
+        store.put_bytes(DATA, logical_path="b.csv")  # already stored: nothing to flush
+        big = tmp_path / "big.bin"
+        big.write_bytes(os.urandom(3 << 20))  # past SMALL_FILE: streamed through _ingest
+        store.put_file(big, logical_path="big.bin")
+        assert len(flushed) == (2 if store.durable else 0)
+
     def test_layout_is_content_addressed_and_read_only(self, store: ArtifactStore) -> None:
         assert isinstance(store, LocalArtifactStore)
         ref = store.put_bytes(DATA, logical_path="a.csv")
@@ -217,6 +233,32 @@ class TestLocal(ArtifactStoreContract):
             open_artifact_store("ftp://host/x")
         with pytest.raises(ValueError, match="must be local"):
             open_artifact_store("file://otherhost/x")
+        assert plain.durable and not open_artifact_store(str(tmp_path), durable=False).durable
+
+
+class TestLocalNotDurable(TestLocal):
+    """The embedded default's store: nothing flushed; a torn blob is detected and mended."""
+
+    @pytest.fixture
+    def store(self, tmp_path_factory: pytest.TempPathFactory) -> ArtifactStore:
+        return LocalArtifactStore(tmp_path_factory.mktemp("artifacts"), durable=False)
+
+    def test_a_blob_an_os_crash_tore_is_refused_then_written_again(
+        self, store: ArtifactStore, tmp_path: Path
+    ) -> None:
+        ref = store.put_bytes(DATA, logical_path="a.csv")
+        self.tamper(store, ref.sha256, DATA[:5])  # what a lost page cache can leave
+        with pytest.raises(ArtifactCorrupt):
+            store.read_bytes(ref.sha256, 1 << 20)
+        again = store.put_bytes(DATA, logical_path="a.csv")
+        assert again == ref and store.read_bytes(ref.sha256, 1 << 20) == DATA
+        # A large file streamed in is written again when the stored blob's size is off.
+        big = tmp_path / "big.bin"
+        big.write_bytes(os.urandom(3 << 20))
+        big_ref = store.put_file(big, logical_path="big.bin")
+        self.tamper(store, big_ref.sha256, b"")
+        assert store.put_file(big, logical_path="big.bin") == big_ref
+        assert store.read_bytes(big_ref.sha256, 4 << 20) == big.read_bytes()
 
 
 @pytest.fixture(scope="session")

@@ -138,6 +138,23 @@ class EventStoreContract:
         assert len(store.read_stream(stream)) == 3
         assert store.verify_chain(tenant).checked == 3
 
+    def test_batches_of_several_streams_append_in_one_transaction(
+        self, store: EventStore, tenant: str
+    ) -> None:
+        run, trail = f"{tenant}:run", f"{tenant}:trail"
+        batches = [(run, [root(tenant)]), (trail, [draft(tenant, 1), draft(tenant, 2)])]
+        stored = store.append_batches(batches)
+        assert [(e.stream_id, e.seq) for e in stored] == [(run, 1), (trail, 1), (trail, 2)]
+        # One chain through both streams, in batch order.
+        assert [e.prev_hash for e in stored[1:]] == [e.content_hash for e in stored[:-1]]
+        # A conflict in a later batch writes nothing of the earlier ones.
+        with pytest.raises(ConflictError, match="already stored in stream"):
+            store.append_batches([(run, [draft(tenant, 3)]), (trail, [root(tenant)])])
+        assert [e.event_id for e in store.read_stream(run)] == [stored[0].event_id]
+        # A retried call returns what it stored the first time.
+        assert store.append_batches(batches) == stored
+        assert store.verify_chain(tenant).checked == 3
+
     def test_same_event_id_with_other_content_is_a_conflict(
         self, store: EventStore, tenant: str
     ) -> None:
@@ -264,6 +281,9 @@ class EventStoreContract:
         assert retry.provenance == prov  # the first publication stands
         second = store.publish_artifact(artifact("b"), prov)
         assert (second.version, second.created) == (2, True)
+        # Older bytes at the path again: their publication, not a new version.
+        older = store.publish_artifact(artifact("a"), prov)
+        assert (older.version, older.created) == (1, False)
         elsewhere = store.publish_artifact(artifact("b", "output/other.csv"), prov)
         assert elsewhere.version == 1
         listed = store.list_published(run)

@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from activities.store.artifacts import LocalArtifactStore
 from workers.settings import Settings, SettingsError
+from workers.worker import Services
 
 
 def test_defaults_without_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -168,3 +170,12 @@ def test_direct_construction_validates_store_urls() -> None:
         Settings(artifacts_url="gs://bucket")
     with pytest.raises(ValidationError):
         Settings(s3_endpoint="minio:9000")
+
+
+def test_a_local_artifact_store_is_as_durable_as_the_event_log(tmp_path: Path) -> None:
+    embedded = Settings(home=tmp_path)
+    assert embedded.database_url.startswith("sqlite") and not embedded.artifacts_durable
+    served = Settings(home=tmp_path, database_url="postgresql://forge@db.internal/forge")
+    assert served.artifacts_durable
+    store = Services.from_settings(embedded).artifacts
+    assert isinstance(store, LocalArtifactStore) and not store.durable

@@ -235,15 +235,15 @@ async def test_an_extension_during_the_blocking_round_is_not_lost(
     loop = asyncio.get_running_loop()
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         store = eng.services.events
-        append = store.append
+        append = store.append_batches  # what events__append calls
 
-        def slow_append(drafts, **kw):  # type: ignore[no-untyped-def]
-            if any(d.type == "budget.exhausted.v1" for d in drafts):
+        def slow_append(batches):  # type: ignore[no-untyped-def]
+            if any(d.type == "budget.exhausted.v1" for _, drafts in batches for d in drafts):
                 loop.call_soon_threadsafe(held.set)
                 asyncio.run_coroutine_threadsafe(release.wait(), loop).result(timeout=60)
-            return append(drafts, **kw)
+            return append(batches)
 
-        store.append = slow_append  # type: ignore[method-assign]
+        store.append_batches = slow_append  # type: ignore[method-assign]
         run_id = runs.new_run_id()
         for i in range(2):
             seed_usage(store, run_id, f"s{i}")
