@@ -58,7 +58,8 @@ class BridgeLedger:
     first call (most steps make none), and then keeps its index current with its own writes
     (one attempt of a step runs at a time).
     `run_budget_refusal` is called before every dispatch and returns why the run's token or cost
-    budget is exhausted, or None.
+    budget is exhausted, or None. `before_first_use` runs before the ledger first reads the
+    stream (the attempt's own start may still be in flight: it lands first).
     """
 
     def __init__(
@@ -69,8 +70,10 @@ class BridgeLedger:
         policy: BridgePolicy,
         caused_by: str,
         run_budget_refusal: Callable[[], str | None],
+        before_first_use: Callable[[], None] | None = None,
     ) -> None:
         self.policy = policy
+        self._before_first_use = before_first_use
         self.stream_id = f"{policy.run_id}:step:{policy.step_key}"
         self._events = events
         self._artifacts = artifacts
@@ -85,6 +88,8 @@ class BridgeLedger:
     def _load(self) -> None:
         """Index the step's stream, once; the caller holds the lock."""
         if not self._loaded:
+            if self._before_first_use is not None:
+                self._before_first_use()
             self._loaded = True
             for event in self._events.read_stream(self.stream_id):
                 self._index(event.event_id, event.type, event.payload)

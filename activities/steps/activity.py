@@ -1,6 +1,7 @@
 """step__execute and step__usage: one step attempt through the harness, with its events."""
 
 from collections.abc import Mapping
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,10 @@ class StepActivities:
         except StepFailure as failure:
             raise self._failed(attempt, log, failure) from None
         finally:
+            # No write outlives its attempt. Reached with a write in flight only when the
+            # attempt already ends with another error (a cancellation), which stands.
+            with suppress(Exception):
+                log.settle()
             _clean_up(attempt)
 
     def _failed(

@@ -1,6 +1,6 @@
 """The governed tool bridge served to an attempt's step code on meta/bridge.sock."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from activities.codeact import (
@@ -19,8 +19,13 @@ STEP_CODE_BACKENDS = ("sandbox.frozen", "sandbox.session")
 
 
 @contextmanager
-def bridge_session(attempt: StepAttempt, services: StepServices) -> Iterator[None]:
-    """Serve the bridge for step code: the step's allowed tools the context surfaces."""
+def bridge_session(
+    attempt: StepAttempt, services: StepServices, *, settle: Callable[[], None]
+) -> Iterator[None]:
+    """Serve the bridge for step code: the step's allowed tools the context surfaces.
+
+    `settle` waits for the attempt's own appends in flight; the ledger calls it first.
+    """
     if attempt.step.backend not in STEP_CODE_BACKENDS:
         yield
         return
@@ -35,6 +40,7 @@ def bridge_session(attempt: StepAttempt, services: StepServices) -> Iterator[Non
         policy=policy,
         caused_by=attempt.started,
         run_budget_refusal=budget_refusal(services.events, attempt),
+        before_first_use=settle,
     )
     with BridgeServer(
         attempt.workspace / "meta" / "bridge.sock",

@@ -25,7 +25,7 @@ from activities.sandbox.harness import StepFailure
 from activities.skills_materialize import SkillGovernanceError, skill_dirs_for
 from activities.steps.attempt import StepAttempt, StepServices
 from activities.steps.bridge_session import bridge_session
-from activities.steps.ledger import budget_refusal
+from activities.steps.ledger import AttemptLog, budget_refusal
 from activities.store.skills_registry import registry_skills_for
 from compiler.typesystem.library import TypeLibrary
 from schemas.budget import TOOL_CALLED, ToolCalled
@@ -37,13 +37,16 @@ MODEL_BACKENDS = ("sandbox.session", "evaluator")
 CODE_IN_EVENT = 8000  # characters of a program kept in its tool.called.v1 (all of it in the store)
 
 
-def run_executor(attempt: StepAttempt, services: StepServices, pre: Receipt) -> str | None:
+def run_executor(
+    attempt: StepAttempt, services: StepServices, pre: Receipt, log: AttemptLog
+) -> str | None:
     """Step 6 of the harness; returns the model-written program that produced the outputs.
 
-    Step code runs with the governed tool bridge served on meta/bridge.sock.
+    Step code runs with the governed tool bridge served on meta/bridge.sock; the bridge settles
+    the attempt's start (`log`) before it first reads or writes the step's stream.
     """
     skill_dirs = _skill_dirs(attempt, services)
-    with bridge_session(attempt, services):
+    with bridge_session(attempt, services, settle=log.settle):
         return _execute(attempt, services, pre, skill_dirs)
 
 

@@ -1,6 +1,7 @@
 """The step's stream as a ledger: the events an attempt writes, the usage recorded there."""
 
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from activities.sandbox.harness import StepFailure
 from activities.steps.attempt import StepAttempt, step_stream
@@ -12,26 +13,45 @@ from schemas.budget import Usage
 from schemas.events import Event, EventDraft
 from schemas.run import StepExecuteInput, StepUsageInput
 
+# Appends an attempt need not wait for (its start, written while its sandbox starts).
+_WRITER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="forge-attempt-events")
+
 
 class AttemptLog:
     """An attempt's own events, buffered and appended in as few transactions as it can.
 
-    Every commit costs a disk flush (a SQLite fsync), so an attempt appends twice: after its
-    preflight receipt, and at the end (with its completion or its failure).
+    An attempt appends twice: after its preflight receipt, and at the end (with its completion
+    or its failure). The first append may go out beside the executor (`flush_soon`): whatever
+    appends to the step's stream next settles it first, so the stream's order never changes.
     """
 
     def __init__(self, events: EventStore, attempt: StepAttempt) -> None:
         self._events = events
         self._stream_id = attempt.stream_id
         self._pending: list[EventDraft] = []
+        self._writing: Future[list[Event]] | None = None
 
     def buffer(self, draft: EventDraft) -> None:
         self._pending.append(draft)
 
     def flush(self, *drafts: EventDraft) -> None:
         """The buffered events and these in one transaction."""
+        self.settle()
         self._events.append([*self._pending, *drafts], stream_id=self._stream_id)
         self._pending.clear()
+
+    def flush_soon(self, *drafts: EventDraft) -> None:
+        """As `flush`, on a writer thread; `settle` waits for it (and raises what it raised)."""
+        self.settle()
+        batch = [*self._pending, *drafts]
+        self._pending.clear()
+        self._writing = _WRITER.submit(self._events.append, batch, stream_id=self._stream_id)
+
+    def settle(self) -> None:
+        """Wait for a `flush_soon` in flight: called before anything else uses the stream."""
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            writing.result()
 
     def flush_published(
         self,
@@ -39,6 +59,7 @@ class AttemptLog:
         events_for: Callable[[list[PublishedArtifact]], list[EventDraft]],
     ) -> None:
         """Publish the outputs and append the buffered events and `events_for(...)`, atomically."""
+        self.settle()
         pending = list(self._pending)
         self._events.publish_and_append(
             publications,

@@ -7,7 +7,7 @@ from activities.sandbox.harness import StepFailure
 from activities.sandbox.receipts import receipt_summary
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from activities.steps.attempt import StepAttempt, StepServices
-from activities.steps.executors import check_evaluations, run_executor
+from activities.steps.executors import MODEL_BACKENDS, check_evaluations, run_executor
 from activities.steps.ledger import AttemptLog, ledger_usages
 from compiler.budget import step_overrun
 from schemas.artifacts import ArtifactRef, Provenance
@@ -40,7 +40,8 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     """
     step, workspace = attempt.step, attempt.workspace
     pre, pre_ref = _prepare(attempt, services, log)
-    code = run_executor(attempt, services, pre)
+    code = run_executor(attempt, services, pre, log)
+    log.settle()
     # The step's stream is complete once the executor exited: read once for both checks.
     ledger = services.events.read_stream(attempt.stream_id)
     check_evaluations(attempt, ledger)
@@ -106,7 +107,12 @@ def _prepare(
     harness.materialize_inputs(workspace, attempt.step, attempt.inp.inputs, services.artifacts)
     pre = harness.preflight(workspace, attempt.step)
     pre_ref, pre_draft = _receipt(attempt, services, pre, "step.receipt.preflight.v1")
-    log.flush(pre_draft)
+    if attempt.step.backend in MODEL_BACKENDS:
+        log.flush(pre_draft)  # its model calls append to the stream from the first turn
+    else:
+        # Step code reaches the stream only through the bridge, whose ledger settles this
+        # write before its first use: the start is recorded while the sandbox starts.
+        log.flush_soon(pre_draft)
     harness.verify_inputs(pre, attempt.step)
     return pre, pre_ref
 
