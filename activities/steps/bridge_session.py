@@ -20,11 +20,11 @@ STEP_CODE_BACKENDS = ("sandbox.frozen", "sandbox.session")
 
 @contextmanager
 def bridge_session(
-    attempt: StepAttempt, services: StepServices, *, settle: Callable[[], None]
+    attempt: StepAttempt, services: StepServices, *, before_first_use: Callable[[], None]
 ) -> Iterator[None]:
     """Serve the bridge for step code: the step's allowed tools the context surfaces.
 
-    `settle` waits for the attempt's own appends in flight; the ledger calls it first.
+    The ledger calls `before_first_use` before it first reads or writes the step's stream.
     """
     if attempt.step.backend not in STEP_CODE_BACKENDS:
         yield
@@ -40,7 +40,7 @@ def bridge_session(
         policy=policy,
         caused_by=attempt.started,
         run_budget_refusal=budget_refusal(services.events, attempt),
-        before_first_use=settle,
+        before_first_use=before_first_use,
     )
     with BridgeServer(
         attempt.workspace / "meta" / "bridge.sock",

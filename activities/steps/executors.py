@@ -42,11 +42,11 @@ def run_executor(
 ) -> str | None:
     """Step 6 of the harness; returns the model-written program that produced the outputs.
 
-    Step code runs with the governed tool bridge served on meta/bridge.sock; the bridge settles
-    the attempt's start (`log`) before it first reads or writes the step's stream.
+    Step code runs with the governed tool bridge served on meta/bridge.sock; the bridge shares
+    the step's stream with the attempt (`log`) from its first use on.
     """
     skill_dirs = _skill_dirs(attempt, services)
-    with bridge_session(attempt, services, settle=log.settle):
+    with bridge_session(attempt, services, before_first_use=log.share):
         return _execute(attempt, services, pre, skill_dirs)
 
 

@@ -30,6 +30,8 @@ class AttemptLog:
         self._stream_id = attempt.stream_id
         self._pending: list[EventDraft] = []
         self._writing: Future[list[Event]] | None = None
+        self._written: list[Event] = []  # this attempt's own events, as stored
+        self._shared = False  # whether another writer (the bridge, a model call) used the stream
 
     def buffer(self, draft: EventDraft) -> None:
         self._pending.append(draft)
@@ -37,7 +39,7 @@ class AttemptLog:
     def flush(self, *drafts: EventDraft) -> None:
         """The buffered events and these in one transaction."""
         self.settle()
-        self._events.append([*self._pending, *drafts], stream_id=self._stream_id)
+        self._written += self._events.append([*self._pending, *drafts], stream_id=self._stream_id)
         self._pending.clear()
 
     def flush_soon(self, *drafts: EventDraft) -> None:
@@ -51,7 +53,27 @@ class AttemptLog:
         """Wait for a `flush_soon` in flight: called before anything else uses the stream."""
         writing, self._writing = self._writing, None
         if writing is not None:
-            writing.result()
+            self._written += writing.result()
+
+    def share(self) -> None:
+        """Another writer (the bridge, a model call) uses the step's stream from now on.
+
+        Settles this attempt's own write first, so the stream keeps its order.
+        """
+        self._shared = True
+        self.settle()
+
+    def stream(self) -> list[Event]:
+        """The step's stream as it stands, once the executor has exited.
+
+        When the attempt's own start opened the stream (seq 1: no earlier attempt or pass)
+        and no other writer shared it, the stream is exactly what this attempt wrote, and
+        is not read back.
+        """
+        self.settle()
+        if not self._shared and self._written and self._written[0].seq == 1:
+            return list(self._written)
+        return self._events.read_stream(self._stream_id)
 
     def flush_published(
         self,

@@ -41,9 +41,8 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     step, workspace = attempt.step, attempt.workspace
     pre, pre_ref = _prepare(attempt, services, log)
     code = run_executor(attempt, services, pre, log)
-    log.settle()
-    # The step's stream is complete once the executor exited: read once for both checks.
-    ledger = services.events.read_stream(attempt.stream_id)
+    # The step's stream is complete once the executor exited: one view for both checks.
+    ledger = log.stream()
     check_evaluations(attempt, ledger)
     usage = _within_budget(attempt, ledger)
     note = read_note(workspace)
@@ -108,7 +107,8 @@ def _prepare(
     pre = harness.preflight(workspace, attempt.step)
     pre_ref, pre_draft = _receipt(attempt, services, pre, "step.receipt.preflight.v1")
     if attempt.step.backend in MODEL_BACKENDS:
-        log.flush(pre_draft)  # its model calls append to the stream from the first turn
+        log.flush(pre_draft)
+        log.share()  # its model calls append to the stream from the first turn
     else:
         # Step code reaches the stream only through the bridge, whose ledger settles this
         # write before its first use: the start is recorded while the sandbox starts.

@@ -91,3 +91,25 @@ def test_the_bridge_ledger_settles_the_start_before_it_reads_the_stream(
     ledger.next_index()
     ledger.dispatched_calls()
     assert calls == ["settled"]  # once, before the first read
+
+
+def test_a_stream_only_this_attempt_wrote_is_not_read_back(store: EventStore, monkeypatch):
+    log = log_for(store)
+    log.buffer(draft("started"))
+    log.flush_soon(draft("preflight"))
+    read = store.read_stream
+    monkeypatch.setattr(store, "read_stream", lambda *a: pytest.fail("read back"))
+    assert [e.event_id for e in log.stream()] == ["run-1:started", "run-1:preflight"]
+    assert [e.seq for e in log.stream()] == [1, 2]
+    # Once another writer shares the stream, it is read.
+    monkeypatch.setattr(store, "read_stream", read)
+    log.share()
+    store.append([draft("tool")], stream_id=STREAM)
+    assert [e.event_id for e in log.stream()][-1] == "run-1:tool"
+
+
+def test_a_stream_with_earlier_events_is_read(store: EventStore):
+    store.append([draft("earlier")], stream_id=STREAM)  # an earlier attempt or pass
+    log = log_for(store)
+    log.flush(draft("started"))
+    assert [e.event_id for e in log.stream()] == ["run-1:earlier", "run-1:started"]
