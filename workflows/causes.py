@@ -1,6 +1,8 @@
 """What a failed activity or child run says: its application error, message, attempt and usage."""
 
-from temporalio.exceptions import ActivityError, ApplicationError
+import asyncio
+
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from schemas.budget import Usage
 
@@ -41,3 +43,10 @@ def attempts(err: Failure) -> int:
     """The failing attempt's number, which step__execute puts first in its error details."""
     attempt = _first_detail(err).get("attempt")
     return attempt if isinstance(attempt, int) else 1
+
+
+def cancelled(err: BaseException) -> bool:
+    """Whether `err` is the run's cancellation (an activity it cancelled says so as its cause)."""
+    if isinstance(err, asyncio.CancelledError):
+        return True
+    return isinstance(err, ActivityError) and isinstance(err.cause, CancelledError)

@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         RunStatusView,
     )
     from workflows import policies
+    from workflows.causes import cancelled
     from workflows.core import WORKFLOW_NAME
     from workflows.frontend import FrontEnd
     from workflows.gating import Gating
@@ -110,7 +111,12 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
     @workflow.run
     async def run(self, inp: RunInput) -> RunResult:
         if inp.carry is None:
-            ended = await self._front_end()
+            try:
+                ended = await self._front_end()
+            except BaseException as err:
+                if cancelled(err):
+                    await self._log.release()  # what a plan run's front end held back stands
+                raise
             if ended is not None:
                 return ended
             if inp.reusable:

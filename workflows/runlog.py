@@ -6,6 +6,7 @@ with workflow.unsafe.imports_passed_through():
     from schemas.events import SYSTEM_ACTOR, Actor, EventDraft
     from schemas.run import AppendEventsInput, AppendEventsResult, RunInput, StreamBatch
     from workflows import policies
+    from workflows.causes import cancelled
 
 
 class RunLog:
@@ -70,15 +71,30 @@ class RunLog:
             return
         await self._append(stream, drafts)
 
+    async def release(self) -> None:
+        """Write whatever is held, now (a run cancelled before its next emit)."""
+        if self._held:
+            *earlier, last = self._held
+            self._held = earlier
+            await self._append_batch(last)
+
     async def _append(self, stream: str, drafts: list[EventDraft]) -> None:
+        await self._append_batch(StreamBatch(stream_id=self._stream(stream), events=drafts))
+
+    async def _append_batch(self, batch: StreamBatch) -> None:
         earlier, self._held = self._held or [], None
-        await workflow.execute_activity(
-            "events__append",
-            AppendEventsInput(stream_id=self._stream(stream), events=drafts, earlier=earlier),
-            result_type=AppendEventsResult,
-            start_to_close_timeout=policies.EVENTS_TIMEOUT,
-            retry_policy=policies.EVENTS_RETRY,
-        )
+        try:
+            await workflow.execute_activity(
+                "events__append",
+                AppendEventsInput(stream_id=batch.stream_id, events=batch.events, earlier=earlier),
+                result_type=AppendEventsResult,
+                start_to_close_timeout=policies.EVENTS_TIMEOUT,
+                retry_policy=policies.EVENTS_RETRY,
+            )
+        except BaseException as err:
+            if earlier and cancelled(err):  # what was held may be unwritten: for release()
+                self._held = [*earlier, batch]
+            raise
 
     async def emit(
         self,

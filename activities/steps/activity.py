@@ -1,7 +1,6 @@
 """step__execute and step__usage: one step attempt through the harness, with its events."""
 
 from collections.abc import Mapping
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
@@ -97,8 +96,7 @@ class StepActivities:
         finally:
             # No write outlives its attempt. Reached with a write in flight only when the
             # attempt already ends with another error (a cancellation), which stands.
-            with suppress(Exception):
-                log.settle()
+            log.settle()
             _clean_up(attempt)
 
     def _failed(

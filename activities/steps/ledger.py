@@ -32,48 +32,63 @@ class AttemptLog:
         self._writing: Future[list[Event]] | None = None
         self._written: list[Event] = []  # this attempt's own events, as stored
         self._shared = False  # whether another writer (the bridge, a model call) used the stream
+        self._in_flight: list[EventDraft] = []  # the batch `flush_soon` is writing
 
     def buffer(self, draft: EventDraft) -> None:
         self._pending.append(draft)
 
     def flush(self, *drafts: EventDraft) -> None:
-        """The buffered events and these in one transaction."""
+        """The buffered events (a failed `flush_soon` batch first) and these, in one transaction."""
         self.settle()
         self._written += self._events.append([*self._pending, *drafts], stream_id=self._stream_id)
         self._pending.clear()
 
     def flush_soon(self, *drafts: EventDraft) -> None:
-        """As `flush`, on a writer thread; `settle` waits for it (and raises what it raised)."""
+        """As `flush`, on a writer thread; whatever uses the stream next settles it first."""
         self.settle()
         batch = [*self._pending, *drafts]
         self._pending.clear()
         self._writing = _WRITER.submit(self._events.append, batch, stream_id=self._stream_id)
+        self._in_flight = batch
 
     def settle(self) -> None:
-        """Wait for a `flush_soon` in flight: called before anything else uses the stream."""
+        """Wait for a `flush_soon` in flight.
+
+        A batch that failed to write goes back to the front of the buffer, so the next write
+        (`flush`, `flush_published`, `share`) retries it, still ahead of everything after it.
+        """
         writing, self._writing = self._writing, None
-        if writing is not None:
+        if writing is None:
+            return
+        try:
             self._written += writing.result()
+        except Exception:
+            self._pending[:0] = self._in_flight
+        finally:
+            self._in_flight = []
 
     def share(self) -> None:
         """Another writer (the bridge, a model call) uses the step's stream from now on.
 
-        Settles this attempt's own write first, so the stream keeps its order.
+        This attempt's own events are written first (raising if they cannot be), so the
+        stream keeps its order.
         """
         self._shared = True
         self.settle()
+        if self._pending:
+            self.flush()
 
     def stream(self) -> list[Event]:
         """The step's stream as it stands, once the executor has exited.
 
-        When the attempt's own start opened the stream (seq 1: no earlier attempt or pass)
-        and no other writer shared it, the stream is exactly what this attempt wrote, and
-        is not read back.
+        When the attempt's own start opened the stream (seq 1: no earlier attempt or pass),
+        is written, and no other writer shared the stream, the stream is exactly what this
+        attempt wrote, and is not read back.
         """
         self.settle()
-        if not self._shared and self._written and self._written[0].seq == 1:
-            return list(self._written)
-        return self._events.read_stream(self._stream_id)
+        if self._pending or self._shared or not self._written or self._written[0].seq != 1:
+            return self._events.read_stream(self._stream_id)
+        return list(self._written)
 
     def flush_published(
         self,

@@ -142,7 +142,7 @@ class LocalArtifactStore(ArtifactStore):
     embedded default (a SQLite event log, itself flushed at checkpoints, not at every commit)
     opens its store with `durable=False`, the same trade-off: a crash of the process loses
     nothing, and a blob an OS crash tore fails its hash check on every read and is written
-    again by the next put of its bytes.
+    again by the next put of its bytes (a small one is compared first, a streamed one replaced).
     """
 
     def __init__(self, root: Path, *, durable: bool = True) -> None:
@@ -209,7 +209,9 @@ class LocalArtifactStore(ArtifactStore):
                     out.flush()
                     os.fsync(out.fileno())
             target = self._blob_path(digest)
-            if target.exists() and (self.durable or target.stat().st_size == size):
+            # A durable store's blob is whole once it exists; a non-durable one may be torn
+            # (its bytes unknown without a read), so the fresh copy replaces it: no flush.
+            if self.durable and target.exists():
                 tmp.unlink()
                 return digest, size
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -63,16 +63,34 @@ def test_a_write_in_flight_lands_before_the_next_append(store: EventStore, monke
     ]
 
 
-def test_a_failed_write_in_flight_is_raised_by_settle(store: EventStore, monkeypatch):
-    def broken(drafts, **kw):  # type: ignore[no-untyped-def]
-        raise OSError("disk full")
+def test_a_failed_write_in_flight_is_retried_first_by_the_next_write(
+    store: EventStore, monkeypatch
+):
+    append = store.append
+    broken = True
 
-    monkeypatch.setattr(store, "append", broken)
+    def flaky(drafts, **kw):  # type: ignore[no-untyped-def]
+        if broken:
+            raise OSError("database is locked")
+        return append(drafts, **kw)
+
+    monkeypatch.setattr(store, "append", flaky)
     log = log_for(store)
-    log.flush_soon(draft("started"))
-    with pytest.raises(OSError, match="disk full"):
-        log.settle()
-    log.settle()  # settled once: nothing in flight any more
+    log.buffer(draft("started"))
+    log.flush_soon(draft("preflight"))
+    log.settle()  # the failure is not lost: the batch is buffered again
+    with pytest.raises(OSError, match="locked"):
+        log.share()  # the bridge's first use: the start must land before its events
+    broken = False
+    log.share()  # the bridge's next call writes the start first
+    store.append([draft("tool")], stream_id=STREAM)
+    log.flush(draft("completed"))
+    assert [e.event_id for e in store.read_stream(STREAM)] == [
+        "run-1:started",
+        "run-1:preflight",
+        "run-1:tool",
+        "run-1:completed",
+    ]
 
 
 def test_the_bridge_ledger_settles_the_start_before_it_reads_the_stream(

@@ -1,5 +1,7 @@
 """A plan run's front end: match, compile__passes, and one append for everything it recorded."""
 
+import asyncio
+
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError
@@ -55,3 +57,36 @@ async def test_a_plan_the_compiler_rejects_still_records_its_start_and_trail(
         failed = events[-1].payload
         assert failed["stage"] == "compile" and "ghost" in failed["error"]
         assert "run.compiled.v1" not in types
+
+
+async def test_a_run_cancelled_while_its_held_events_are_written_still_records_them(
+    temporal_env, task_queue, tmp_path
+):
+    """The cancel lands while the append carrying run.started, the trail and run.compiled runs."""
+    held, release = asyncio.Event(), asyncio.Event()
+    loop = asyncio.get_running_loop()
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        store = eng.services.events
+        append = store.append_batches
+        first = True
+
+        def slow_append(batches):  # type: ignore[no-untyped-def]
+            nonlocal first
+            if first and any(d.type == "run.compiled.v1" for _, ds in batches for d in ds):
+                first = False
+                loop.call_soon_threadsafe(held.set)
+                asyncio.run_coroutine_threadsafe(release.wait(), loop).result(timeout=60)
+                raise ConnectionError("the database went away")  # this write never lands
+            return append(batches)
+
+        store.append_batches = slow_append  # type: ignore[method-assign]
+        handle = await eng.start(ONE_STEP)
+        await asyncio.wait_for(held.wait(), 60)
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError):
+            await asyncio.wait_for(handle.result(), 60)
+        release.set()
+        types = [e.type for e in store.list_events(run_id=handle.id)]
+    assert types[0] == "run.started.v1" and RECIPE_TRAIL in types
+    assert "run.compiled.v1" in types
+    assert "step.started.v1" not in types  # cancelled before any step
