@@ -214,11 +214,14 @@ class LocalArtifactStore(ArtifactStore):
             if self.durable and target.exists():
                 tmp.unlink()
                 return digest, size
+            new_prefix = not target.parent.is_dir()
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp.chmod(0o444)  # content-addressed blobs never change in place
             os.replace(tmp, target)
-            if self.durable:
-                _fsync_dir(target.parent)  # the rename itself survives a power loss
+            if self.durable:  # the rename itself (and a new prefix directory) survive a power loss
+                _fsync_dir(target.parent)
+                if new_prefix:
+                    _fsync_dir(target.parent.parent)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise

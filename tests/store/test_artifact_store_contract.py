@@ -204,13 +204,25 @@ class TestLocal(ArtifactStoreContract):
         real_fsync = os.fsync
         monkeypatch.setattr(os, "fsync", lambda fd: (flushed.append(fd), real_fsync(fd)))
         store.put_bytes(DATA, logical_path="a.csv")
+        # The blob, its new prefix directory, and the directory holding that prefix.
+        assert len(flushed) == (3 if store.durable else 0)
+        flushed.clear()
+        digest = hashlib.sha256(DATA).hexdigest()
+        same_prefix = next(
+            b
+            for n in range(100_000)
+            if hashlib.sha256(b := f"{n}".encode()).hexdigest()[:2] == digest[:2]
+        )
+        store.put_bytes(same_prefix, logical_path="c.csv")  # the prefix directory exists now
         assert len(flushed) == (2 if store.durable else 0)  # the blob, then its directory
         flushed.clear()
         store.put_bytes(DATA, logical_path="b.csv")  # already stored: nothing to flush
         big = tmp_path / "big.bin"
         big.write_bytes(os.urandom(3 << 20))  # past SMALL_FILE: streamed through _ingest
+        prefix = store.root / "sha256" / hashlib.sha256(big.read_bytes()).hexdigest()[:2]
+        new_prefix = not prefix.is_dir()
         store.put_file(big, logical_path="big.bin")
-        assert len(flushed) == (2 if store.durable else 0)
+        assert len(flushed) == ((3 if new_prefix else 2) if store.durable else 0)
 
     def test_layout_is_content_addressed_and_read_only(self, store: ArtifactStore) -> None:
         assert isinstance(store, LocalArtifactStore)
