@@ -1,6 +1,7 @@
 """A plan run's front end: match, compile__passes, and one append for everything it recorded."""
 
 import asyncio
+import threading
 
 import pytest
 from temporalio.api.enums.v1 import EventType
@@ -62,30 +63,28 @@ async def test_a_plan_the_compiler_rejects_still_records_its_start_and_trail(
 async def test_a_run_cancelled_while_its_held_events_are_written_still_records_them(
     temporal_env, task_queue, tmp_path
 ):
-    """The cancel lands while the append carrying run.started, the trail and run.compiled runs."""
-    held, release = asyncio.Event(), asyncio.Event()
+    """The cancel lands while the append carrying run.started, the trail and run.compiled retries."""
+    failing = asyncio.Event()
+    cancel_sent = threading.Event()
     loop = asyncio.get_running_loop()
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         store = eng.services.events
         append = store.append_batches
-        first = True
 
-        def slow_append(batches):  # type: ignore[no-untyped-def]
-            nonlocal first
-            if first and any(d.type == "run.compiled.v1" for _, ds in batches for d in ds):
-                first = False
-                loop.call_soon_threadsafe(held.set)
-                asyncio.run_coroutine_threadsafe(release.wait(), loop).result(timeout=60)
-                raise ConnectionError("the database went away")  # this write never lands
+        def failing_append(batches):  # type: ignore[no-untyped-def]
+            compiled = any(d.type == "run.compiled.v1" for _, ds in batches for d in ds)
+            if compiled and not cancel_sent.is_set():
+                loop.call_soon_threadsafe(failing.set)
+                raise ConnectionError("the database went away")  # retried by Temporal
             return append(batches)
 
-        store.append_batches = slow_append  # type: ignore[method-assign]
+        store.append_batches = failing_append  # type: ignore[method-assign]
         handle = await eng.start(ONE_STEP)
-        await asyncio.wait_for(held.wait(), 60)
-        await handle.cancel()
+        await asyncio.wait_for(failing.wait(), 60)
+        await handle.cancel()  # lands while the append waits for its retry
+        cancel_sent.set()
         with pytest.raises(WorkflowFailureError):
             await asyncio.wait_for(handle.result(), 60)
-        release.set()
         types = [e.type for e in store.list_events(run_id=handle.id)]
     assert types[0] == "run.started.v1" and RECIPE_TRAIL in types
     assert "run.compiled.v1" in types
