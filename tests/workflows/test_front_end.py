@@ -63,7 +63,7 @@ async def test_a_plan_the_compiler_rejects_still_records_its_start_and_trail(
 async def test_a_run_cancelled_while_its_held_events_are_written_still_records_them(
     temporal_env, task_queue, tmp_path
 ):
-    """The cancel lands while the append carrying run.started, the trail and run.compiled retries."""
+    """The cancel lands while the append carrying the held events waits for its retry."""
     failing = asyncio.Event()
     cancel_sent = threading.Event()
     loop = asyncio.get_running_loop()
