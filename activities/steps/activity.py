@@ -94,9 +94,8 @@ class StepActivities:
         except StepFailure as failure:
             raise self._failed(attempt, log, failure) from None
         finally:
-            # No write outlives its attempt. Reached with a write in flight only when the
-            # attempt already ends with another error (a cancellation), which stands.
-            log.settle()
+            # No write outlives its attempt, and its start is on record however it ended.
+            log.close()
             _clean_up(attempt)
 
     def _failed(

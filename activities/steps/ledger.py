@@ -1,7 +1,9 @@
 """The step's stream as a ledger: the events an attempt writes, the usage recorded there."""
 
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import suppress
 
 from activities.sandbox.harness import StepFailure
 from activities.steps.attempt import StepAttempt, step_stream
@@ -13,26 +15,63 @@ from schemas.budget import Usage
 from schemas.events import Event, EventDraft
 from schemas.run import StepExecuteInput, StepUsageInput
 
-# Appends an attempt need not wait for (its start, written while its sandbox starts).
-_WRITER = ThreadPoolExecutor(max_workers=4, thread_name_prefix="forge-attempt-events")
+# An attempt's start is written alone only when its end has not come within this long (or it
+# shares its stream first); a short attempt's start goes in the same transaction as its end.
+# Temporal records an activity's start the same way: ActivityTaskStarted is written with its
+# completion unless the activity is retried or runs on.
+START_WRITE_DELAY_S = 1.0
+# Writes an attempt need not wait for: its start, while its executor runs.
+_WRITER = ThreadPoolExecutor(max_workers=16, thread_name_prefix="forge-attempt-events")
+
+
+class _LaterWrite:
+    """A write done on a writer thread after `delay_s`, unless called off before it starts."""
+
+    def __init__(self, write: Callable[[], list[Event]], delay_s: float) -> None:
+        self._write = write
+        self._delay_s = delay_s
+        self._called_off = threading.Event()
+        self._lock = threading.Lock()
+        self._started = False
+        self.future: Future[list[Event] | None] = _WRITER.submit(self._run)
+
+    def _run(self) -> list[Event] | None:
+        if self._called_off.wait(self._delay_s):
+            return None
+        with self._lock:
+            if self._called_off.is_set():
+                return None
+            self._started = True
+        return self._write()
+
+    def call_off(self) -> bool:
+        """Whether the write was called off in time (it never starts); False once it has."""
+        with self._lock:
+            if self._started:
+                return False
+            self._called_off.set()
+            return True
 
 
 class AttemptLog:
     """An attempt's own events, buffered and appended in as few transactions as it can.
 
-    An attempt appends twice: after its preflight receipt, and at the end (with its completion
-    or its failure). The first append may go out beside the executor (`flush_soon`): whatever
-    appends to the step's stream next settles it first, so the stream's order never changes.
+    An attempt's start (its started event and preflight receipt) is written with its end, in
+    one transaction, unless the attempt runs longer than START_WRITE_DELAY_S (then a writer
+    thread writes it meanwhile) or another writer shares the step's stream first (then it is
+    written before that writer's first event). Whatever appends to the step's stream next
+    settles a write in flight first, so the stream's order never changes; an attempt that
+    ends in any other way writes its start as it leaves (`close`).
     """
 
     def __init__(self, events: EventStore, attempt: StepAttempt) -> None:
         self._events = events
         self._stream_id = attempt.stream_id
         self._pending: list[EventDraft] = []
-        self._writing: Future[list[Event]] | None = None
+        self._writing: _LaterWrite | None = None
         self._written: list[Event] = []  # this attempt's own events, as stored
         self._shared = False  # whether another writer (the bridge, a model call) used the stream
-        self._in_flight: list[EventDraft] = []  # the batch `flush_soon` is writing
+        self._in_flight: list[EventDraft] = []  # the batch `flush_later` holds
 
     def buffer(self, draft: EventDraft) -> None:
         self._pending.append(draft)
@@ -43,29 +82,47 @@ class AttemptLog:
         self._written += self._events.append([*self._pending, *drafts], stream_id=self._stream_id)
         self._pending.clear()
 
-    def flush_soon(self, *drafts: EventDraft) -> None:
-        """As `flush`, on a writer thread; whatever uses the stream next settles it first."""
+    def flush_later(self, *drafts: EventDraft, delay_s: float = START_WRITE_DELAY_S) -> None:
+        """As `flush`, on a writer thread after `delay_s`, unless the next write carries them."""
         self.settle()
         batch = [*self._pending, *drafts]
         self._pending.clear()
-        self._writing = _WRITER.submit(self._events.append, batch, stream_id=self._stream_id)
         self._in_flight = batch
+        self._writing = _LaterWrite(
+            lambda: self._events.append(batch, stream_id=self._stream_id), delay_s
+        )
 
     def settle(self) -> None:
-        """Wait for a `flush_soon` in flight.
+        """Call off or wait for a `flush_later` write.
 
-        A batch that failed to write goes back to the front of the buffer, so the next write
-        (`flush`, `flush_published`, `share`) retries it, still ahead of everything after it.
+        A batch not written (called off in time, or failed) goes back to the front of the
+        buffer, so the next write (`flush`, `flush_published`, `share`) carries it, still ahead
+        of everything after it.
         """
         writing, self._writing = self._writing, None
         if writing is None:
             return
         try:
-            self._written += writing.result()
+            written = None if writing.call_off() else writing.future.result()
         except Exception:
-            self._pending[:0] = self._in_flight
+            written = None
         finally:
-            self._in_flight = []
+            batch, self._in_flight = self._in_flight, []
+        if written is None:
+            self._pending[:0] = batch
+        else:
+            self._written += written
+
+    def close(self) -> None:
+        """The attempt leaves: what it buffered is written (its start, at least, is on record).
+
+        Reached after `flush`/`flush_published` wrote everything, or when the attempt ends
+        with another error (a cancellation): that error stands even if this write fails.
+        """
+        self.settle()
+        if self._pending:
+            with suppress(Exception):
+                self.flush()
 
     def share(self) -> None:
         """Another writer (the bridge, a model call) uses the step's stream from now on.
@@ -79,11 +136,12 @@ class AttemptLog:
             self.flush()
 
     def stream(self) -> list[Event]:
-        """The step's stream as it stands, once the executor has exited.
+        """The step's stream as it stands, once the executor has exited: its usage ledger.
 
-        When the attempt's own start opened the stream (seq 1: no earlier attempt or pass),
-        is written, and no other writer shared the stream, the stream is exactly what this
-        attempt wrote, and is not read back.
+        A start still buffered is not in it (it carries no usage and no evaluation). When the
+        attempt's own start opened the stream (seq 1: no earlier attempt or pass), is written,
+        and no other writer shared the stream, the stream is exactly what this attempt wrote,
+        and is not read back.
         """
         self.settle()
         if self._pending or self._shared or not self._written or self._written[0].seq != 1:

@@ -110,9 +110,9 @@ def _prepare(
         log.flush(pre_draft)
         log.share()  # its model calls append to the stream from the first turn
     else:
-        # Step code reaches the stream only through the bridge, whose ledger settles this
-        # write before its first use: the start is recorded while the sandbox starts.
-        log.flush_soon(pre_draft)
+        # Step code reaches the stream only through the bridge, whose ledger writes the start
+        # before its first use; otherwise the start goes with the end (or alone, if it is slow).
+        log.flush_later(pre_draft)
     harness.verify_inputs(pre, attempt.step)
     return pre, pre_ref
 

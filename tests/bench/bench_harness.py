@@ -323,8 +323,8 @@ def _breakdown_text(parts: dict[str, float], ours: Timing, base: Timing) -> str:
         parts.get(k, 0.0)
         for k in ("prepare_workspace", "persist_outputs", "check_undeclared_writes")
     )
-    # The step's two transactions: its start (with the preflight receipt's event), and its
-    # completion with the outputs' publication.
+    # The step's transaction: its start (with the preflight receipt's event), its completion
+    # and the outputs' publication; a slow step or one sharing its stream writes its start alone.
     events = parts.get("AttemptLog.flush", 0.0) + parts.get("AttemptLog.flush_published", 0.0)
     # Server-seen activity time beyond the in-thread time: payload conversion and the RPCs.
     payload = ours.history["activity_ms"] - execute - (base.history["activity_ms"] - bare)

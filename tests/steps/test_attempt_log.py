@@ -1,4 +1,4 @@
-"""An attempt's start may be written beside its sandbox; the step's stream keeps its order."""
+"""An attempt's start goes with its end (or alone when slow); the stream keeps its order."""
 
 import threading
 from datetime import UTC, datetime
@@ -52,7 +52,7 @@ def test_a_write_in_flight_lands_before_the_next_append(store: EventStore, monke
     monkeypatch.setattr(store, "append", slow)
     log = log_for(store)
     log.buffer(draft("started"))
-    log.flush_soon(draft("preflight"))
+    log.flush_later(draft("preflight"), delay_s=0)  # a slow attempt: the write starts at once
     assert store.read_stream(STREAM) == []  # not waited for
     threading.Timer(0.2, gate.set).start()
     log.flush(draft("completed"))  # settles the start first
@@ -77,7 +77,7 @@ def test_a_failed_write_in_flight_is_retried_first_by_the_next_write(
     monkeypatch.setattr(store, "append", flaky)
     log = log_for(store)
     log.buffer(draft("started"))
-    log.flush_soon(draft("preflight"))
+    log.flush_later(draft("preflight"), delay_s=0)
     log.settle()  # the failure is not lost: the batch is buffered again
     with pytest.raises(OSError, match="locked"):
         log.share()  # the bridge's first use: the start must land before its events
@@ -114,7 +114,7 @@ def test_the_bridge_ledger_settles_the_start_before_it_reads_the_stream(
 def test_a_stream_only_this_attempt_wrote_is_not_read_back(store: EventStore, monkeypatch):
     log = log_for(store)
     log.buffer(draft("started"))
-    log.flush_soon(draft("preflight"))
+    log.flush(draft("preflight"))
     read = store.read_stream
     monkeypatch.setattr(store, "read_stream", lambda *a: pytest.fail("read back"))
     assert [e.event_id for e in log.stream()] == ["run-1:started", "run-1:preflight"]
@@ -131,3 +131,65 @@ def test_a_stream_with_earlier_events_is_read(store: EventStore):
     log = log_for(store)
     log.flush(draft("started"))
     assert [e.event_id for e in log.stream()] == ["run-1:earlier", "run-1:started"]
+
+
+def appends_counted(store: EventStore, monkeypatch) -> list[list[str]]:
+    """Each append's event ids, in order."""
+    batches: list[list[str]] = []
+    append = store.append
+
+    def counted(drafts, **kw):  # type: ignore[no-untyped-def]
+        batches.append([d.event_id.split(":")[1] for d in drafts])
+        return append(drafts, **kw)
+
+    monkeypatch.setattr(store, "append", counted)
+    return batches
+
+
+def test_a_short_attempt_writes_its_start_with_its_end_in_one_transaction(
+    store: EventStore, monkeypatch
+):
+    batches = appends_counted(store, monkeypatch)
+    log = log_for(store)
+    log.buffer(draft("started"))
+    log.flush_later(draft("preflight"))  # the default delay: the end comes first
+    assert log.stream() == []  # the start is still buffered; the stream is read, not guessed
+    log.flush(draft("completed"))
+    assert batches == [["started", "preflight", "completed"]]
+    assert [e.seq for e in store.read_stream(STREAM)] == [1, 2, 3]
+
+
+def test_a_slow_attempt_writes_its_start_alone_while_it_runs(store: EventStore, monkeypatch):
+    batches = appends_counted(store, monkeypatch)
+    log = log_for(store)
+    log.buffer(draft("started"))
+    log.flush_later(draft("preflight"), delay_s=0.05)
+    for _ in range(200):  # written by the writer thread, not by this one
+        if store.read_stream(STREAM):
+            break
+        threading.Event().wait(0.05)
+    assert [e.event_id for e in store.read_stream(STREAM)] == ["run-1:started", "run-1:preflight"]
+    log.flush(draft("completed"))
+    assert batches == [["started", "preflight"], ["completed"]]
+
+
+def test_an_attempt_that_ends_otherwise_still_records_its_start(store: EventStore):
+    log = log_for(store)
+    log.buffer(draft("started"))
+    log.flush_later(draft("preflight"))
+    log.close()  # a cancellation: neither a completion nor a failure was written
+    assert [e.event_id for e in store.read_stream(STREAM)] == ["run-1:started", "run-1:preflight"]
+    log.close()  # nothing left: no second write
+    assert len(store.read_stream(STREAM)) == 2
+
+
+def test_closing_does_not_mask_the_error_that_ended_the_attempt(store: EventStore, monkeypatch):
+    def broken(drafts, **kw):  # type: ignore[no-untyped-def]
+        raise OSError("disk I/O error")
+
+    monkeypatch.setattr(store, "append", broken)
+    log = log_for(store)
+    log.buffer(draft("started"))
+    log.close()  # the cancellation that ended the attempt stands; this write's failure does not
+    monkeypatch.undo()
+    assert store.read_stream(STREAM) == []
