@@ -14,6 +14,12 @@ async def test_inbox_approve_and_refusals_from_the_cli(cli, temporal_env, task_q
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         handle = await eng.start(gated_plan())
         await pending_gate(handle)
+        # A run waiting at a gate: its status says what it waits for and how to decide.
+        status = await asyncio.to_thread(cli, "status", handle.id)
+        assert status.exit_code == 0, status.output
+        assert "awaiting_approval" in status.output and "Traceback" not in status.output
+        assert "waiting at gate-ship (step ship) for a decision by role ops" in status.output
+        assert f"forge approve {handle.id} gate-ship --as NAME --role ops" in status.output
         inbox = await asyncio.to_thread(cli, "gates")
         assert inbox.exit_code == 0
         assert handle.id in inbox.output and "gate-ship" in inbox.output

@@ -10,7 +10,7 @@ from temporalio.service import RPCError
 from workers import runs
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out, settings, temporal_client
-from workers.cli.views import follow, recipe_lines, steps_table
+from workers.cli.views import follow, recipe_lines, steps_table, view_lines
 from workers.settings import Settings
 from workers.worker import Services
 from workflows.run import CompiledRunWorkflow
@@ -37,10 +37,8 @@ async def _status(s: Settings, run_id: str) -> int:
     shown = view.status if view is not None else result.status if result else status.lower()
     out.print(f"run [bold]{run_id}[/]: {shown}")
     if view is not None:
-        for line in recipe_lines(view.recipes):
-            out.print(line)
-        out.print(steps_table(view.steps, view.badges))
-        out.print(budget_line(view.budget))
+        for renderable in view_lines(view):
+            out.print(renderable)
     elif result is not None:
         for line in recipe_lines(result.recipes):
             out.print(line)

@@ -2,11 +2,12 @@
 
 import asyncio
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.live import Live
 from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.service import RPCError
 
@@ -20,8 +21,10 @@ from workers.worker import Services
 from workflows.run import CompiledRunWorkflow
 
 EXIT_RUN_FAILED = 1
-_STYLE = {
+# One style per StepStatus (a test holds them equal): an unstyled status once broke the markup.
+STEP_STYLES: dict[str, str] = {
     "pending": "dim",
+    "awaiting_approval": "bold cyan",
     "in_progress": "yellow",
     "done": "green",
     "error": "red",
@@ -56,14 +59,7 @@ async def follow(
                     completed=finished,
                     description=f"{view.run_id} {view.status}",
                 )
-                live.update(
-                    Group(
-                        progress,
-                        *recipe_lines(view.recipes),
-                        steps_table(view.steps, view.badges),
-                        budget_line(view.budget),
-                    )
-                )
+                live.update(Group(progress, *view_lines(view)))
             await asyncio.wait([result_task], timeout=0.5)
     try:
         result = result_task.result()
@@ -106,6 +102,36 @@ def _report(result: RunResult, s: Settings, services: Services) -> int:
     return 0
 
 
+def view_lines(view: RunStatusView) -> list[RenderableType]:
+    """What a run shows while it runs: trail, steps, budget, and the gates it waits at."""
+    return [
+        *recipe_lines(view.recipes),
+        steps_table(view.steps, view.badges),
+        budget_line(view.budget),
+        *waiting_lines(view),
+    ]
+
+
+def waiting_lines(view: RunStatusView) -> list[str]:
+    """Each gate the run waits at: its steps, who may decide, and the commands that do."""
+    lines = []
+    for gate in view.gates:
+        if gate.status != "pending":
+            continue
+        gate_id, role = gate.spec.gate_id, gate.approver_role
+        steps = ", ".join(gate.spec.gated_step_keys)
+        decide = f"{view.run_id} {gate_id} --as NAME --role {role} --reason TEXT"
+        asks = f": {escape(gate.spec.prompt)}" if gate.spec.prompt else ""
+        lines.append(
+            f"[bold cyan]waiting[/] at {escape(gate_id)} (step {escape(steps)}) for a decision "
+            f"by role [bold]{escape(role)}[/]{asks}"
+        )
+        lines.append(f"  decide: [bold]forge approve {escape(decide)}[/]")
+        lines.append(f"      or: [bold]forge reject {escape(decide)}[/] [--request-changes]")
+        lines.append(f"  evidence: forge gates (the inbox), forge status {view.run_id}")
+    return lines
+
+
 def recipe_lines(view: RecipeView, *, last: int = 6) -> list[str]:
     """Effort, the seeding recipe and the latest decision-trail lines (compact)."""
     if view.effort is None and not view.trail:
@@ -144,12 +170,11 @@ def steps_table(states: list[StepState], badges: dict[str, str] | None = None) -
             detail = ", ".join(o.path for o in st.outputs)
         if st.iterations:
             detail = f"{st.iterations} pass(es); " + detail
-        style = _STYLE.get(st.status, "")
         badge = [(badges or {}).get(st.step_key, "")] if badges else []
         table.add_row(
-            st.step_key,
+            escape(st.step_key),
             *badge,
-            f"[{style}]{st.status}[/]",
+            Text(st.status, style=STEP_STYLES.get(st.status, "")),
             str(st.attempts or ""),
             duration,
             f"{st.usage.tokens:,}" if st.usage.tokens else "",
