@@ -17,6 +17,7 @@ from activities.models.gateway import ModelGateway
 from activities.planner import PlannerActivities
 from activities.recipes import RecipeActivities
 from activities.recipes_fitness import library_dirs
+from activities.sandbox.sweep import sweep_orphans
 from activities.sandbox.workspace import prepare_workspace_root
 from activities.steps.activity import StepActivities
 from activities.steps.finalize import FinalizeActivities
@@ -139,8 +140,9 @@ def build_worker(
     """A worker for the task queue.
 
     The client must be connected with ForgePlugin, which brings the workflows, the data
-    converter and the sandbox runner.
+    converter and the sandbox runner. Sandboxes a dead worker left running are killed first.
     """
+    sweep_orphans()
     return Worker(
         client,
         task_queue=settings.task_queue,

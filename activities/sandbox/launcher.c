@@ -8,8 +8,9 @@
  * Written in C because a second Python interpreter per sandbox start costs more than the
  * sandbox itself; launcher.py stays as the fallback when this binary is not built.
  *
- * argv: REPORT_FD REAP STAGE_DIR|- NBINDS (SRC NAME)* NLIMITS (NAME SOFT HARD)* UID GID
- *       NENV (K=V)* -- PROGRAM ARGS...
+ * argv: REPORT_FD PARENT_PID REAP STAGE_DIR|- NBINDS (SRC NAME)* NLIMITS (NAME SOFT HARD)*
+ *       UID GID NENV (K=V)* -- PROGRAM ARGS...
+ * It (and in reap mode its child) is killed when PARENT_PID, the worker, dies.
  * The report fd receives JSON lines: {"error": ..., "message": ...} on failure (exit 127),
  * and in reap mode a final {"status": N, "cpu_s": F}.
  */
@@ -159,14 +160,22 @@ static void exec_program(char **argv, char **envp) {
     fail("exec", argv[0]);
 }
 
+/* SIGKILL when `parent` dies; set after the privilege drop (which clears it). A parent that
+ * died before it was set already made us someone else's child: leave now. */
+static void die_with(pid_t parent) {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) fail("setup", "prctl(PR_SET_PDEATHSIG)");
+    if (getppid() != parent) _exit(127);
+}
+
 int main(int argc, char **argv) {
     int i = 1;
-    if (argc < 10) {
+    if (argc < 11) {
         fprintf(stderr, "forge-sandbox-launcher: started by Forge's sandbox runner only\n");
         return 2;
     }
     report_fd = (int)parse_ll(argv[i++]);
     if (fcntl(report_fd, F_SETFD, FD_CLOEXEC) != 0) fail("setup", "report fd close-on-exec");
+    pid_t parent = (pid_t)parse_ll(argv[i++]);
     int reap = (int)parse_ll(argv[i++]);
     const char *stage_dir = argv[i++];
     long long nbinds = parse_ll(argv[i++]);
@@ -200,14 +209,19 @@ int main(int argc, char **argv) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail("setup", "prctl(PR_SET_NO_NEW_PRIVS)");
     /* After the drop, so the new keyring belongs to the sandbox user and not to root. */
     join_fresh_session_keyring();
+    die_with(parent);
     if (!reap) exec_program(program, envp);
 
     /* bwrap's outer process exits without waiting for the sandbox's pid 1: as a subreaper we
      * collect it (zombies count against RLIMIT_NPROC), and RUSAGE_CHILDREN holds its CPU time. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0) fail("setup", "PR_SET_CHILD_SUBREAPER");
+    pid_t launcher = getpid();
     pid_t child = fork();
     if (child < 0) fail("setup", "fork");
-    if (child == 0) exec_program(program, envp);
+    if (child == 0) {
+        die_with(launcher); /* bwrap, killed with us, takes the sandbox (--die-with-parent) */
+        exec_program(program, envp);
+    }
     int child_status = -1, status;
     for (;;) {
         pid_t pid = waitpid(-1, &status, 0);

@@ -22,6 +22,7 @@ _MS_PRIVATE = 0x40000
 _PR_CAPBSET_DROP = 24
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
 _KEYCTL_JOIN_SESSION_KEYRING = 1
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 # keyctl has no glibc wrapper; the generic syscall table (arm64, riscv64) uses 219.
@@ -150,6 +151,17 @@ def _prepare(spec: dict[str, Any]) -> None:
     _join_fresh_session_keyring()
 
 
+def _die_with(parent: int) -> None:
+    """SIGKILL this process when `parent` (the process that started it) dies.
+
+    Set after the privilege drop, which clears it; if the parent died before it was set, this
+    process is already someone else's child and leaves now.
+    """
+    _check(_libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != parent:
+        os._exit(_EXIT_LAUNCH_FAILED)
+
+
 def _exec(report_fd: int, argv: list[str], env: dict[str, str]) -> NoReturn:
     # Python ignores SIGPIPE and SIGXFSZ at startup and ignored signals survive exec; the step
     # gets the defaults every other program expects (SIGXFSZ is how the file limit kills).
@@ -170,8 +182,13 @@ def _reap_all(report_fd: int, argv: list[str], env: dict[str, str]) -> NoReturn:
     step's CPU time.
     """
     _check(_libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(PR_SET_CHILD_SUBREAPER)")
+    launcher = os.getpid()
     child = os.fork()
     if child == 0:
+        try:
+            _die_with(launcher)  # bwrap, killed with us, takes the sandbox (--die-with-parent)
+        except OSError as exc:
+            _fail(report_fd, "setup", exc)
         _exec(report_fd, argv, env)
     child_status = None
     while True:
@@ -190,13 +207,15 @@ def main(spec: dict[str, Any]) -> NoReturn:
     """Apply the spec, then exec (or fork, exec and reap); failures are reported on report_fd.
 
     report_fd receives JSON lines: {"error", "message"} when setup or exec failed, and with
-    spec["reap"] a final {"status", "cpu_s"} for the child.
+    spec["reap"] a final {"status", "cpu_s"} for the child. It (and its child) dies with the
+    worker process spec["parent_pid"] that started it.
     """
     report_fd = int(spec["report_fd"])
     # Close-on-exec: the exec'd program never holds (or writes to) the report pipe.
     os.set_inheritable(report_fd, False)
     try:
         _prepare(spec)
+        _die_with(int(spec["parent_pid"]))
         if spec["reap"]:
             _reap_all(report_fd, spec["argv"], spec["env"])
     except (OSError, ValueError) as exc:
@@ -206,4 +225,5 @@ def main(spec: dict[str, Any]) -> NoReturn:
 
 if __name__ == "__main__":
     # The spec comes from the worker (trusted) as hex-encoded marshal: no import cost.
-    main(marshal.loads(bytes.fromhex(sys.argv[1])))
+    # argv: PARENT_PID SPEC (the pid is repeated in plain text for the sweep of orphans).
+    main(marshal.loads(bytes.fromhex(sys.argv[2])))

@@ -24,6 +24,7 @@ def native_argv(binary: Path, spec: dict[str, Any]) -> list[str]:
     return [
         str(binary),
         str(spec["report_fd"]),
+        str(spec["parent_pid"]),
         "1" if spec["reap"] else "0",
         stage["dir"] if stage else "-",
         str(len(binds) // 2),

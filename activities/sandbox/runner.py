@@ -156,6 +156,8 @@ def run_sandboxed(
         "rlimits": rlimits(limits),
         # bwrap mode: the launcher stays as a subreaper (see launcher._reap_all).
         "reap": isolation == "bwrap",
+        # The launcher dies with the worker that started it (and a sweep finds any survivor).
+        "parent_pid": os.getpid(),
     }
     outcome = supervise(
         _launcher_command(launcher_impl),
@@ -178,7 +180,15 @@ def _launcher_command(choice: str) -> Callable[[dict[str, Any]], list[str]]:
         )
     if binary is not None:
         return lambda spec: native_argv(binary, spec)
-    return lambda spec: [sys.executable, "-I", "-S", launcher.__file__, marshal.dumps(spec).hex()]
+    # The worker's pid in plain text, for the sweep of orphans (activities/sandbox/sweep.py).
+    return lambda spec: [
+        sys.executable,
+        "-I",
+        "-S",
+        launcher.__file__,
+        str(spec["parent_pid"]),
+        marshal.dumps(spec).hex(),
+    ]
 
 
 def _runtime(root: Path, workspace: Path, skills: Mapping[str, Path]) -> StepRuntime:

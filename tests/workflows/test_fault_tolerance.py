@@ -9,6 +9,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from activities.sandbox import sweep
 from activities.store.events import open_event_store
 from schemas.run import RunInput
 from tests.workflows.engine import forge_client, wait_for_event
@@ -18,7 +19,14 @@ from workers.devserver import DevServer
 from workers.settings import Settings
 from workers.worker import Services
 
-SLOW = "import time\ntime.sleep(4)\n"
+# Ticks into its workspace for 12 s: a killed attempt's sandbox must die long before that.
+SLOW = (
+    "import time\n"
+    "for _ in range(120):\n"
+    "    with open('work/tick', 'a') as f:\n"
+    "        f.write('.')\n"
+    "    time.sleep(0.1)\n"
+)
 
 
 def _slow_plan() -> dict:
@@ -99,8 +107,14 @@ async def test_sigkilled_worker_is_replaced_and_the_run_completes_once(
         handle = await runs.start_run(client, settings, run)
         await _wait_for_event(home, run.run_id, "step.started.v1", "slow")
         await asyncio.sleep(1)
-        os.killpg(first.pid, signal.SIGKILL)
+        # The worker alone (its sandboxes lead their own sessions): they must die with it.
+        os.kill(first.pid, signal.SIGKILL)
         first.wait()
+        await _no_launcher_of(first.pid)
+        tick = settings.workspace_root / run.run_id / "slow" / "attempt-1" / "work" / "tick"
+        written = tick.stat().st_size
+        await asyncio.sleep(1)
+        assert tick.stat().st_size == written  # nothing writes to the dead attempt's workspace
         second = _worker(home, address, task_queue)
         result = await asyncio.wait_for(handle.result(), timeout=180)
     finally:
@@ -111,6 +125,16 @@ async def test_sigkilled_worker_is_replaced_and_the_run_completes_once(
     assert result.status == "completed"
     assert result.steps["slow"].attempts >= 2  # the killed attempt was retried
     _assert_exactly_once(settings, run.run_id)
+
+
+async def _no_launcher_of(worker: int) -> None:
+    """Wait until no sandbox launcher started by `worker` is left: 5 s at most."""
+    for _ in range(50):
+        left = [pid for pid, _, argv in sweep._processes() if sweep.launcher_parent(argv) == worker]
+        if not left:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"sandbox launchers {left} outlived their worker {worker}")
 
 
 def _free_port() -> int:

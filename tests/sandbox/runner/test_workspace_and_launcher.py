@@ -190,10 +190,10 @@ def test_native_launcher_rejects_direct_use():
 @pytest.mark.parametrize(
     "args",
     [
-        ["2", "0", "-", "0", "1", "RLIMIT_CORE", "0", "0", "-1"],  # gid and env missing
-        ["2", "0", "-", "0", "0", "-1", "-1", "5", "--", "x"],  # env count past the end
-        ["2", "0", "-", "99999999999999", "a", "b", "c", "d", "e", "f"],  # absurd counts
-        ["2", "0", "-", "0", "0", "-1", "-1", "0", "x"],  # no -- separator
+        ["2", "1", "0", "-", "0", "1", "RLIMIT_CORE", "0", "0", "-1"],  # gid and env missing
+        ["2", "1", "0", "-", "0", "0", "-1", "-1", "5", "--", "x"],  # env count past the end
+        ["2", "1", "0", "-", "99999999999999", "a", "b", "c", "d", "e", "f"],  # absurd counts
+        ["2", "1", "0", "-", "0", "0", "-1", "-1", "0", "x"],  # no -- separator
     ],
 )
 def test_native_launcher_refuses_malformed_arguments_without_crashing(args):

@@ -1,0 +1,120 @@
+"""Sandbox launchers a dead worker left running are found by their command line and killed."""
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from activities.sandbox import launcher
+from activities.sandbox.native import NATIVE_NAME
+from activities.sandbox.sweep import launcher_parent, orphaned_launchers, sweep_orphans
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def lookalike(parent: int) -> subprocess.Popen[bytes]:
+    """A process whose command line is a native launcher's naming `parent` (it only sleeps)."""
+    # sleep adds up its arguments: "0", the pid and "600" are all durations.
+    return subprocess.Popen(
+        [NATIVE_NAME, "0", str(parent), "600"], executable="/bin/sleep", start_new_session=True
+    )
+
+
+def test_a_launcher_whose_worker_died_is_killed_and_one_whose_worker_lives_is_not():
+    orphan = lookalike(dead_pid())
+    alive = lookalike(os.getpid())  # this process is its parent, as a worker is a launcher's
+    try:
+        assert orphan.pid in orphaned_launchers()
+        assert alive.pid not in orphaned_launchers()
+        sweep_orphans()
+        assert orphan.wait(timeout=10) == -signal.SIGKILL
+        assert alive.poll() is None
+    finally:
+        for proc in (orphan, alive):
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_only_a_launchers_command_line_names_a_worker():
+    assert launcher_parent([NATIVE_NAME, "5", "1234", "1"]) == 1234
+    assert launcher_parent(["/x/bin/" + NATIVE_NAME, "5", "1234"]) == 1234
+    python = [sys.executable, "-I", "-S", launcher.__file__, "1234", "e3"]
+    assert launcher_parent(python) == 1234
+    assert launcher_parent([sys.executable, "-I", "-S", "/elsewhere/launcher.py", "1234"]) is None
+    assert launcher_parent([NATIVE_NAME, "5", "12x4"]) is None  # never more than an integer
+    assert launcher_parent(["sleep", "600"]) is None
+    assert launcher_parent([]) is None
+
+
+STARTER = """
+import marshal, os, subprocess, sys, time
+sys.path.insert(0, {root!r})
+from activities.sandbox.native import native_argv, native_launcher
+r, w = os.pipe()
+spec = {{"argv": ["/bin/sleep", "60"], "env": {{}}, "stage": None, "drop_to": None,
+        "rlimits": [], "reap": {reap}, "parent_pid": os.getpid(), "report_fd": w}}
+if {native}:
+    argv = native_argv(native_launcher(), spec)
+else:
+    argv = [sys.executable, "-I", "-S", {launcher!r}, str(os.getpid()), marshal.dumps(spec).hex()]
+child = subprocess.Popen(argv, pass_fds=[w], start_new_session=True)
+print(child.pid, flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["native", "python"])
+@pytest.mark.parametrize("reap", [True, False], ids=["reaping", "exec"])
+def test_a_launcher_and_its_program_die_with_the_worker_that_started_it(native, reap):
+    root = str(Path(__file__).resolve().parents[2])
+    code = STARTER.format(root=root, reap=reap, native=native, launcher=launcher.__file__)
+    worker = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert worker.stdout is not None
+    started = int(worker.stdout.readline())
+    program = started
+    try:
+        for _ in range(100):  # until the launcher has exec'd (or forked) sleep
+            kids = Path(f"/proc/{started}/task/{started}/children").read_text().split()
+            if reap and kids:
+                program = int(kids[0])
+                break
+            if not reap and Path(f"/proc/{started}/cmdline").read_bytes().startswith(b"/bin/sleep"):
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the launcher never started its program")
+        worker.kill()  # SIGKILL: no cleanup of any kind runs in the worker
+        worker.wait()
+        for _ in range(100):
+            if not any(_alive(pid) for pid in (started, program)):
+                break
+            time.sleep(0.05)
+        alive = [pid for pid in (started, program) if _alive(pid)]
+        assert alive == [], f"{alive} outlived the worker that started them"
+    finally:
+        for pid in (started, program):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        if worker.poll() is None:
+            worker.kill()
+        worker.wait()
+        worker.stdout.close()
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for init to reap it counts as dead)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
