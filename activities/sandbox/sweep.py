@@ -4,7 +4,8 @@ Every launcher is started by a worker process, names that worker's pid on its co
 is killed by the kernel when that worker dies (PR_SET_PDEATHSIG, set by the launcher itself).
 The sweep covers what the signal cannot: a launcher whose worker died before it set the signal,
 and the processes a step started outside bwrap (isolation "none") in the launcher's process
-group. A launcher is an orphan when its parent is no longer the worker it names.
+group. A launcher is an orphan when it leads its session and its parent is no longer the worker
+it names.
 """
 
 import logging
@@ -35,8 +36,8 @@ def launcher_parent(argv: list[str]) -> int | None:
     return int(named) if named.isdigit() else None
 
 
-def _processes() -> Iterator[tuple[int, int, list[str]]]:
-    """(pid, parent pid, argv) of each process visible in /proc."""
+def _processes() -> Iterator[tuple[int, int, int, list[str]]]:
+    """(pid, parent pid, session id, argv) of each process visible in /proc."""
     for entry in PROC.iterdir():
         if not entry.name.isdigit():
             continue
@@ -47,15 +48,20 @@ def _processes() -> Iterator[tuple[int, int, list[str]]]:
             continue
         # The command name in parentheses may hold anything: the fields follow its last ')'.
         fields = stat[stat.rfind(")") + 2 :].split()
-        yield int(entry.name), int(fields[1]), argv
+        yield int(entry.name), int(fields[1]), int(fields[3]), argv
 
 
 def orphaned_launchers() -> list[int]:
-    """Pids of launchers whose parent is no longer the worker that started them."""
+    """Pids of launchers whose parent is no longer the worker that started them.
+
+    A launcher leads its own session (the worker starts it so); the child it forks for bwrap
+    has its command line until it execs, but neither leads a session nor is the worker's child:
+    it is never taken for an orphan.
+    """
     return [
         pid
-        for pid, ppid, argv in _processes()
-        if (parent := launcher_parent(argv)) is not None and ppid != parent
+        for pid, ppid, session, argv in _processes()
+        if session == pid and (parent := launcher_parent(argv)) is not None and ppid != parent
     ]
 
 

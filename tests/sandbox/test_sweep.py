@@ -21,11 +21,14 @@ def dead_pid() -> int:
     return proc.pid
 
 
-def lookalike(parent: int) -> subprocess.Popen[bytes]:
-    """A process whose command line is a native launcher's naming `parent` (it only sleeps)."""
+def lookalike(parent: int, *, leader: bool = True) -> subprocess.Popen[bytes]:
+    """A process whose command line is a native launcher's naming `parent` (it only sleeps).
+
+    A launcher leads its session; the child it forks for bwrap, until it execs, does not.
+    """
     # sleep adds up its arguments: "0", the pid and "600" are all durations.
     return subprocess.Popen(
-        [NATIVE_NAME, "0", str(parent), "600"], executable="/bin/sleep", start_new_session=True
+        [NATIVE_NAME, "0", str(parent), "600"], executable="/bin/sleep", start_new_session=leader
     )
 
 
@@ -43,6 +46,17 @@ def test_a_launcher_whose_worker_died_is_killed_and_one_whose_worker_lives_is_no
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_a_launchers_forked_child_is_never_taken_for_an_orphan():
+    # Its command line is the launcher's until it execs bwrap, and its parent is the launcher:
+    # a sweep from another worker starting at that moment must leave it alone.
+    child = lookalike(dead_pid(), leader=False)
+    try:
+        assert child.pid not in orphaned_launchers()
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_only_a_launchers_command_line_names_a_worker():

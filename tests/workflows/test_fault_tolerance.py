@@ -130,7 +130,7 @@ async def test_sigkilled_worker_is_replaced_and_the_run_completes_once(
 async def _no_launcher_of(worker: int) -> None:
     """Wait until no sandbox launcher started by `worker` is left: 5 s at most."""
     for _ in range(50):
-        left = [pid for pid, _, argv in sweep._processes() if sweep.launcher_parent(argv) == worker]
+        left = [p for p, _, _, argv in sweep._processes() if sweep.launcher_parent(argv) == worker]
         if not left:
             return
         await asyncio.sleep(0.1)
