@@ -73,7 +73,10 @@ runtime: $(UV) | system-deps
 	    --shell /usr/sbin/nologin forge-sandbox; \
 	fi
 
-DEMO_DATA := .forge/demo/data
+# The demo follows FORGE_HOME like every forge command (its default is .forge, as in forge);
+# set in the environment or on the command line, make passes it on to forge itself.
+FORGE_HOME ?= .forge
+DEMO_DATA = $(FORGE_HOME)/demo/data
 
 demo: $(STAMP) runtime
 	@$(FORGE) dev up
@@ -82,7 +85,7 @@ demo: $(STAMP) runtime
 	    --input time_entries=$(DEMO_DATA)/time_entries.csv \
 	    --input rate_cards=$(DEMO_DATA)/rate_cards.csv \
 	    --input contracts=$(DEMO_DATA)/contracts.json
-	@$(PY) examples/billing-audit/summarize.py "$$(ls -dt .forge/outputs/run-* | head -1)" \
+	@$(PY) examples/billing-audit/summarize.py "$$(ls -dt $(FORGE_HOME)/outputs/run-* | head -1)" \
 	    $(DEMO_DATA)/answer_key.json
 	@echo "The embedded Temporal server keeps running; stop it with: $(FORGE) dev down"
 
