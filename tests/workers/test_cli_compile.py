@@ -8,7 +8,9 @@ import yaml
 from typer.testing import CliRunner
 
 from schemas.compiled import CompiledPlan
+from workers import runs
 from workers.cli import app
+from workers.cli.common import compile_context
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = ROOT / "examples" / "billing-audit" / "plan.json"
@@ -33,6 +35,22 @@ def test_compile_prints_the_steps_table(run):
     for key in ("profile_sources", "render_pdf", "adapt.table.csv-to-json_rows", "plan hash"):
         assert key in result.output
     assert "r3" in result.output and "r1" in result.output
+
+
+def test_compile_and_explain_read_code_file_steps_as_run_does(run, monkeypatch):
+    # `forge run` inlined each step's code_file; compile and explain refused it (E_SCHEMA).
+    frozen = ROOT / "examples" / "billing-audit" / "frozen-plan.json"
+    compiled = run("compile", str(frozen), "--json")
+    assert compiled.exit_code == 0, compiled.output
+    plan = CompiledPlan.model_validate_json(compiled.stdout)
+    assert len(plan.steps) == 7
+    document = runs.load_plan_document(frozen, json.loads(frozen.read_text()))
+    assert runs.check_plan(document, compile_context(None)).compiled.plan_hash == plan.plan_hash
+    explained = run("explain", str(frozen), "find_discrepancies")
+    assert explained.exit_code == 0, explained.output
+    assert "Pass E" in explained.output and "E_SCHEMA" not in explained.output
+    rejected = run("compile", str(ROOT / "examples" / "bad-plan.json"))
+    assert rejected.exit_code == 2 and "E_CYCLE" in rejected.output
 
 
 def test_compile_json_is_a_compiled_plan(run):

@@ -117,3 +117,11 @@ def read_json(path: Path) -> Any:
             f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}",
             "a plan is one JSON object in the forge.plan/1 schema",
         )
+
+
+def read_plan(path: Path) -> dict[str, Any]:
+    """A plan file as every verb reads it: JSON, each step's `code_file` inlined as its `code`."""
+    try:
+        return runs.load_plan_document(path, read_json(path))
+    except runs.PlanFileError as exc:
+        fail(str(exc))

@@ -15,7 +15,7 @@ from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import run_passes
 from schemas.base import FrozenModel
 from schemas.compiled import CompiledPlan, CompiledStep
-from workers.cli.common import compile_context, fail, out, read_json, reject_plan
+from workers.cli.common import compile_context, fail, out, read_plan, reject_plan
 
 ProfileOpt = Annotated[
     str | None,
@@ -24,7 +24,7 @@ ProfileOpt = Annotated[
 
 
 def _stages(plan_file: Path, ctx: CompileContext) -> dict[str, FrozenModel]:
-    raw = read_json(plan_file)
+    raw = read_plan(plan_file)
     try:
         return run_passes(parse_candidate(raw), ctx=ctx)
     except CompilerError as exc:
@@ -51,7 +51,8 @@ def compile_cmd(
         return
     out.print(_steps_table(plan, plan_file))
     snap = plan.profile_snapshot
-    out.print(f"plan hash      [bold]{plan.plan_hash}[/]")
+    # A hash is copied whole: never wrapped at the terminal's width.
+    out.print(f"plan hash      [bold]{plan.plan_hash}[/]", soft_wrap=True)
     out.print(f"profile        {snap.profile_id} ({snap.scope}) {snap.snapshot_hash[:19]}…")
     out.print(f"type library   {plan.library_snapshot_hash[:19]}…")
     for w in plan.warnings:

@@ -19,7 +19,7 @@ from workers.cli.common import (
     compile_context,
     fail,
     out,
-    read_json,
+    read_plan,
     reject_plan,
     settings,
     temporal_client,
@@ -104,10 +104,7 @@ def run_cmd(
         out.print(f"run [bold]{run.run_id}[/]: matching the objective to a recipe or the planner …")
         raise typer.Exit(asyncio.run(_run(s, services, run, detach)))
     assert plan_file is not None
-    try:
-        document = runs.load_plan_document(plan_file, read_json(plan_file))
-    except runs.PlanFileError as exc:
-        fail(str(exc))
+    document = read_plan(plan_file)
     ctx = compile_context(profile)
     try:  # compile here first: a rejected plan never reaches Temporal
         plan = runs.check_plan(document, ctx)
