@@ -1,6 +1,7 @@
 """The compile passes as Temporal activities: inputs and outputs travel by reference."""
 
 import json
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -21,7 +22,7 @@ from compiler.plan.passes.contracts import contracts
 from compiler.plan.passes.freeze import freeze
 from compiler.plan.passes.resolve import resolve
 from compiler.plan.passes.skills import skill_candidates, skills
-from compiler.plan.pipeline import COMPILE_PASSES, PASSES, activity_name
+from compiler.plan.pipeline import COMPILE_PASSES, PASSES, activity_name, run_passes
 from compiler.typesystem.library import TypeLibrary, with_skills
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel
@@ -38,6 +39,27 @@ MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 # Each pass's activity name, derived from the one pass order (compiler/plan/pipeline.py).
 PASS_ACTIVITY = {fn.__name__: activity_name(fn) for _, fn in PASSES}
 Passed = tuple[FrozenModel, Usage]  # a pass's output and what its model calls spent
+# Compiled once when a worker starts (nothing is stored): what the passes build on first use
+# (validators, indexes, lazily imported modules) is built then, not in the first run.
+WARM_UP_PLAN: dict[str, Any] = {
+    "mission": "worker start: warm the compiler",
+    "run_inputs": [],
+    "steps": [
+        {
+            "step_key": "warm",
+            "label": "Warm up",
+            "objective": "Write a small JSON file.",
+            "depends_on": [],
+            "input_file_paths": [],
+            "expected_outputs": [{"path": "output/warm.json"}],
+            "code": "open('output/warm.json', 'w').write('{\"ok\": true}')\n",
+            "domain_pack_ids": [],
+            "workflow_pack_ids": [],
+            "policy_profile_id": "strict.fail-closed.v1",
+        }
+    ],
+}
+_warmed = threading.Event()  # once per process: what warming builds is shared by every worker
 
 
 class CompileActivities:
@@ -66,6 +88,14 @@ class CompileActivities:
         The per-pass activities stay registered for runs started before compile__passes.
         """
         return [self.compile_passes, *(getattr(self, fn.__name__) for _, fn in PASSES)]
+
+    def warm(self) -> None:
+        """Compile WARM_UP_PLAN through every pass, once per process (a worker calls it)."""
+        if _warmed.is_set():
+            return
+        ctx = CompileContext(library=self._library, profiles=self._profiles, profile_ref=None)
+        run_passes(parse_candidate(WARM_UP_PLAN), ctx=ctx)
+        _warmed.set()
 
     def _ctx(self, inp: CompileInput) -> CompileContext:
         profiles = self._profiles

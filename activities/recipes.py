@@ -1,12 +1,13 @@
 """recipes__match and recipes__plan: the recipe substrate at the start of every run (seed 004).
 
-The library is read from disk once and cached until a recipe file changes (its path, size or
-mtime), so the match on the hot path is token arithmetic over an in-memory index. Fitness comes
+The library is read from disk once per process and cached until a recipe file changes (its path,
+size or mtime), so the match on the hot path is token arithmetic over an in-memory index; a
+worker reads it when it starts, so its first run does not. Fitness comes
 from the event log: only runs tagged recipe:<owner/slug> count.
 """
 
+import functools
 import json
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,15 @@ class RecursionGuardError(ValueError):
     """A `uses:` call that would re-enter a recipe on the stack or nest too deep."""
 
 
+Signature = tuple[tuple[str, int, int], ...]  # each recipe file's path, mtime and size
+
+
+@functools.lru_cache(maxsize=8)
+def _library_at(signature: Signature, dirs: tuple[Path, ...]) -> RecipeLibrary:
+    """The library in `dirs` whose files are `signature`: parsed once per process (read-only)."""
+    return load_library(*dirs)
+
+
 class RecipeActivities:
     def __init__(
         self,
@@ -65,18 +75,16 @@ class RecipeActivities:
         self._skills = dict(skills or {})
         self._artifacts = artifacts
         self._events = events
-        self._lock = threading.Lock()
-        self._cached: tuple[tuple[tuple[str, int, int], ...], RecipeLibrary] | None = None
 
     def library(self) -> RecipeLibrary:
         """The library, re-read only when a recipe file was added, removed or changed."""
-        signature = self._signature()
-        with self._lock:
-            if self._cached is None or self._cached[0] != signature:
-                self._cached = (signature, load_library(*[d for d in self._dirs if d.is_dir()]))
-            return self._cached[1]
+        return _library_at(self._signature(), tuple(d for d in self._dirs if d.is_dir()))
 
-    def _signature(self) -> tuple[tuple[str, int, int], ...]:
+    def warm(self) -> None:
+        """Read the library and build its match index now (a worker calls it as it starts)."""
+        self.library().scorer()
+
+    def _signature(self) -> Signature:
         seen = []
         for d in self._dirs:
             if d.is_dir():

@@ -116,6 +116,9 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
         skills=library.skills,
         overlay=settings.home / "recipes",
     )
+    # What the first run would otherwise load: the recipe index, the compiler's first-use work.
+    recipes.warm()
+    compile_.warm()
     return [
         recipes.match,
         recipes.plan,
