@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -80,18 +81,66 @@ def _seed(url: str) -> None:
         store.append([ev("globex", 0, "run-2", "run.started.v1")], stream_id="run-2")
 
 
+def ids(result: Result) -> list[str]:
+    assert result.exit_code == 0, result.output
+    return [e["event_id"] for e in json.loads(result.output)["events"]]
+
+
 def test_list_and_filters(forge: Invoke, home: Path) -> None:
     _seed(f"sqlite:///{home / 'forge.db'}")
     result = forge("events", "list")
     assert result.exit_code == 0, result.output
-    assert "4 event(s)" in result.output and "acme-2" in result.output
+    assert "4 event(s)" in result.output and "run.started.v1" in result.output
+    assert ids(forge("events", "list", "--json")) == ["acme-0", "acme-1", "acme-2", "globex-0"]
+    assert ids(forge("events", "list", "--run", "run-2", "--json")) == ["globex-0"]
     only = forge("events", "list", "--run", "run-2")
-    assert "1 event(s)" in only.output and "globex-0" in only.output
-    assert "acme" not in only.output
-    typed = forge("events", "list", "--type", "run.started.v1", "--tenant", "acme")
-    assert "1 event(s)" in typed.output and "acme-0" in typed.output
-    assert "2 event(s)" in forge("events", "list", "--limit", "2").output
+    assert "1 event(s) of run-2 · tenant globex" in only.output and "acme" not in only.output
+    typed = forge("events", "list", "--type", "run.started.v1", "--tenant", "acme", "--json")
+    assert ids(typed) == ["acme-0"]
+    assert len(ids(forge("events", "list", "--limit", "2", "--json"))) == 2
+    wide = forge("events", "list", "--wide")
+    assert "acme-2" in wide.output and "caused by" in wide.output
     assert "No events match" in forge("events", "list", "--run", "nope").output
+    assert ids(forge("events", "list", "--run", "nope", "--json")) == []
+
+
+def test_the_list_reads_at_80_columns(forge: Invoke, home: Path, monkeypatch) -> None:
+    # The old table put seven columns into 80: every cell wrapped mid-word, unreadable.
+    monkeypatch.setenv("COLUMNS", "80")
+    run = "run-20261123-075717-2a1000"
+    steps = ["normalize_sources", "contract_applicability", "find_discrepancies"]
+    drafts = [
+        EventDraft(
+            event_id=f"{run}:run.started.v1",
+            type="run.started.v1",
+            run_id=run,
+            timestamp=T0,
+            payload={},
+        )
+    ]
+    for key in steps:
+        drafts.append(
+            EventDraft(
+                event_id=f"{run}:step.completed.v1:{key}",
+                type="step.completed.v1",
+                run_id=run,
+                caused_by=drafts[0].event_id,
+                timestamp=T0,
+                payload={"step_key": key},
+            )
+        )
+    with open_event_store(f"sqlite:///{home / 'forge.db'}") as store:
+        store.append(drafts[:1], stream_id=run)
+        for key, draft in zip(steps, drafts[1:], strict=True):
+            store.append([draft], stream_id=f"{run}:step:{key}")
+    shown = forge("events", "list", "--run", run)
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    for key in steps:  # each row on one line: its time, type, stream and seq whole
+        row = next(line for line in lines if f"step:{key} " in line)
+        assert row.split() == ["12:00:00", "step.completed.v1", f"step:{key}", "1"]
+    assert f"4 event(s) of {run} · 2025-03-01 UTC" in shown.output
 
 
 def test_verify_exits_0_when_intact_and_1_naming_the_break(forge: Invoke, home: Path) -> None:

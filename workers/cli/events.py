@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from functools import partial
 from typing import Annotated, TypeVar
 
 import typer
+from rich import box
 from rich.markup import escape
 from rich.table import Table
 from sqlalchemy.exc import SQLAlchemyError
@@ -15,6 +17,7 @@ from activities.store.errors import StoreError
 from activities.store.events import EventStore, open_event_store
 from activities.store.migrate import upgrade
 from activities.store.records import ChainVerification
+from schemas.events import Event
 from workers.cli.common import fail, out, settings
 
 __all__ = ["db_app", "events_app"]
@@ -54,16 +57,89 @@ def list_cmd(
     ] = None,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 100,
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print {"events": [...]}, each event whole.')
+    ] = False,
+    wide: Annotated[
+        bool, typer.Option("--wide", help="Also show event ids, causes and tenants.")
+    ] = False,
 ) -> None:
-    """List events in tenant chain order."""
+    """List events in tenant chain order (a table that fits 80 columns; --wide, --json)."""
     with _open() as store:
         found = _guard(
             lambda: store.list_events(run_id=run, type=type_, tenant_id=tenant, limit=limit),
             "cannot read events",
         )
+    if as_json:
+        typer.echo(json.dumps({"events": [e.model_dump(mode="json") for e in found]}, indent=2))
+        return
     if not found:
         out.print("No events match.")
         return
+    out.print(_wide_table(found) if wide else _events_table(found))
+
+
+def _events_table(found: list[Event]) -> Table:
+    """What happened, when, to what: ids and causes are left to --wide and --json."""
+    runs = {e.run_id for e in found}
+    tenants = {e.tenant_id for e in found}
+    days = {e.timestamp.date() for e in found}
+    title = f"{len(found)} event(s)"
+    if len(runs) == 1 and None not in runs:
+        title += f" of {next(iter(runs))}"
+    if len(tenants) == 1 and tenants != {"default"}:
+        title += f" · tenant {next(iter(tenants))}"
+    if len(days) == 1:
+        title += f" · {next(iter(days)):%Y-%m-%d} UTC"
+    table = Table(title=escape(title), title_justify="left", box=box.SIMPLE_HEAD)
+    table.add_column("time", no_wrap=True)
+    table.add_column("type", no_wrap=True)
+    table.add_column("stream", overflow="fold")
+    table.add_column("#", justify="right")
+    table.add_column("about", overflow="fold")
+    if len(runs) > 1:
+        table.add_column("run", overflow="fold")
+    clock = "%H:%M:%S" if len(days) == 1 else "%m-%d %H:%M:%S"
+    for e in found:
+        stream = _short_stream(e)
+        cells = [
+            e.timestamp.strftime(clock),
+            escape(e.type),
+            escape(stream),
+            str(e.seq),
+            escape(_about(e, stream)),
+        ]
+        if len(runs) > 1:
+            cells.append(escape(e.run_id or "-"))
+        table.add_row(*cells)
+    return table
+
+
+def _short_stream(e: Event) -> str:
+    """The stream within its run: `run` for the run's own, else `step:KEY`, `gate:ID` and so on."""
+    if e.run_id is None:
+        return e.stream_id
+    if e.stream_id == e.run_id:
+        return "run"
+    prefix = f"{e.run_id}:"
+    return e.stream_id[len(prefix) :] if e.stream_id.startswith(prefix) else e.stream_id
+
+
+def _about(e: Event, stream: str) -> str:
+    """What the payload says the event is about, beyond what its stream already names."""
+    p = e.payload
+    parts = [
+        str(p[k])
+        for k in ("step_key", "gate_id", "decision", "failure_class", "status")
+        if isinstance(p.get(k), str | int) and stream not in (f"step:{p[k]}", f"gate:{p[k]}")
+    ]
+    artifact = p.get("artifact")
+    if isinstance(artifact, dict) and isinstance(artifact.get("path"), str):
+        parts.append(artifact["path"])
+    return " ".join(parts)
+
+
+def _wide_table(found: list[Event]) -> Table:
     table = Table(title=f"{len(found)} event(s)", title_justify="left")
     for column in ("time (UTC)", "type", "tenant", "run", "stream:seq", "event", "caused by"):
         table.add_column(column, overflow="fold")
@@ -77,7 +153,7 @@ def list_cmd(
             escape(e.event_id),
             escape(e.caused_by or "-"),
         )
-    out.print(table)
+    return table
 
 
 @events_app.command()
