@@ -2,7 +2,10 @@
 
 from typing import Any
 
-from temporalio.exceptions import ApplicationError
+import pydantic
+from temporalio.api.failure.v1 import Failure
+from temporalio.converter import DefaultFailureConverter, PayloadConverter
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from compiler.errors import CompilerError
 
@@ -20,12 +23,18 @@ def compiler_failure(exc: CompilerError) -> ApplicationError:
 def step_failure(
     failure_class: str, message: str, *, attempt: int, retryable: bool, **detail: Any
 ) -> ApplicationError:
-    """A failed step attempt; its class decides whether Temporal may retry it."""
+    """A failed step attempt; its class decides whether Temporal may retry it.
+
+    BENIGN: a step that fails is an outcome the run handles (retry, skip, report), not a fault
+    of the worker; the SDK logs it at debug level without a traceback, and the step activity
+    logs one line naming the step, the attempt and the class instead.
+    """
     return ApplicationError(
         message,
         {"attempt": attempt, "failure_class": failure_class, **detail},
         type=failure_class,
         non_retryable=not retryable,
+        category=ApplicationErrorCategory.BENIGN,
     )
 
 
@@ -37,3 +46,32 @@ def model_failure(exc: Any) -> ApplicationError:
         type=exc.failure_class,
         non_retryable=not exc.retryable,
     )
+
+
+INVALID_INPUT = "INVALID_INPUT"
+
+
+def validation_message(exc: pydantic.ValidationError) -> str:
+    """One line naming each field that is wrong and why; never the submitted value, no URL."""
+    problems = [
+        f"{'.'.join(str(p) for p in e['loc']) or 'the input'}: {e['msg']}"
+        for e in exc.errors(include_url=False, include_input=False)
+    ]
+    return f"invalid {exc.title}: " + "; ".join(problems)
+
+
+class ForgeFailureConverter(DefaultFailureConverter):
+    """Temporal failures as Forge shows them.
+
+    A payload that fails validation (an update or signal sent by hand, a corrupt stored
+    document) becomes one clear INVALID_INPUT line instead of pydantic's report and its URL.
+    """
+
+    def to_failure(
+        self, exception: BaseException, payload_converter: PayloadConverter, failure: Failure
+    ) -> None:
+        if isinstance(exception, pydantic.ValidationError):
+            exception = ApplicationError(
+                validation_message(exception), type=INVALID_INPUT, non_retryable=True
+            )
+        super().to_failure(exception, payload_converter, failure)

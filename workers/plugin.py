@@ -1,5 +1,6 @@
 """The one Temporal plugin every Forge process uses: worker, CLI, API and tests."""
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 import pydantic
@@ -7,6 +8,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
+from activities.errors import ForgeFailureConverter
 from workflows.run import CompiledRunWorkflow
 
 # Modules the workflow sandbox may share with the host instead of re-importing per run.
@@ -27,7 +29,9 @@ class ForgePlugin(SimplePlugin):
     def __init__(self, activities: Sequence[Callable[..., object]] | None = None) -> None:
         super().__init__(
             "forge",
-            data_converter=pydantic_data_converter,
+            data_converter=dataclasses.replace(
+                pydantic_data_converter, failure_converter_class=ForgeFailureConverter
+            ),
             workflows=list(WORKFLOWS),
             activities=list(activities) if activities is not None else None,
             workflow_runner=SandboxedWorkflowRunner(

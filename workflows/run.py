@@ -10,6 +10,7 @@ import asyncio
 from collections.abc import Callable
 
 from temporalio import workflow
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from compiler.run import gates as gatebook
@@ -68,7 +69,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
     def _validate_decision(self, inp: DecideGateInput) -> None:
         problem = gatebook.refusal(self._gates, inp, self._finished)
         if problem is not None:
-            raise ValueError(problem)
+            raise ApplicationError(problem, type="DECISION_REFUSED", non_retryable=True)
 
     @workflow.signal(name="decide_gate")
     async def decide_gate_signal(self, inp: DecideGateInput) -> None:
@@ -97,7 +98,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
     def _validate_extension(self, inp: ExtendBudgetInput) -> None:
         problem = self._extension_refusal(inp)
         if problem is not None:
-            raise ValueError(problem)
+            raise ApplicationError(problem, type="EXTENSION_REFUSED", non_retryable=True)
 
     @workflow.signal(name="extend_budget")
     async def extend_budget_signal(self, inp: ExtendBudgetInput) -> None:

@@ -37,7 +37,8 @@ async def test_inbox_approve_and_refusals_from_the_cli(cli, temporal_env, task_q
             "looks fine",
         )
         assert wrong.exit_code == 2 and "may not decide" in wrong.output
-        assert "nothing changed" in wrong.output
+        assert "nothing changed" in wrong.output and "ValueError" not in wrong.output
+        assert len(wrong.output.strip().splitlines()) <= 2  # the refusal, and what to do
         unknown = await asyncio.to_thread(
             cli, "approve", handle.id, "gate-x", "--as", "bo", "--role", "ops", "--reason", "ok"
         )
@@ -82,6 +83,29 @@ async def test_reject_with_request_changes(cli, temporal_env, task_queue, tmp_pa
     assert result.steps["ship"].error.failure_class == "GATE_CHANGES_REQUESTED"
 
 
+def _temporal_update(temporal_env, run_id: str, payload: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            str(find_binary()),
+            "workflow",
+            "update",
+            "execute",
+            "--address",
+            temporal_env.client.service_client.config.target_host,
+            "--namespace",
+            "default",
+            "--workflow-id",
+            run_id,
+            "--name",
+            "decide_gate",
+            "--input",
+            json.dumps(payload),
+        ],
+        capture_output=True,
+        text=True,
+    )
+
+
 async def test_a_gate_decided_with_the_plain_temporal_cli(temporal_env, task_queue, tmp_path):
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         handle = await eng.start(gated_plan())
@@ -93,27 +117,14 @@ async def test_a_gate_decided_with_the_plain_temporal_cli(temporal_env, task_que
             "reason": "approved from a script",
             "contract_hash": gate.spec.contract_hash,
         }
-        done = await asyncio.to_thread(
-            subprocess.run,
-            [
-                str(find_binary()),
-                "workflow",
-                "update",
-                "execute",
-                "--address",
-                temporal_env.client.service_client.config.target_host,
-                "--namespace",
-                "default",
-                "--workflow-id",
-                handle.id,
-                "--name",
-                "decide_gate",
-                "--input",
-                json.dumps(payload),
-            ],
-            capture_output=True,
-            text=True,
-        )
+        # Without the contract hash: one clear line naming the field, not pydantic's report.
+        unhashed = {k: v for k, v in payload.items() if k != "contract_hash"}
+        refused = await asyncio.to_thread(_temporal_update, temporal_env, handle.id, unhashed)
+        assert refused.returncode != 0
+        assert "invalid DecideGateInput: contract_hash: Field required" in refused.stderr
+        assert "pydantic" not in refused.stderr and "http" not in refused.stderr
+        assert (await pending_gate(handle)).status == "pending"  # nothing changed
+        done = await asyncio.to_thread(_temporal_update, temporal_env, handle.id, payload)
         assert done.returncode == 0, done.stderr
         assert "approve" in done.stdout
         result = await handle.result()

@@ -13,7 +13,7 @@ from temporalio.service import RPCError
 from schemas.budget import BudgetState, ExtendBudgetInput
 from schemas.events import Actor
 from workers import runs
-from workers.cli.common import fail, out, settings
+from workers.cli.common import fail, out, refusal, settings
 from workers.runs import connect
 from workflows.run import CompiledRunWorkflow
 
@@ -82,7 +82,7 @@ def extend_cmd(
         try:
             state = await handle.execute_update("extend_budget", inp, result_type=BudgetState)
         except WorkflowUpdateFailedError as exc:
-            fail(f"extension refused: {exc.cause}", "nothing changed")
+            fail(f"extension refused: {refusal(exc)}", "nothing changed")
         except RPCError as exc:
             fail(f"cannot extend the budget of run {run_id}: {exc.message}", "nothing changed")
         out.print(f"[green]✓[/] {run_id} extended by {who}")

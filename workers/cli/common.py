@@ -8,7 +8,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
 
 from activities.typelib import load_library, load_profiles
 from compiler.errors import CompilerError, PackError
@@ -125,3 +126,9 @@ def read_plan(path: Path) -> dict[str, Any]:
         return runs.load_plan_document(path, read_json(path))
     except runs.PlanFileError as exc:
         fail(str(exc))
+
+
+def refusal(exc: WorkflowUpdateFailedError) -> str:
+    """Why a run refused an update, as it said it (without the exception's class)."""
+    cause = exc.cause
+    return cause.message if isinstance(cause, ApplicationError) else str(cause)

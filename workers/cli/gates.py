@@ -14,7 +14,7 @@ from temporalio.service import RPCError
 from activities.store.events import open_event_store
 from schemas.events import Actor, Event
 from schemas.run import DecideGateInput, Decision, GateDecision
-from workers.cli.common import fail, out, settings
+from workers.cli.common import fail, out, refusal, settings
 from workers.runs import connect
 from workflows.run import CompiledRunWorkflow
 
@@ -128,7 +128,7 @@ def _decide(
         try:
             recorded = await handle.execute_update("decide_gate", inp, result_type=GateDecision)
         except WorkflowUpdateFailedError as exc:
-            fail(f"decision refused: {exc.cause}", "nothing changed")
+            fail(f"decision refused: {refusal(exc)}", "nothing changed")
         except RPCError as exc:
             fail(f"cannot decide on run {run_id}: {exc.message}", "nothing changed")
         out.print(
