@@ -9,7 +9,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    FailureError,
+)
 from temporalio.service import RPCError
 
 from activities.store.artifacts import ArtifactStore
@@ -228,6 +234,28 @@ async def describe(
         view = await handle.query(CompiledRunWorkflow.status, rpc_timeout=_QUERY_TIMEOUT)
         return status, view, None
     return status, None, None
+
+
+async def failure(client: Client, run_id: str) -> str | None:
+    """Why a closed run did not complete, as its workflow failed (None if it did not fail)."""
+    handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+    try:
+        await handle.result(follow_runs=True)
+    except WorkflowFailureError as exc:
+        return failure_text(exc)
+    return None
+
+
+def failure_text(exc: WorkflowFailureError) -> str:
+    """`CODE: message` of the innermost error a run failed with (one line, no class names)."""
+    cause: BaseException | None = exc.cause
+    while isinstance(cause, ActivityError | ChildWorkflowError) and cause.cause is not None:
+        cause = cause.cause
+    if isinstance(cause, ApplicationError) and cause.type:
+        return f"{cause.type}: {cause.message}"
+    if isinstance(cause, FailureError):
+        return cause.message
+    return str(cause or exc)
 
 
 def outputs_dir(settings: Settings, run_id: str) -> Path:

@@ -126,6 +126,20 @@ def test_run_an_objective_shows_the_recipe_and_the_trail(cli, tmp_path):
     assert "recipe forge/billing-audit" in status.output and "recipe" in status.output
 
 
+def test_a_run_that_fails_while_planning_says_why(cli):
+    # No recipe matches and no model provider is configured: the planner cannot run.
+    objective = "compose a sonnet about the tides of the northern sea at dusk"
+    ran = cli("run", "-o", objective)
+    assert ran.exit_code == 1, ran.output
+    assert "run failed:" in ran.output
+    reason = ran.output.split("run failed:", 1)[1].strip().splitlines()[0]
+    assert reason and "Traceback" not in ran.output
+    status = cli("status", _run_id(ran.output))
+    assert status.exit_code == 1
+    # Before: "run RUN: failed" and nothing else.
+    assert f"{_run_id(ran.output)}: failed: {reason[:40]}" in " ".join(status.output.split())
+
+
 def test_run_needs_exactly_one_of_a_plan_and_an_objective(cli):
     neither = cli("run")
     both = cli("run", str(PLAN), "-o", "reconcile invoices")

@@ -4,13 +4,14 @@ import asyncio
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 from temporalio.service import RPCError
 
 from workers import runs
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out, settings, temporal_client
-from workers.cli.views import follow, recipe_lines, steps_table, view_lines
+from workers.cli.views import follow, recipe_lines, run_outcome, steps_table, view_lines
 from workers.settings import Settings
 from workers.worker import Services
 from workflows.run import CompiledRunWorkflow
@@ -35,7 +36,12 @@ async def _status(s: Settings, run_id: str) -> int:
             f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
         )
     shown = view.status if view is not None else result.status if result else status.lower()
-    out.print(f"run [bold]{run_id}[/]: {shown}")
+    why = ""
+    if view is None and result is None and status != "RUNNING":
+        # It ended before it had steps to show (while planning or compiling): say why.
+        reason = await runs.failure(client, run_id)
+        why = f": {escape(reason)}" if reason else ""
+    out.print(f"run [bold]{run_id}[/]: {shown}{why}")
     if view is not None:
         for renderable in view_lines(view):
             out.print(renderable)
@@ -44,6 +50,8 @@ async def _status(s: Settings, run_id: str) -> int:
             out.print(line)
         out.print(steps_table(list(result.steps.values()), result.badges))
         out.print(budget_line(result.budget))
+        if result.status != "completed":
+            out.print(run_outcome(result))
     return (
         0
         if status in ("RUNNING", "COMPLETED") and (result is None or result.status == "completed")

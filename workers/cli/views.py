@@ -64,7 +64,7 @@ async def follow(
     try:
         result = result_task.result()
     except WorkflowFailureError as exc:
-        out.print(f"[red]run failed:[/] {escape(str(exc.cause or exc))}")
+        out.print(f"[red]run failed:[/] {escape(runs.failure_text(exc))}")
         return EXIT_RUN_FAILED
     return _report(result, s, services)
 
@@ -83,7 +83,7 @@ def _report(result: RunResult, s: Settings, services: Services) -> int:
             err = result.steps[key].error
             if err:
                 out.print(f"[red]{key} failed[/] ({err.failure_class}): {escape(err.message)}")
-        out.print(f"[red]run {result.run_id} {result.status}[/]")
+        out.print(run_outcome(result))
         return EXIT_RUN_FAILED
     try:
         paths = runs.export_outputs(s, services.artifacts, result)
@@ -100,6 +100,12 @@ def _report(result: RunResult, s: Settings, services: Services) -> int:
     out.print(table)
     out.print(f"[green]✓[/] run {result.run_id} completed")
     return 0
+
+
+def run_outcome(result: RunResult) -> str:
+    """How a run that did not complete ended, with the reason when it ended before any step."""
+    why = f": {escape(result.error)}" if result.error else ""
+    return f"[red]run {result.run_id} {result.status}[/]{why}"
 
 
 def view_lines(view: RunStatusView) -> list[RenderableType]:
