@@ -120,6 +120,14 @@ class StepActivities:
                 caused_by=attempt.started,
             )
         )
+        activity.logger.warning(
+            "step %s attempt %d failed (%s%s): %s",
+            attempt.step.step_key,
+            attempt.number,
+            failure.failure_class,
+            ", retryable" if retryable else "",
+            failure.message.splitlines()[0] if failure.message else "",
+        )
         return step_failure(
             failure.failure_class,
             failure.message,

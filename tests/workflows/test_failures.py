@@ -1,5 +1,7 @@
 """The failure model (seed 000 §6.5, Part X-c): contained, classified, dependents skipped."""
 
+import logging
+
 import pytest
 
 from tests.workflows.engine import engine, wait_for_event
@@ -45,6 +47,18 @@ async def test_code_that_raises_fails_typed_and_skips_dependents(
     failed = [e for e in events if e.type == "step.failed.v1"]
     assert [e.payload["failure_class"] for e in failed] == ["CODE_ERROR"]
     assert any(e.type == "run.failed.v1" for e in events)
+
+
+async def test_a_failed_step_is_one_log_line_without_a_traceback(
+    temporal_env, task_queue, tmp_path, caplog
+):
+    caplog.set_level(logging.DEBUG, logger="temporalio.activity")
+    await _run(temporal_env, task_queue, tmp_path, _two_steps("raise SystemExit('bad data')"))
+    mine = [r for r in caplog.records if r.name == "temporalio.activity"]
+    lines = [r.getMessage() for r in mine if r.levelno >= logging.WARNING]
+    # Before: "Completing activity as failed" with the whole traceback, at warning level.
+    assert any(line.startswith("step bad attempt 1 failed (CODE_ERROR): ") for line in lines)
+    assert not [r for r in mine if r.levelno >= logging.WARNING and r.exc_info]
 
 
 async def test_undeclared_write_is_a_contract_violation(temporal_env, task_queue, tmp_path):
