@@ -165,7 +165,7 @@ class Evaluator:
                 timeout_s=overrides.timeout_ms / 1000 if overrides.timeout_ms else None,
             )
             scope = req.scope.model_copy(update={"call_key": f"{req.scope.call_key}:{turn}"[-120:]})
-            result = self._gateway.call(request, scope)
+            result = self._gateway.call(request, scope, context=context)
             verdict, problems = parse_verdict(result.response.text, req.bundle.rubric)
             if verdict is not None:
                 return self._persist(

@@ -272,7 +272,9 @@ def run_loop(
         call += 1
         scope = spec.scope.model_copy(update={"call_key": f"exec:{call}"})
         result = gateway.call(
-            _request(spec, context.system_prompt, messages, tools=[RUN_PYTHON_TOOL]), scope
+            _request(spec, context.system_prompt, messages, tools=[RUN_PYTHON_TOOL]),
+            scope,
+            context=context,
         )
         outcome.model_calls += 1
         response = result.response

@@ -144,10 +144,11 @@ class PlannerActivities:
         spent = Usage()
         binding, system = bindings["pass_a"], context.system_prompt
         consumer: Consumer = "planner"
+        asked = context  # the compiled context of the prompt being sent
         for attempt in range(MAX_REPAIRS + 1):
             try:
                 result = self._gateway.call(
-                    model_request(binding, consumer, system, messages), scope
+                    model_request(binding, consumer, system, messages), scope, context=asked
                 )
             except ModelError as exc:
                 raise ApplicationError(
@@ -215,6 +216,7 @@ class PlannerActivities:
                 Message(role="user", content=[TextBlock(text=repair_context.task_prompt)]),
             ]
             binding, system, consumer = repair, repair_context.system_prompt, "repair"
+            asked = repair_context
             scope = scope.model_copy(update={"call_key": f"plan:repair:{attempt + 1}"})
         reasons = [p for problems in history for p in problems]
         self._event(inp, "plan.rejected.v1", "rejected", {"reasons": reasons[:50]})

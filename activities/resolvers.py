@@ -78,6 +78,7 @@ def _ask(
             thinking_budget_tokens=o.thinking_budget_tokens if o.use_extended_thinking else None,
         ),
         scope,
+        context=context,
     )
     spent.append(result.usage())
     try:

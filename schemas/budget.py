@@ -87,6 +87,11 @@ class ModelCalled(FrozenModel):
         default=None, description="ArtifactRef of the stored response, for replay"
     )
     cost_known: bool = Field(default=True, description="False: the model has no price")
+    # The compiled context the prompt came from (seed 002: replay and audit of what was seen).
+    context_hash: str | None = None
+    stage_hashes: dict[str, str] | None = Field(
+        default=None, description="context stage -> sha256 of its output"
+    )
 
 
 class ToolCalled(FrozenModel):

@@ -21,6 +21,7 @@ from compiler.budget import cost_of
 from compiler.hashing import canonical_json, sha256_text
 from schemas.artifacts import ArtifactRef
 from schemas.budget import MODEL_CALLED, ModelCalled, PriceTable, Usage
+from schemas.context import CompiledContext
 from schemas.events import Event, EventDraft
 from schemas.models import CallScope, ModelCallResult, ModelRequest, ModelResponse
 
@@ -108,8 +109,13 @@ class ModelGateway:
             "to a script file",
         )
 
-    def call(self, request: ModelRequest, scope: CallScope) -> ModelCallResult:
+    def call(
+        self, request: ModelRequest, scope: CallScope, *, context: CompiledContext | None = None
+    ) -> ModelCallResult:
         """Answer `request` (from the log when already answered) and record the call.
+
+        `context`, the compiled context the prompt came from, is recorded with the call (its
+        hash and each stage's); it is not part of the prompt's digest.
 
         Raises:
             ModelError: The provider failed (a model.failed.v1 event is recorded first), or
@@ -139,7 +145,7 @@ class ModelGateway:
             self._record_failure(request, scope, digest, exc, stream)
             raise
         latency_ms = max(0, round((time.monotonic() - started) * 1000))
-        return self._record(request, scope, digest, event_id, response, latency_ms)
+        return self._record(request, scope, digest, event_id, response, latency_ms, context)
 
     # ---- recording -----------------------------------------------------------------------
 
@@ -151,6 +157,7 @@ class ModelGateway:
         event_id: str,
         response: ModelResponse,
         latency_ms: int,
+        context: CompiledContext | None,
     ) -> ModelCallResult:
         ref = self._artifacts.put_bytes(
             canonical_json(response.model_dump(mode="json")),
@@ -185,6 +192,8 @@ class ModelGateway:
             stop_reason=response.stop_reason,
             response_ref=ref.model_dump(mode="json"),
             cost_known=cost is not None,
+            context_hash=context.context_hash if context else None,
+            stage_hashes=dict(context.stage_hashes) if context else None,
         )
         try:
             self._append(scope, event_id, MODEL_CALLED, digest, payload.model_dump(mode="json"))

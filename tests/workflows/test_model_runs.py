@@ -11,6 +11,7 @@ import json
 import pytest
 from temporalio.client import WorkflowFailureError
 
+from compiler.context.manifests import STAGES
 from schemas.evaluator import EVALUATION_PROOF
 from tests.workflows.model_env import (
     API_KEY,
@@ -156,6 +157,11 @@ async def test_an_objective_runs_end_to_end_through_the_model(temporal_env, task
     called = [e for e in log if e.type == "model.called.v1"]
     assert len(called) == 6 and all(e.payload["input_tokens"] > 0 for e in called)
     assert all(e.prompt_hash and e.prompt_hash.startswith("sha256:") for e in called)
+    # Each call names the compiled context its prompt came from, every stage hashed (seed 002).
+    for e in called:
+        assert e.payload["context_hash"].startswith("sha256:")
+        assert list(e.payload["stage_hashes"]) == list(STAGES)
+        assert all(h.startswith("sha256:") for h in e.payload["stage_hashes"].values())
     # The evaluator's proof: the model call, the bundle digest, the verdict per criterion.
     [proof] = [e for e in log if e.type == EVALUATION_PROOF]
     assert proof.payload["verdict"] == "pass" and proof.payload["passed"]
