@@ -205,7 +205,7 @@ class Evaluator:
         proof = EvaluationProof(
             proof_id=req.proof_key,
             model_call_id=model_call_id,
-            model=result.response.model,
+            model=req.binding.model_binding_ref,  # one name for a model, as model.called has it
             bundle_sha256=bundle_hash,
             rubric=list(req.bundle.rubric),
             verdict=verdict.verdict,

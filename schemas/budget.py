@@ -70,7 +70,7 @@ class ModelCalled(FrozenModel):
 
     step_key: str | None = None
     attempt: int = Field(default=1, ge=1)
-    model: str
+    model: str = Field(description="the binding ref, as profiles and prices name models")
     input_tokens: int = Field(ge=0)
     output_tokens: int = Field(ge=0)
     cache_read_tokens: int = Field(default=0, ge=0)
@@ -78,6 +78,10 @@ class ModelCalled(FrozenModel):
     cost_usd: float = Field(ge=0, allow_inf_nan=False)
     latency_ms: int = Field(default=0, ge=0)
     prompt_hash: str | None = None
+    provider: str | None = Field(default=None, description="who answered: anthropic, scripted")
+    provider_model: str | None = Field(
+        default=None, description="the model name the provider reported (audit only)"
+    )
     # The model layer's detail (all optional, so earlier events still validate).
     iteration: int = Field(default=1, ge=1)
     consumer: str | None = None

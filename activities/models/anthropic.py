@@ -215,6 +215,8 @@ class AnthropicProvider:
     """
 
     name = "anthropic"
+    # Priced by Anthropic's table whatever ANTHROPIC_BASE_URL says: a proxy bills the same tokens.
+    billed = True
 
     def __init__(
         self, api_key: str, *, base_url: str | None = None, default_timeout_s: float = 600.0

@@ -28,6 +28,11 @@ class Provider(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def billed(self) -> bool:
+        """Whether its answers cost money (priced from the price table); a script's do not."""
+        ...
+
     def complete(self, request: ModelRequest) -> ModelResponse:
         """Answer one request, or raise ModelError."""
         ...

@@ -145,7 +145,9 @@ class ModelGateway:
             self._record_failure(request, scope, digest, exc, stream)
             raise
         latency_ms = max(0, round((time.monotonic() - started) * 1000))
-        return self._record(request, scope, digest, event_id, response, latency_ms, context)
+        return self._record(
+            request, scope, digest, event_id, response, latency_ms, context, provider
+        )
 
     # ---- recording -----------------------------------------------------------------------
 
@@ -158,6 +160,7 @@ class ModelGateway:
         response: ModelResponse,
         latency_ms: int,
         context: CompiledContext | None,
+        provider: Provider,
     ) -> ModelCallResult:
         ref = self._artifacts.put_bytes(
             canonical_json(response.model_dump(mode="json")),
@@ -165,20 +168,19 @@ class ModelGateway:
             media_type="application/json",
         )
         usage = response.usage
-        cost = cost_of(
-            request.model,
-            Usage(
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
-                cache_read_tokens=usage.cache_read_tokens,
-                cache_creation_tokens=usage.cache_creation_tokens,
-            ),
-            self._prices,
+        spent = Usage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_read_tokens=usage.cache_read_tokens,
+            cache_creation_tokens=usage.cache_creation_tokens,
         )
+        cost = cost_of(request.model, spent, self._prices) if provider.billed else 0.0
         payload = ModelCalled(
             step_key=scope.step_key,
             attempt=scope.attempt,
             model=request.model,
+            provider=provider.name,
+            provider_model=response.model,
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cache_read_tokens=usage.cache_read_tokens,

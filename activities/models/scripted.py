@@ -42,6 +42,7 @@ class ScriptedProvider:
     """
 
     name = "scripted"
+    billed = False  # a script's answers cost nothing: recorded at $0, never at a model's price
 
     def __init__(self, script: Script) -> None:
         self.script = script

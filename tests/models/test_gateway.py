@@ -302,6 +302,27 @@ def test_the_fallback_answers_refs_no_provider_claims(stores: Stores) -> None:
     assert only_scripted.response.text == "scripted"
 
 
+def test_a_scripted_answer_costs_nothing_and_every_call_names_its_model_once(
+    stores: Stores,
+) -> None:
+    # Before: the script's answers were priced as Anthropic calls, and the model appeared as
+    # the binding ref from a script but as the bare API name from Anthropic.
+    usage = {"input_tokens": 1000, "output_tokens": 200}
+    entry = {"response": {"content": [{"type": "text", "text": "scripted"}], "usage": usage}}
+    scripted = ScriptedProvider(Script.from_data({"responses": [entry]}))
+    free = gateway(stores, {}, fallback=scripted).call(make_request(), make_scope("s"))
+    assert free.cost_usd == 0.0 and free.usage().input_tokens == 1000
+    with Serving(reply("real")) as (_, provider):
+        paid = gateway(stores, {"anthropic": provider}).call(make_request(), make_scope("a"))
+    assert paid.cost_usd is not None and paid.cost_usd > 0
+    calls = {e.payload["call_key"]: e.payload for e in stores.events.read_stream(STREAM)}
+    assert calls["s"]["provider"] == "scripted" and calls["s"]["cost_usd"] == 0.0
+    assert calls["a"]["provider"] == "anthropic" and calls["a"]["cost_usd"] > 0
+    binding = make_request().model
+    assert calls["s"]["model"] == calls["a"]["model"] == binding  # one name for one model
+    assert calls["a"]["provider_model"] == binding.split(":", 1)[1]  # what Anthropic said
+
+
 def test_a_scope_without_cause_is_refused_before_calling(stores: Stores) -> None:
     with Serving(reply("never")) as (server, provider):
         with pytest.raises(ValueError, match="has no caused_by: set CallScope.caused_by"):
@@ -370,6 +391,7 @@ def test_a_concurrent_call_with_the_same_key_yields_the_answer_of_record(stores:
         """Another worker records the same call while this one waits for its answer."""
 
         name = "raced"
+        billed = True
 
         def complete(self, req: ModelRequest) -> ModelResponse:
             gateway(stores, {}, fallback=scripted("winner")).call(req, scope)

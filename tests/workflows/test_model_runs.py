@@ -166,6 +166,10 @@ async def test_an_objective_runs_end_to_end_through_the_model(temporal_env, task
     [proof] = [e for e in log if e.type == EVALUATION_PROOF]
     assert proof.payload["verdict"] == "pass" and proof.payload["passed"]
     assert proof.payload["model_call_id"] in {e.event_id for e in called}
+    # One name for a model: the proof names it as its model.called event does (the binding ref).
+    [graded] = [e for e in called if e.event_id == proof.payload["model_call_id"]]
+    assert proof.payload["model"] == graded.payload["model"]
+    assert all(e.payload["provider"] == "anthropic" for e in called)  # the SDK, priced as such
     assert proof.payload["bundle_sha256"].startswith("sha256:")
     assert [c["criterion"] for c in proof.payload["criteria"]] == [RUBRIC]
     bridge = [e for e in log if e.type == "tool.called.v1" and e.payload["channel"] == "bridge"]
