@@ -1,6 +1,7 @@
 """The compile passes as Temporal activities: inputs and outputs travel by reference."""
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -35,6 +36,7 @@ from schemas.profile import ConsumerBinding, ExecutionProfile
 from schemas.run import CompileInput, CompileResult, FreezeResult, StepNode
 
 M = TypeVar("M", bound=BaseModel)
+log = logging.getLogger(__name__)
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 # Each pass's activity name, derived from the one pass order (compiler/plan/pipeline.py).
 PASS_ACTIVITY = {fn.__name__: activity_name(fn) for _, fn in PASSES}
@@ -94,7 +96,12 @@ class CompileActivities:
         if _warmed.is_set():
             return
         ctx = CompileContext(library=self._library, profiles=self._profiles, profile_ref=None)
-        run_passes(parse_candidate(WARM_UP_PLAN), ctx=ctx)
+        try:
+            run_passes(parse_candidate(WARM_UP_PLAN), ctx=ctx)
+        except CompilerError as exc:
+            # A warm-up is an optimisation: a worker whose default profile rejects this plan
+            # still starts (its runs report their own problems).
+            log.warning("compiler warm-up skipped: %s", str(exc).splitlines()[0])
         _warmed.set()
 
     def _ctx(self, inp: CompileInput) -> CompileContext:

@@ -71,7 +71,8 @@ class ForgeFailureConverter(DefaultFailureConverter):
         self, exception: BaseException, payload_converter: PayloadConverter, failure: Failure
     ) -> None:
         if isinstance(exception, pydantic.ValidationError):
+            # Retryable as before (an activity's may be mended by a new worker); the trace kept.
             exception = ApplicationError(
-                validation_message(exception), type=INVALID_INPUT, non_retryable=True
-            )
+                validation_message(exception), type=INVALID_INPUT
+            ).with_traceback(exception.__traceback__)
         super().to_failure(exception, payload_converter, failure)

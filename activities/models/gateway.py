@@ -174,7 +174,8 @@ class ModelGateway:
             cache_read_tokens=usage.cache_read_tokens,
             cache_creation_tokens=usage.cache_creation_tokens,
         )
-        cost = cost_of(request.model, spent, self._prices) if provider.billed else 0.0
+        billed = getattr(provider, "billed", True)  # a provider that does not say is priced
+        cost = cost_of(request.model, spent, self._prices) if billed else 0.0
         payload = ModelCalled(
             step_key=scope.step_key,
             attempt=scope.attempt,

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 from collections.abc import Iterator
+from contextlib import suppress
 from pathlib import Path
 
 from activities.sandbox import launcher
@@ -39,30 +40,55 @@ def launcher_parent(argv: list[str]) -> int | None:
 def _processes() -> Iterator[tuple[int, int, int, list[str]]]:
     """(pid, parent pid, session id, argv) of each process visible in /proc."""
     for entry in PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
-            stat = (entry / "stat").read_text(errors="replace")
-        except OSError:  # it exited meanwhile
-            continue
-        # The command name in parentheses may hold anything: the fields follow its last ')'.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        yield int(entry.name), int(fields[1]), int(fields[3]), argv
+        if entry.name.isdigit():
+            yield from _process(int(entry.name))
 
 
-def orphaned_launchers() -> list[int]:
-    """Pids of launchers whose parent is no longer the worker that started them.
+def _process(pid: int) -> Iterator[tuple[int, int, int, list[str]]]:
+    """(pid, parent pid, session id, argv) of one process, if it is still there."""
+    entry = PROC / str(pid)
+    try:
+        argv = (entry / "cmdline").read_bytes().decode(errors="replace").split("\0")[:-1]
+        stat = (entry / "stat").read_text(errors="replace")
+    except OSError:  # it exited meanwhile
+        return
+    # The command name in parentheses may hold anything: the fields follow its last ')'.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    yield pid, int(fields[1]), int(fields[3]), argv
+
+
+def _pid_namespace(pid: int | str) -> str | None:
+    try:
+        return os.readlink(PROC / str(pid) / "ns" / "pid")
+    except OSError:
+        return None
+
+
+def _is_orphan(pid: int, ppid: int, session: int, argv: list[str]) -> bool:
+    """A launcher of this pid namespace whose parent is no longer the worker it names.
 
     A launcher leads its own session (the worker starts it so); the child it forks for bwrap
     has its command line until it execs, but neither leads a session nor is the worker's child:
-    it is never taken for an orphan.
+    it is never taken for an orphan. A launcher in another pid namespace (a worker in a
+    container, seen from the host) names a pid of that namespace: it is left alone.
     """
-    return [
-        pid
-        for pid, ppid, session, argv in _processes()
-        if session == pid and (parent := launcher_parent(argv)) is not None and ppid != parent
-    ]
+    parent = launcher_parent(argv)
+    return (
+        parent is not None
+        and session == pid
+        and ppid != parent
+        and _pid_namespace(pid) == _pid_namespace("self")
+    )
+
+
+def orphaned_launchers() -> list[int]:
+    """Pids of launchers whose parent is no longer the worker that started them."""
+    return [seen[0] for seen in _processes() if _is_orphan(*seen)]
+
+
+def _still_orphan(pid: int) -> bool:
+    """Read again (after a pidfd pins the process): the pid was not reused meanwhile."""
+    return any(p == pid and _is_orphan(p, pp, s, a) for p, pp, s, a in _process(pid))
 
 
 def sweep_orphans() -> list[int]:
@@ -74,12 +100,19 @@ def sweep_orphans() -> list[int]:
     killed = []
     for pid in orphaned_launchers():
         try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:  # no longer a group leader, or gone
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:  # gone, or not ours to kill (a worker not running as root)
+            pinned = os.pidfd_open(pid)  # the pid now names this process until it is closed
+        except OSError:  # gone
+            continue
+        try:
+            if not _still_orphan(pid):
                 continue
+            signal.pidfd_send_signal(pinned, signal.SIGKILL)
+            with suppress(OSError):  # its group: a step run without bwrap and its children
+                os.killpg(pid, signal.SIGKILL)
+        except OSError:  # gone, or not ours to kill (a worker not running as root)
+            continue
+        finally:
+            os.close(pinned)
         killed.append(pid)
     if killed:
         log.warning(

@@ -53,3 +53,24 @@ def test_a_changed_recipe_file_is_read_again(tmp_path, loads):
     assert acts.library() is before and len(loads) == 1
     (mine / source.name).write_text(source.read_text() + "\n")  # its size changes
     assert acts.library() is not before and len(loads) == 2
+
+
+def test_a_worker_whose_default_profile_rejects_the_warm_up_plan_still_starts(
+    tmp_path, monkeypatch, caplog
+):
+    import activities.compile as compile_module
+    from activities.compile import CompileActivities
+    from activities.typelib import load_library as load_types
+    from activities.typelib import load_profiles
+    from compiler.errors import CompilerError
+    from schemas.diagnostics import Diagnostic
+
+    def rejected(*_args, **_kw):  # type: ignore[no-untyped-def]
+        raise CompilerError([Diagnostic(code="E_UNKNOWN_PROFILE", message="no such", hint="fix")])
+
+    monkeypatch.setattr(compile_module, "run_passes", rejected)
+    monkeypatch.setattr(compile_module, "_warmed", compile_module.threading.Event())
+    layers, _ = load_profiles()
+    acts = CompileActivities(LocalArtifactStore(tmp_path / "a"), load_types(), layers)
+    acts.warm()  # no exception: the worker starts, its runs report their own problems
+    assert "compiler warm-up skipped: 1 problem(s) in the plan:" in caplog.text

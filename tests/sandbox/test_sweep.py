@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from activities.sandbox import launcher
+from activities.sandbox import sweep as sweep_module
 from activities.sandbox.native import NATIVE_NAME
 from activities.sandbox.sweep import launcher_parent, orphaned_launchers, sweep_orphans
 
@@ -57,6 +58,40 @@ def test_a_launchers_forked_child_is_never_taken_for_an_orphan():
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_launcher_in_another_pid_namespace_is_left_alone():
+    # A worker in a container names pids of its own namespace; a sweep from the host must not
+    # read them as host pids. Here: a lookalike naming a dead pid, in a fresh pid namespace.
+    marker = str(dead_pid() + 40000)
+    inner = subprocess.Popen(
+        [
+            "unshare",
+            "--pid",
+            "--fork",
+            "setsid",
+            "bash",
+            "-c",
+            f"exec -a {NATIVE_NAME} /bin/sleep 0 {marker} 600",
+        ],
+        start_new_session=True,
+    )
+    try:
+        found = []
+        for _ in range(100):
+            found = [
+                p
+                for p, _, _, argv in sweep_module._processes()
+                if argv[:3] == [NATIVE_NAME, "0", marker]
+            ]
+            if found:
+                break
+            time.sleep(0.05)
+        assert found, "the lookalike never started"
+        assert not set(found) & set(orphaned_launchers())
+    finally:
+        os.killpg(inner.pid, signal.SIGKILL)
+        inner.wait()
 
 
 def test_only_a_launchers_command_line_names_a_worker():

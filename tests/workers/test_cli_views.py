@@ -60,3 +60,8 @@ def test_a_waiting_run_says_what_it_waits_for_who_decides_and_how():
     assert "forge reject run-1 gate-ship --as NAME --role ops --reason TEXT" in text
     decided = view.model_copy(update={"gates": [gate.model_copy(update={"status": "approved"})]})
     assert waiting_lines(decided) == []
+    # A role from a (possibly model-written) plan is quoted in the command shown to paste.
+    hostile = view.model_copy(
+        update={"gates": [gate.model_copy(update={"approver_role": "ops; rm -rf ~"})]}
+    )
+    assert "--role 'ops; rm -rf ~' --reason TEXT" in rendered(*view_lines(hostile))

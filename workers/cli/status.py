@@ -39,7 +39,10 @@ async def _status(s: Settings, run_id: str) -> int:
     why = ""
     if view is None and result is None and status != "RUNNING":
         # It ended before it had steps to show (while planning or compiling): say why.
-        reason = await runs.failure(client, run_id)
+        try:
+            reason = await runs.failure(client, run_id)
+        except RPCError as exc:
+            reason = f"(its failure could not be read: {exc.message})"
         why = f": {escape(reason)}" if reason else ""
     out.print(f"run [bold]{run_id}[/]: {shown}{why}")
     if view is not None:

@@ -1,6 +1,7 @@
 """The live views of a run: progress and steps table while it runs, its outputs when done."""
 
 import asyncio
+import shlex
 
 from rich.console import Group, RenderableType
 from rich.live import Live
@@ -126,7 +127,9 @@ def waiting_lines(view: RunStatusView) -> list[str]:
             continue
         gate_id, role = gate.spec.gate_id, gate.approver_role
         steps = ", ".join(gate.spec.gated_step_keys)
-        decide = f"{view.run_id} {gate_id} --as NAME --role {role} --reason TEXT"
+        # Quoted for the shell: ids and roles come from the plan, which a model may have written.
+        run, gate_arg, role_arg = (shlex.quote(x) for x in (view.run_id, gate_id, role))
+        decide = f"{run} {gate_arg} --as NAME --role {role_arg} --reason TEXT"
         asks = f": {escape(gate.spec.prompt)}" if gate.spec.prompt else ""
         lines.append(
             f"[bold cyan]waiting[/] at {escape(gate_id)} (step {escape(steps)}) for a decision "
