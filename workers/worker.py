@@ -4,6 +4,7 @@ import concurrent.futures
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import temporalio.activity
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -27,6 +28,7 @@ from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.events import EventStore, open_event_store
 from activities.store.skills_registry import SkillRegistry, open_skill_registry
 from activities.typelib import load_library, load_prices, load_profiles
+from schemas import names
 from workers.settings import Settings
 
 
@@ -119,17 +121,44 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
     # What the first run would otherwise load: the recipe index, the compiler's first-use work.
     recipes.warm()
     compile_.warm()
-    return [
-        recipes.match,
-        recipes.plan,
-        planner.plan,
-        *compile_.passes(),
-        steps.execute,
-        finalize.finalize,
-        steps.usage,
-        events.append,
-        reuse.reuse,
-    ]
+    return _as_named(
+        [
+            recipes.match,
+            recipes.plan,
+            planner.plan,
+            *compile_.passes(),
+            steps.execute,
+            finalize.finalize,
+            steps.usage,
+            events.append,
+            reuse.reuse,
+        ]
+    )
+
+
+def _as_named(functions: list[Callable[..., object]]) -> list[Callable[..., object]]:
+    """The activities, checked against the names table (schemas/names.py).
+
+    None missing and none new: a history names its activities, so a worker must answer to
+    every one of them.
+    """
+    registered = {activity_definition_name(fn) for fn in functions}
+    if registered != names.ACTIVITIES:
+        missing = ", ".join(sorted(names.ACTIVITIES - registered)) or "none"
+        unknown = ", ".join(sorted(registered - names.ACTIVITIES)) or "none"
+        raise RuntimeError(
+            f"the worker's activities differ from schemas/names.py (missing: {missing}; not in "
+            f"the table: {unknown}): add a new activity's name to the table, never drop one"
+        )
+    return functions
+
+
+def activity_definition_name(fn: Callable[..., object]) -> str:
+    """The Temporal name an @activity.defn function is registered under."""
+    # The SDK keeps the definition on the function; this is how its Worker reads it too.
+    definition = temporalio.activity._Definition.must_from_callable(fn)
+    assert definition.name is not None
+    return definition.name
 
 
 def build_worker(

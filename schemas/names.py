@@ -1,0 +1,32 @@
+"""The Temporal names Forge persists: a history recorded today names them, a worker later answers.
+
+Activity, workflow, signal, update and query names are compatibility data, not code: renaming
+one strands every run and recorded history that used it. They live in this one table; the
+worker refuses to start when the activities it registers differ from it, and a test holds the
+workflow's handlers and the names its code schedules to it. Add a name; never rename or drop
+one while a run or a history may still use it.
+"""
+
+WORKFLOW = "CompiledRunWorkflow"
+
+ACTIVITIES: frozenset[str] = frozenset(
+    {
+        "recipes__match",  # a run's front end: a recipe for its objective or plan
+        "recipes__plan",  # the plan built from a matched recipe
+        "compile__plan",  # Pass A by the planner model
+        "compile__passes",  # passes B to E in one activity (engine 3)
+        "compile__resolve",  # passes B..E one by one: runs started before compile__passes
+        "compile__contracts",
+        "compile__skills",
+        "compile__freeze",
+        "step__execute",  # one attempt of one step in the sandbox
+        "step__reuse",  # a resumed run adopting a verified output
+        "step__usage",  # a step's recorded spend, read after a failure
+        "run__finalize",  # the run's record and outputs at its end
+        "events__append",  # events the workflow writes (it cannot do I/O itself)
+    }
+)
+
+SIGNALS: frozenset[str] = frozenset({"decide_gate", "extend_budget"})
+UPDATES: frozenset[str] = frozenset({"decide_gate", "extend_budget"})
+QUERIES: frozenset[str] = frozenset({"status"})
