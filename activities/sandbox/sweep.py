@@ -2,10 +2,11 @@
 
 Every launcher is started by a worker process, names that worker's pid on its command line, and
 is killed by the kernel when that worker dies (PR_SET_PDEATHSIG, set by the launcher itself).
-The sweep covers what the signal cannot: a launcher whose worker died before it set the signal,
-and the processes a step started outside bwrap (isolation "none") in the launcher's process
-group. A launcher is an orphan when it leads its session and its parent is no longer the worker
-it names.
+The sweep covers what the signal cannot: a launcher whose worker died before it set the signal
+(killed with its process group). A step run without bwrap (isolation "none") has exec'd over its
+launcher, so its command line no longer names a worker: it dies by the signal alone, and its own
+children may outlive it. A launcher is an orphan when it leads its session and its parent is no
+longer the worker it names.
 """
 
 import logging
@@ -88,7 +89,7 @@ def orphaned_launchers() -> list[int]:
 
 def _still_orphan(pid: int) -> bool:
     """Read again (after a pidfd pins the process): the pid was not reused meanwhile."""
-    return any(p == pid and _is_orphan(p, pp, s, a) for p, pp, s, a in _process(pid))
+    return any(_is_orphan(*seen) for seen in _process(pid))
 
 
 def sweep_orphans() -> list[int]:
@@ -107,7 +108,7 @@ def sweep_orphans() -> list[int]:
             if not _still_orphan(pid):
                 continue
             signal.pidfd_send_signal(pinned, signal.SIGKILL)
-            with suppress(OSError):  # its group: a step run without bwrap and its children
+            with suppress(OSError):  # its group: bwrap's outer process with it
                 os.killpg(pid, signal.SIGKILL)
         except OSError:  # gone, or not ours to kill (a worker not running as root)
             continue

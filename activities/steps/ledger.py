@@ -25,9 +25,12 @@ _WRITER = ThreadPoolExecutor(max_workers=16, thread_name_prefix="forge-attempt-e
 
 
 class _LaterWrite:
-    """A write done on a writer thread after `delay_s`, unless called off before it starts."""
+    """`batch` written on a writer thread after `delay_s`, unless called off before it starts."""
 
-    def __init__(self, write: Callable[[], list[Event]], delay_s: float) -> None:
+    def __init__(
+        self, batch: list[EventDraft], write: Callable[[], list[Event]], delay_s: float
+    ) -> None:
+        self.batch = batch
         self._write = write
         self._delay_s = delay_s
         self._called_off = threading.Event()
@@ -71,13 +74,12 @@ class AttemptLog:
         self._writing: _LaterWrite | None = None
         self._written: list[Event] = []  # this attempt's own events, as stored
         self._shared = False  # whether another writer (the bridge, a model call) used the stream
-        self._in_flight: list[EventDraft] = []  # the batch `flush_later` holds
 
     def buffer(self, draft: EventDraft) -> None:
         self._pending.append(draft)
 
     def flush(self, *drafts: EventDraft) -> None:
-        """The buffered events (a failed `flush_soon` batch first) and these, in one transaction."""
+        """The buffered events (a start not yet written first) and these, in one transaction."""
         self.settle()
         self._written += self._events.append([*self._pending, *drafts], stream_id=self._stream_id)
         self._pending.clear()
@@ -87,9 +89,8 @@ class AttemptLog:
         self.settle()
         batch = [*self._pending, *drafts]
         self._pending.clear()
-        self._in_flight = batch
         self._writing = _LaterWrite(
-            lambda: self._events.append(batch, stream_id=self._stream_id), delay_s
+            batch, lambda: self._events.append(batch, stream_id=self._stream_id), delay_s
         )
 
     def settle(self) -> None:
@@ -106,10 +107,8 @@ class AttemptLog:
             written = None if writing.call_off() else writing.future.result()
         except Exception:
             written = None
-        finally:
-            batch, self._in_flight = self._in_flight, []
         if written is None:
-            self._pending[:0] = batch
+            self._pending[:0] = writing.batch
         else:
             self._written += written
 
