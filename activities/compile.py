@@ -25,6 +25,7 @@ from compiler.plan.passes.resolve import resolve
 from compiler.plan.passes.skills import skill_candidates, skills
 from compiler.plan.pipeline import COMPILE_PASSES, PASSES, activity_name, run_passes
 from compiler.typesystem.library import TypeLibrary, with_skills
+from schemas import names
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel
 from schemas.budget import BudgetLimits, Usage
@@ -32,7 +33,7 @@ from schemas.compiled import CompiledPlan, ContractPlan
 from schemas.context import ContextPack, RunContext
 from schemas.models import CallScope
 from schemas.plan import ResolvedPlan
-from schemas.profile import ConsumerBinding, ExecutionProfile
+from schemas.profile import MODEL_BACKENDS, ConsumerBinding, ExecutionProfile
 from schemas.run import CompileInput, CompileResult, FreezeResult, StepNode
 
 M = TypeVar("M", bound=BaseModel)
@@ -339,6 +340,19 @@ def step_nodes(plan: CompiledPlan) -> list[StepNode]:
             source_recipe=s.source_recipe,
             loop=s.loop,
             uses_recipe=s.uses_recipe,
+            model_provider=_model_provider(plan, s.backend),
         )
         for s in plan.steps
     ]
+
+
+def _model_provider(plan: CompiledPlan, backend: str) -> str | None:
+    """The provider whose workers may take a model step (its queue); None for code steps.
+
+    A model backend the profile binds no model for stays on the run's queue, where the step
+    fails with the profile's missing binding named.
+    """
+    if backend not in MODEL_BACKENDS:
+        return None
+    binding = plan.profile_snapshot.profile.executor_by_backend.get(backend)
+    return names.provider_of(binding.model_binding_ref) if binding is not None else None

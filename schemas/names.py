@@ -30,3 +30,19 @@ ACTIVITIES: frozenset[str] = frozenset(
 SIGNALS: frozenset[str] = frozenset({"decide_gate", "extend_budget"})
 UPDATES: frozenset[str] = frozenset({"decide_gate", "extend_budget"})
 QUERIES: frozenset[str] = frozenset({"status"})
+
+# Model work goes to a task queue of its provider, so only a worker that can serve the step's
+# binding takes it: "forge@anthropic" next to "forge". Queue names are persisted like the rest.
+MODEL_QUEUE_SEPARATOR = "@"
+UNPREFIXED_PROVIDER = "unprefixed"  # a binding ref without "provider:": only a script serves it
+
+
+def provider_of(binding_ref: str) -> str:
+    """The provider part of a model binding ref ("anthropic:claude-sonnet-4-6" -> "anthropic")."""
+    prefix, colon, _ = binding_ref.partition(":")
+    return prefix if colon and prefix else UNPREFIXED_PROVIDER
+
+
+def model_queue(task_queue: str, provider: str) -> str:
+    """The task queue of a provider's model work on `task_queue`."""
+    return f"{task_queue}{MODEL_QUEUE_SEPARATOR}{provider}"

@@ -7,6 +7,8 @@ from pydantic import Field
 from schemas.base import FrozenModel
 
 PhaseMode = Literal["block", "report", "off"]
+# The step backends a model runs (executor_by_backend binds their model); others are code.
+MODEL_BACKENDS = ("sandbox.session", "evaluator")
 
 
 class RuntimeOverrides(FrozenModel):

@@ -37,6 +37,11 @@ class StepNode(FrozenModel):
     source_recipe: str | None = Field(default=None, description="owner/slug: the step's badge")
     loop: LoopSpec | None = None
     uses_recipe: str | None = None
+    model_provider: str | None = Field(
+        default=None,
+        description="a model step's provider: only a worker serving it takes the step "
+        "(schemas/names.model_queue); None for code steps and for runs compiled before it",
+    )
 
 
 class DecideGateInput(FrozenModel):
@@ -112,6 +117,17 @@ class RunInput(FrozenModel):
     inputs: dict[str, ArtifactRef] = Field(default_factory=dict)
     profile_ref: str | None = None
     profile_document: dict[str, Any] | None = None
+    planner_provider: str | None = Field(
+        default=None,
+        description="the planner model's provider: only a worker serving it plans the run "
+        "(schemas/names.model_queue); None plans on the run's queue",
+    )
+    model_wait_s: int = Field(
+        default=600,
+        ge=1,
+        description="how long model work waits for a worker serving its provider before it "
+        "fails EXECUTOR_UNAVAILABLE (a step) or PLANNER_UNAVAILABLE (the planner)",
+    )
     tenant_id: str = "default"
     project_id: str = "default"
     history_threshold: int | None = Field(default=None, ge=50)

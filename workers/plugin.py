@@ -4,11 +4,13 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 import pydantic
+import temporalio.activity
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.plugin import SimplePlugin
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.errors import ForgeFailureConverter
+from schemas import names
 from workflows.run import CompiledRunWorkflow
 
 # Modules the workflow sandbox may share with the host instead of re-importing per run.
@@ -23,17 +25,46 @@ PASSTHROUGH_MODULES = (
 WORKFLOWS: tuple[type, ...] = (CompiledRunWorkflow,)
 
 
+def named_activities(
+    registered: Sequence[Callable[..., object]] | None,
+) -> Sequence[Callable[..., object]]:
+    """A Forge worker's activities, checked against the names table (schemas/names.py).
+
+    None missing and none new: a history names its activities, so a worker must answer to
+    every one of them. A worker that registers no activities (workflows only) passes.
+    """
+    if not registered:
+        return []
+    found = {activity_definition_name(fn) for fn in registered}
+    if found != names.ACTIVITIES:
+        missing = ", ".join(sorted(names.ACTIVITIES - found)) or "none"
+        unknown = ", ".join(sorted(found - names.ACTIVITIES)) or "none"
+        raise RuntimeError(
+            f"the worker's activities differ from schemas/names.py (missing: {missing}; not in "
+            f"the table: {unknown}): add a new activity's name to the table, never drop one"
+        )
+    return registered
+
+
+def activity_definition_name(fn: Callable[..., object]) -> str:
+    """The Temporal name an @activity.defn function is registered under."""
+    # The SDK keeps the definition on the function; this is how its Worker reads it too.
+    definition = temporalio.activity._Definition.must_from_callable(fn)
+    assert definition.name is not None
+    return definition.name
+
+
 class ForgePlugin(SimplePlugin):
     """Pydantic payloads, Forge's workflows, sandbox passthrough and failure types."""
 
-    def __init__(self, activities: Sequence[Callable[..., object]] | None = None) -> None:
+    def __init__(self) -> None:
         super().__init__(
             "forge",
             data_converter=dataclasses.replace(
                 pydantic_data_converter, failure_converter_class=ForgeFailureConverter
             ),
             workflows=list(WORKFLOWS),
-            activities=list(activities) if activities is not None else None,
+            activities=named_activities,  # a worker's activities answer to the names table
             workflow_runner=SandboxedWorkflowRunner(
                 restrictions=SandboxRestrictions.default.with_passthrough_modules(
                     *PASSTHROUGH_MODULES

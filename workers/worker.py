@@ -1,10 +1,11 @@
 """Builds Forge's activities from settings and runs a Temporal worker on the task queue."""
 
+import asyncio
 import concurrent.futures
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import temporalio.activity
 from temporalio.client import Client
 from temporalio.worker import Worker
 
@@ -28,6 +29,7 @@ from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.events import EventStore, open_event_store
 from activities.store.skills_registry import SkillRegistry, open_skill_registry
 from activities.typelib import load_library, load_prices, load_profiles
+from compiler.plan.context import ProfileLayers
 from schemas import names
 from workers.settings import Settings
 
@@ -75,8 +77,21 @@ def model_services(settings: Settings, services: Services) -> ModelServices | No
     return ModelServices(gateway=gateway, packs=packs, evaluator=evaluator)
 
 
+@dataclass(frozen=True)
+class WorkerPlan:
+    """What a worker process registers, and the model queues it may poll."""
+
+    activities: list[Callable[..., object]]
+    providers: frozenset[str]  # the model providers this process serves (names.model_queue)
+
+
 def activity_functions(settings: Settings, services: Services) -> list[Callable[..., object]]:
     """Every activity, bound to its class instance (built here, never inside a workflow)."""
+    return worker_plan(settings, services).activities
+
+
+def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
+    """The activities, bound to their class instances, and the providers this process serves."""
     library = load_library(settings.packs_path)
     layers, _ = load_profiles(settings.packs_path, home=settings.home)
     models = model_services(settings, services)
@@ -121,44 +136,60 @@ def activity_functions(settings: Settings, services: Services) -> list[Callable[
     # What the first run would otherwise load: the recipe index, the compiler's first-use work.
     recipes.warm()
     compile_.warm()
-    return _as_named(
-        [
-            recipes.match,
-            recipes.plan,
-            planner.plan,
-            *compile_.passes(),
-            steps.execute,
-            finalize.finalize,
-            steps.usage,
-            events.append,
-            reuse.reuse,
-        ]
-    )
+    # ForgePlugin checks these against the names table when a Worker registers them.
+    activities: list[Callable[..., object]] = [
+        recipes.match,
+        recipes.plan,
+        planner.plan,
+        *compile_.passes(),
+        steps.execute,
+        finalize.finalize,
+        steps.usage,
+        events.append,
+        reuse.reuse,
+    ]
+    served = models.gateway.providers_served(known_providers(layers)) if models else frozenset()
+    return WorkerPlan(activities, served)
 
 
-def _as_named(functions: list[Callable[..., object]]) -> list[Callable[..., object]]:
-    """The activities, checked against the names table (schemas/names.py).
+def known_providers(layers: ProfileLayers) -> set[str]:
+    """Every provider a profile or the price table names: what a model script stands in for."""
+    refs = set(layers.prices.models)
+    for profile in (*layers.builtin.values(), *layers.workspace.values()):
+        refs |= {b.model_binding_ref for b in profile.executor_by_backend.values()}
+        refs |= {b.model_binding_ref for b in profile.planner_phase_bindings.values()}
+    return {names.provider_of(ref) for ref in refs}
 
-    None missing and none new: a history names its activities, so a worker must answer to
-    every one of them.
+
+class ForgeWorker:
+    """The worker of the run's task queue and, beside it, one per model queue it serves.
+
+    A model step is scheduled on its provider's queue (schemas/names.model_queue), so a worker
+    without that model never takes it: the step waits for one that has it.
     """
-    registered = {activity_definition_name(fn) for fn in functions}
-    if registered != names.ACTIVITIES:
-        missing = ", ".join(sorted(names.ACTIVITIES - registered)) or "none"
-        unknown = ", ".join(sorted(registered - names.ACTIVITIES)) or "none"
-        raise RuntimeError(
-            f"the worker's activities differ from schemas/names.py (missing: {missing}; not in "
-            f"the table: {unknown}): add a new activity's name to the table, never drop one"
-        )
-    return functions
 
+    def __init__(self, workers: list[Worker], providers: frozenset[str]) -> None:
+        self.workers = workers
+        self.providers = providers  # whose model queues it polls
+        self._stack = contextlib.AsyncExitStack()
 
-def activity_definition_name(fn: Callable[..., object]) -> str:
-    """The Temporal name an @activity.defn function is registered under."""
-    # The SDK keeps the definition on the function; this is how its Worker reads it too.
-    definition = temporalio.activity._Definition.must_from_callable(fn)
-    assert definition.name is not None
-    return definition.name
+    @property
+    def task_queues(self) -> list[str]:
+        return [w.task_queue for w in self.workers]
+
+    async def __aenter__(self) -> "ForgeWorker":
+        async with contextlib.AsyncExitStack() as stack:
+            for worker in self.workers:
+                await stack.enter_async_context(worker)
+            self._stack = stack.pop_all()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._stack.aclose()
+
+    async def run(self) -> None:
+        """Poll every queue until cancelled (Ctrl-C)."""
+        await asyncio.gather(*(worker.run() for worker in self.workers))
 
 
 def build_worker(
@@ -168,17 +199,27 @@ def build_worker(
     activity_executor: concurrent.futures.Executor,
     *,
     max_concurrent_activities: int = 8,
-) -> Worker:
-    """A worker for the task queue.
+) -> ForgeWorker:
+    """The workers for the task queue and for each model queue this process can serve.
 
     The client must be connected with ForgePlugin, which brings the workflows, the data
     converter and the sandbox runner. Sandboxes a dead worker left running are killed first.
     """
     sweep_orphans()
-    return Worker(
-        client,
-        task_queue=settings.task_queue,
-        activities=activity_functions(settings, services),
-        activity_executor=activity_executor,
-        max_concurrent_activities=max_concurrent_activities,
+    plan = worker_plan(settings, services)
+    queues = [settings.task_queue] + [
+        names.model_queue(settings.task_queue, provider) for provider in sorted(plan.providers)
+    ]
+    return ForgeWorker(
+        [
+            Worker(
+                client,
+                task_queue=queue,
+                activities=plan.activities,
+                activity_executor=activity_executor,
+                max_concurrent_activities=max_concurrent_activities,
+            )
+            for queue in queues
+        ],
+        plan.providers,
     )

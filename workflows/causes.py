@@ -2,7 +2,13 @@
 
 import asyncio
 
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    TimeoutError,
+    TimeoutType,
+)
 
 from schemas.budget import Usage
 
@@ -50,3 +56,20 @@ def cancelled(err: BaseException) -> bool:
     if isinstance(err, asyncio.CancelledError):
         return True
     return isinstance(err, ActivityError) and isinstance(err.cause, CancelledError)
+
+
+def unserved(err: Failure) -> bool:
+    """Whether model work timed out waiting on its provider's queue: no worker serving it."""
+    return (
+        isinstance(err, ActivityError)
+        and isinstance(err.cause, TimeoutError)
+        and err.cause.type == TimeoutType.SCHEDULE_TO_START
+    )
+
+
+def unserved_message(what: str, provider: str | None, wait_s: int, then: str) -> str:
+    return (
+        f"no worker serving {provider} models took {what} within {wait_s} s: set "
+        "ANTHROPIC_API_KEY (or FORGE_MODEL_SCRIPT to a script file) for `forge worker` or "
+        f"`forge run` on this task queue, then {then}"
+    )

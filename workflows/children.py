@@ -75,6 +75,7 @@ class ChildRuns(RunCore):
             project_id=inp.project_id,
             budget=budgetbook.remaining(self._budget),
             recipe_chain=[*chain, node.uses_recipe],
+            model_wait_s=inp.model_wait_s,
         )
         try:
             child: RunResult = await workflow.execute_child_workflow(

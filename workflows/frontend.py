@@ -1,12 +1,15 @@
 """The front end of a run: run.started, the recipe match, the planner, the compile passes."""
 
 from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES
+    from schemas import names
     from schemas.artifacts import ArtifactRef
     from schemas.budget import BudgetState
     from schemas.recipes import (
@@ -28,9 +31,14 @@ with workflow.unsafe.imports_passed_through():
         StepState,
     )
     from workflows import policies
-    from workflows.causes import cause_message, cause_type
+    from workflows.causes import cause_message, cause_type, unserved, unserved_message
     from workflows.core import RunCore
-    from workflows.patches import PATCH_FRONT_END, PATCH_PLANNER, PATCH_RECIPES
+    from workflows.patches import (
+        PATCH_FRONT_END,
+        PATCH_MODEL_QUEUES,
+        PATCH_PLANNER,
+        PATCH_RECIPES,
+    )
 
 
 class FrontEnd(RunCore):
@@ -147,11 +155,24 @@ class FrontEnd(RunCore):
                 result_type=PlanResult,
                 start_to_close_timeout=policies.PLAN_TIMEOUT,
                 retry_policy=policies.PLAN_RETRY,
+                **self._planner_routing(),
             )
         except ActivityError as err:
             await self._fail_run("plan", err)
+            why = cause_message(err)
+            if unserved(err):
+                why = unserved_message(
+                    "the planner call",
+                    inp.planner_provider,
+                    inp.model_wait_s,
+                    "run the objective again; or start the run with a plan (forge run PLAN.json), "
+                    "or reword the objective so one recipe matches clearly (forge recipes match "
+                    "TEXT)",
+                )
+                if hints:
+                    why += f" (recipes that matched weakly: {', '.join(hints)})"
             raise ApplicationError(
-                f"no plan: {cause_message(err)}",
+                f"no plan: {why}",
                 type=cause_type(err) or policies.PLANNER_UNAVAILABLE,
                 non_retryable=True,
             ) from err
@@ -166,6 +187,16 @@ class FrontEnd(RunCore):
             {"tags": ["planner"], "plan_ref": planned.candidate_ref.model_dump(mode="json")},
         )
         self._input = inp.model_copy(update={"plan_ref": planned.candidate_ref})
+
+    def _planner_routing(self) -> dict[str, Any]:
+        """The planner provider's queue (only a worker with that model plans); else the run's."""
+        provider = self._input.planner_provider
+        if provider is None or not workflow.patched(PATCH_MODEL_QUEUES):
+            return {}
+        return {
+            "task_queue": names.model_queue(workflow.info().task_queue, provider),
+            "schedule_to_start_timeout": timedelta(seconds=self._input.model_wait_s),
+        }
 
     def _with_effort(self, carry: RunCarry) -> RunCarry:
         """A recipe-seeded run takes its parallelism from the effort tier.

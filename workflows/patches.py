@@ -17,3 +17,6 @@ PATCH_PLANNER = "model-planner-v1"
 # Passes B..E run as one activity (compile__passes) instead of one activity per pass, and a run
 # started with a plan appends run.started and its recipe trail with run.compiled (or run.failed).
 PATCH_FRONT_END = "front-end-v2"
+# A model step goes to the task queue of its binding's provider (schemas/names.model_queue), so
+# a worker without that model never takes it.
+PATCH_MODEL_QUEUES = "model-queues-v1"

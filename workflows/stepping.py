@@ -2,6 +2,7 @@
 
 import asyncio
 from datetime import timedelta
+from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -10,6 +11,7 @@ with workflow.unsafe.imports_passed_through():
     from compiler import budget as budgetbook
     from compiler.recipes import directives as loopbook
     from compiler.run import dag
+    from schemas import names
     from schemas.budget import Usage
     from schemas.recipes import TrailEntry
     from schemas.run import (
@@ -24,13 +26,35 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.budgeting import Budgeting
-    from workflows.causes import Failure, app_error, attempts, cause_message, failure_usage
+    from workflows.causes import (
+        Failure,
+        app_error,
+        attempts,
+        cause_message,
+        failure_usage,
+        unserved,
+        unserved_message,
+    )
     from workflows.children import ChildRuns
-    from workflows.patches import PATCH_LOST_USAGE
+    from workflows.patches import PATCH_LOST_USAGE, PATCH_MODEL_QUEUES
 
 
 def step_timeout(node: StepNode) -> timedelta:
     return policies.STEP_HARNESS_MARGIN + timedelta(seconds=node.timeout_s)
+
+
+def model_routing(node: StepNode, wait_s: int) -> dict[str, Any]:
+    """A model step goes to its provider's queue, which only a worker with that model polls.
+
+    It waits there at most `wait_s` for such a worker (then fails EXECUTOR_UNAVAILABLE). Runs
+    compiled before model queues carry no provider and keep the run's queue on replay.
+    """
+    if node.model_provider is None or not workflow.patched(PATCH_MODEL_QUEUES):
+        return {}
+    return {
+        "task_queue": names.model_queue(workflow.info().task_queue, node.model_provider),
+        "schedule_to_start_timeout": timedelta(seconds=wait_s),
+    }
 
 
 class Stepping(ChildRuns, Budgeting):
@@ -87,6 +111,7 @@ class Stepping(ChildRuns, Budgeting):
                 heartbeat_timeout=policies.STEP_HEARTBEAT_TIMEOUT,
                 retry_policy=policies.step_retry(node.max_attempts),
                 activity_id=node.step_key if iteration == 1 else f"{node.step_key}:{iteration}",
+                **model_routing(node, inp.model_wait_s),
             )
         )
 
@@ -158,6 +183,16 @@ class Stepping(ChildRuns, Budgeting):
         now = workflow.now()
         cause = app_error(err)
         failure = cause.type if cause is not None and cause.type else "ERROR"
+        message = cause_message(err)
+        if unserved(err):
+            failure = "EXECUTOR_UNAVAILABLE"
+            node = self._node(key)
+            message = unserved_message(
+                f"step {key}",
+                node.model_provider,
+                self._input.model_wait_s,
+                f"resume the run (forge resume {self._input.run_id})",
+            )
         usage = failure_usage(err)
         if usage is None:
             # The last attempt died without reporting (timeout, lost worker): ask the ledger.
@@ -194,7 +229,7 @@ class Stepping(ChildRuns, Budgeting):
                 "status": "error",
                 "finished_at": now,
                 "attempts": attempts(err),
-                "error": StepError(failure_class=failure, message=cause_message(err)),
+                "error": StepError(failure_class=failure, message=message),
                 "usage": usage,
             }
         )

@@ -8,7 +8,7 @@ scope's stream; a failed call leaves a model.failed.v1 event instead.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,6 +19,7 @@ from activities.store.errors import ConflictError
 from activities.store.events import EventStore
 from compiler.budget import cost_of
 from compiler.hashing import canonical_json, sha256_text
+from schemas import names
 from schemas.artifacts import ArtifactRef
 from schemas.budget import MODEL_CALLED, ModelCalled, PriceTable, Usage
 from schemas.context import CompiledContext
@@ -89,6 +90,16 @@ class ModelGateway:
     @property
     def prompts(self) -> PromptStore:
         return self._prompts
+
+    def providers_served(self, known: Iterable[str]) -> frozenset[str]:
+        """The providers (binding-ref prefixes) this gateway answers, of those `known` to it.
+
+        A real provider answers its own prefix; a fallback (a script) answers every one.
+        """
+        served = set(self._providers)
+        if self._fallback is not None:
+            served |= {*known, names.UNPREFIXED_PROVIDER}
+        return frozenset(served)
 
     def provider_for(self, binding_ref: str) -> Provider:
         """The provider that answers `binding_ref`.

@@ -30,10 +30,9 @@ from activities.store.skills_registry import registry_skills_for
 from compiler.typesystem.library import TypeLibrary
 from schemas.budget import TOOL_CALLED, ToolCalled
 from schemas.events import Event
-from schemas.profile import ConsumerBinding
+from schemas.profile import MODEL_BACKENDS, ConsumerBinding
 from schemas.receipts import Receipt
 
-MODEL_BACKENDS = ("sandbox.session", "evaluator")
 CODE_IN_EVENT = 8000  # characters of a program kept in its tool.called.v1 (all of it in the store)
 
 

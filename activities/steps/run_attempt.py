@@ -7,12 +7,13 @@ from activities.sandbox.harness import StepFailure
 from activities.sandbox.receipts import receipt_summary
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from activities.steps.attempt import StepAttempt, StepServices
-from activities.steps.executors import MODEL_BACKENDS, check_evaluations, run_executor
+from activities.steps.executors import check_evaluations, run_executor
 from activities.steps.ledger import AttemptLog, ledger_usages
 from compiler.budget import step_overrun
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
 from schemas.events import Event, EventDraft
+from schemas.profile import MODEL_BACKENDS
 from schemas.receipts import Receipt
 from schemas.run import StepExecuteResult
 

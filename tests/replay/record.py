@@ -211,7 +211,10 @@ async def _model_planned(eng: Engine, tmp: Path) -> WorkflowHandle:
     sales = tmp / "sales.csv"
     sales.write_text(SALES)
     ref = eng.services.artifacts.put_file(sales, logical_path="input/sales.csv")
-    handle = await eng.start_objective(OBJECTIVE, inputs={"sales": ref})
+    # The planner call and the model steps go to the provider's queue (model-queues-v1).
+    handle = await eng.start_objective(
+        OBJECTIVE, inputs={"sales": ref}, planner_provider="anthropic"
+    )
     await handle.result()
     return handle
 

@@ -28,6 +28,22 @@ def test_there_are_recorded_histories():
         assert {f"{name}.{tag}" for name in SCENARIOS} <= {p.stem for p in HISTORIES}
 
 
+MODEL_QUEUE_SCENARIOS = ("model_planned", "objective_seeded")
+
+
+def test_model_queue_histories_schedule_model_work_on_the_providers_queue():
+    """engine4: recorded once model work went to its provider's queue (model-queues-v1)."""
+    for name in MODEL_QUEUE_SCENARIOS:
+        path = Path(__file__).parent / "histories" / f"{name}.engine4.json"
+        history = WorkflowHistory.from_json(name, path.read_text())
+        queues = {
+            e.activity_task_scheduled_event_attributes.task_queue.name
+            for e in history.events
+            if e.HasField("activity_task_scheduled_event_attributes")
+        }
+        assert any(q.endswith("@anthropic") for q in queues), (name, queues)
+
+
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(path.stem, path.read_text())

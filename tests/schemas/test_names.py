@@ -9,6 +9,7 @@ from temporalio import workflow
 from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES
 from schemas import names
 from workers import worker
+from workers.plugin import ForgePlugin, activity_definition_name
 from workers.settings import Settings
 from workflows.core import WORKFLOW_NAME
 from workflows.run import CompiledRunWorkflow
@@ -52,11 +53,15 @@ def test_a_worker_registers_the_tables_activities_and_refuses_a_difference(monke
     settings = Settings(home=tmp_path / "home")
     services = worker.Services.from_settings(settings)
     registered = worker.activity_functions(settings, services)
-    assert {worker.activity_definition_name(fn) for fn in registered} == names.ACTIVITIES
+    assert {activity_definition_name(fn) for fn in registered} == names.ACTIVITIES
+    # ForgePlugin registers a worker's activities through the table.
+    assert ForgePlugin().configure_worker({"activities": registered})["activities"] == registered
     table = names.ACTIVITIES
     monkeypatch.setattr(names, "ACTIVITIES", table - {"step__usage"})
     with pytest.raises(RuntimeError, match=r"not in the table: step__usage\)"):
-        worker.activity_functions(settings, services)
+        ForgePlugin().configure_worker({"activities": registered})
     monkeypatch.setattr(names, "ACTIVITIES", table | {"gone__activity"})
     with pytest.raises(RuntimeError, match=r"missing: gone__activity;"):
-        worker.activity_functions(settings, services)
+        ForgePlugin().configure_worker({"activities": registered})
+    # A workflow-only worker (no activities) is not a Forge activity worker: it passes.
+    assert ForgePlugin().configure_worker({"activities": []})["activities"] == []

@@ -43,7 +43,7 @@ class Engine:
             runs.plan_bytes(document), logical_path="meta/plans/test.json"
         )
         run_id = extra.pop("run_id", None) or runs.new_run_id()
-        run = RunInput(run_id=run_id, plan_ref=plan_ref, inputs=refs, **extra)
+        run = RunInput(run_id=run_id, plan_ref=plan_ref, inputs=refs, **self._waits(extra))
         return await runs.start_run(self.client, self.settings, run)
 
     async def start_objective(
@@ -51,13 +51,25 @@ class Engine:
     ) -> WorkflowHandle[CompiledRunWorkflow, RunResult]:
         """A run started from an objective alone: recipes__match decides what it runs."""
         run_id = extra.pop("run_id", None) or runs.new_run_id()
-        run = RunInput(run_id=run_id, objective=objective, **extra)
+        run = RunInput(run_id=run_id, objective=objective, **self._waits(extra))
         return await runs.start_run(self.client, self.settings, run)
+
+    def _waits(self, extra: dict[str, Any]) -> dict[str, Any]:
+        """A test engine without a model is the only worker: its model work is never served,
+        so it fails EXECUTOR_UNAVAILABLE after a short wait instead of the default ten minutes.
+        """
+        s = self.settings
+        if s.anthropic_api_key is None and s.model_script is None:
+            extra.setdefault("model_wait_s", UNSERVED_WAIT_S)
+        return extra
 
     async def run(
         self, document: dict[str, Any], inputs: dict[str, Path] | None = None, **extra: Any
     ) -> RunResult:
         return await (await self.start(document, inputs, **extra)).result()
+
+
+UNSERVED_WAIT_S = 2
 
 
 async def forge_client(env: WorkflowEnvironment) -> Client:

@@ -2,9 +2,9 @@
 
 A run started from an objective alone compiles the plan of a high-confidence recipe with no planner
 call; a trivial objective gets no plan; an objective no recipe matches clearly is refused with the
-alternatives as hints. Recipe steps are model-written, and these workers have no model provider
-(no ANTHROPIC_API_KEY), so a seeded run stops at its first step with EXECUTOR_UNAVAILABLE, which it
-says; tests/workflows/test_evaluator_runs.py runs a seeded plan with a model.
+alternatives as hints. Recipe steps are model-written: the seeded run here has a model that answers
+nothing, so it stops at its first step; tests/workflows/test_evaluator_runs.py runs a seeded plan
+with a model that answers.
 """
 
 import pytest
@@ -13,6 +13,7 @@ from temporalio.client import WorkflowFailureError
 from compiler.recipes import build_plan, load_library
 from compiler.recipes.candidate import step_keys
 from tests.workflows.engine import engine
+from tests.workflows.model_env import model_engine
 from tests.workflows.plans import code_step, plan, write_json
 from workflows.run import CompiledRunWorkflow
 
@@ -28,7 +29,8 @@ async def test_a_clear_objective_runs_the_recipe_plan_without_a_planner(
 ):
     library = load_library("stdlib/recipes")
     expected = build_plan(["billing-audit"], library)
-    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+    # A model that answers nothing: the first model-written step starts, and fails.
+    async with model_engine(temporal_env, tmp_path / "home", task_queue, []) as (eng, _):
         handle = await eng.start_objective(BILLING)
         result = await handle.result()
         view = await handle.query(CompiledRunWorkflow.status)
@@ -46,9 +48,10 @@ async def test_a_clear_objective_runs_the_recipe_plan_without_a_planner(
     assert tagged.payload["tags"] == ["recipe:forge/billing-audit"]
     trail_events = [e for e in log if e.type == "recipe.trail.v1"]
     assert [e.payload["verb"] for e in trail_events] == verbs(result.recipes.trail)
-    # Model-written steps need a model these workers lack; the first says so, nothing else runs.
+    # The first model-written step fails (the script has no answer for it); nothing else runs.
     first = result.steps[view.order[0]]
-    assert first.error is not None and first.error.failure_class == "EXECUTOR_UNAVAILABLE"
+    assert first.error is not None and first.status == "error"
+    assert all(result.steps[k].status == "skipped" for k in view.order[1:])
     # The effort tier's levers reach the executor with every step of a seeded run.
     [started] = [e for e in log if e.type == "step.started.v1"]
     effort = result.recipes.effort

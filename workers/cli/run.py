@@ -9,7 +9,6 @@ from typing import Annotated
 
 import typer
 from temporalio.client import Client
-from temporalio.worker import Worker
 
 from activities.sandbox.workspace import WorkspaceViolation
 from compiler.errors import CompilerError
@@ -26,7 +25,7 @@ from workers.cli.common import (
 )
 from workers.cli.views import follow
 from workers.settings import Settings
-from workers.worker import Services, build_worker
+from workers.worker import ForgeWorker, Services, build_worker
 
 
 def _parse_inputs(pairs: list[str]) -> dict[str, Path]:
@@ -89,6 +88,12 @@ def run_cmd(
     if objective is not None:
         if not objective.strip():
             fail("the objective is empty: say what the run should do")
+        try:
+            ctx = compile_context(profile)
+            planner = runs.planner_provider_of(ctx)
+            needs = runs.profile_providers(ctx, planner=True)
+        except CompilerError as exc:
+            reject_plan(exc, "--profile")
         services = Services.from_settings(s)
         try:
             run = runs.prepare_objective_run(
@@ -98,11 +103,12 @@ def run_cmd(
                 profile=profile,
                 max_tokens=max_tokens,
                 max_cost=max_cost,
+                planner_provider=planner,
             )
         except runs.PlanFileError as exc:
             fail(str(exc))
         out.print(f"run [bold]{run.run_id}[/]: matching the objective to a recipe or the planner …")
-        raise typer.Exit(asyncio.run(_run(s, services, run, detach)))
+        raise typer.Exit(asyncio.run(_run(s, services, run, detach, needs)))
     assert plan_file is not None
     document = read_plan(plan_file)
     ctx = compile_context(profile)
@@ -126,18 +132,42 @@ def run_cmd(
         f"compiled {len(plan.compiled.steps)} steps · plan {plan.compiled.plan_hash[:19]}… · "
         f"run [bold]{run.run_id}[/]"
     )
-    code = asyncio.run(_run(s, services, run, detach))
+    needs = runs.model_providers(plan.compiled)
+    code = asyncio.run(_run(s, services, run, detach, needs))
     raise typer.Exit(code)
 
 
-async def _run(s: Settings, services: Services, run: RunInput, detach: bool) -> int:
-    return await _run_started(await temporal_client(s), s, services, run, detach)
+async def _run(
+    s: Settings, services: Services, run: RunInput, detach: bool, needs: set[str]
+) -> int:
+    return await _run_started(await temporal_client(s), s, services, run, detach, needs)
+
+
+async def _unserved(
+    client: Client, s: Settings, needs: set[str], own: frozenset[str] = frozenset()
+) -> set[str]:
+    """The model providers the run may need that no worker on its task queue serves now."""
+    return needs - own - await runs.polled_providers(client, s.task_queue, needs - own)
+
+
+def _unserved_note(missing: set[str], s: Settings, wait_s: int) -> None:
+    out.print(
+        f"[yellow]note:[/] no worker serves {', '.join(sorted(missing))} models on task queue "
+        f"{s.task_queue}; model work fails after {wait_s} s unless one starts "
+        "(`forge worker` with ANTHROPIC_API_KEY, or FORGE_MODEL_SCRIPT, set)"
+    )
 
 
 async def _run_started(
-    client: Client, s: Settings, services: Services, run: RunInput, detach: bool
+    client: Client,
+    s: Settings,
+    services: Services,
+    run: RunInput,
+    detach: bool,
+    needs: set[str],
 ) -> int:
     if detach:
+        missing = await _unserved(client, s, needs)
         await runs.start_run(client, s, run)
         out.print(
             f"started [bold]{run.run_id}[/] on task queue {s.task_queue}. "
@@ -148,19 +178,25 @@ async def _run_started(
                 "[yellow]note:[/] the embedded default has no standing worker; run "
                 "`forge worker` in another terminal so the run makes progress."
             )
+        elif missing:
+            _unserved_note(missing, s, run.model_wait_s)
         return 0
     # The in-process worker's "activity failed" warnings (with tracebacks) would interleave
     # with the live view, which already reports each failed step with its class and reason.
     logging.getLogger("temporalio.activity").setLevel(logging.ERROR)
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        async with _worker(client, s, services, pool):
+        async with _worker(client, s, services, pool) as worker:
+            missing = await _unserved(client, s, needs, worker.providers)
+            if missing:  # this process cannot serve it, nor another worker now: say so, soon
+                run = run.model_copy(update={"model_wait_s": runs.UNSERVED_WAIT_S})
+                _unserved_note(missing, s, run.model_wait_s)
             handle = await runs.start_run(client, s, run)
             return await follow(handle, s, services)
 
 
 def _worker(
     client: Client, s: Settings, services: Services, pool: concurrent.futures.Executor
-) -> Worker:
+) -> ForgeWorker:
     try:
         return build_worker(client, s, services, pool)
     except WorkspaceViolation as exc:
@@ -176,10 +212,8 @@ def worker_cmd() -> None:
         services = Services.from_settings(s)
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
             worker = _worker(client, s, services, pool)
-            out.print(
-                f"worker polling task queue [bold]{s.task_queue}[/] "
-                f"(namespace {s.namespace}); Ctrl-C to stop"
-            )
+            queues = ", ".join(f"[bold]{q}[/]" for q in worker.task_queues)
+            out.print(f"worker polling {queues} (namespace {s.namespace}); Ctrl-C to stop")
             await worker.run()
 
     try:
@@ -216,6 +250,7 @@ def resume_cmd(
             reject_plan(exc, f"the plan of {run_id}")
         names = ", ".join(r.step_key for r in run.reusable) or "none"
         out.print(f"resuming {run_id} as [bold]{run.run_id}[/]; may reuse: {names}")
-        return await _run_started(client, s, services, run, detach)
+        needs = runs.profile_providers(ctx, planner=False)
+        return await _run_started(client, s, services, run, detach, needs)
 
     raise typer.Exit(asyncio.run(go()))
