@@ -25,6 +25,7 @@ from compiler.plan.pipeline import compile_plan
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan
+from schemas.event_catalogue import RUN_TAGGED, STEP_COMPLETED, STEP_REUSED, STEP_STARTED
 from schemas.plan import PlannerCandidate
 from schemas.run import ReusableStep, RunInput, RunResult, RunStatusView
 from workers.devserver import ensure_address
@@ -280,7 +281,7 @@ def plan_bytes(document: Mapping[str, Any]) -> bytes:
 
 def _seeded_plan(services: Any, run_id: str) -> ArtifactRef | None:
     """The recipe-built plan of a run started from an objective (its run.tagged.v1 event)."""
-    for e in services.events.list_events(run_id=run_id, type="run.tagged.v1"):
+    for e in services.events.list_events(run_id=run_id, type=RUN_TAGGED):
         if e.payload.get("plan_ref"):
             return ArtifactRef.model_validate(e.payload["plan_ref"])
     return None
@@ -325,11 +326,11 @@ async def resume_input(
     contract = {
         e.payload["step_key"]: e.payload["contract_hash"]
         for e in events
-        if e.type in ("step.started.v1", "step.reused.v1")
+        if e.type in (STEP_STARTED, STEP_REUSED)
     }
     outputs: dict[str, list[ArtifactRef]] = {}
     for e in events:
-        if e.type in ("step.completed.v1", "step.reused.v1"):
+        if e.type in (STEP_COMPLETED, STEP_REUSED):
             outputs[e.payload["step_key"]] = [
                 ArtifactRef.model_validate(o) for o in e.payload["outputs"]
             ]

@@ -11,6 +11,7 @@ with workflow.unsafe.imports_passed_through():
     from compiler.recipes import directives as loopbook
     from compiler.run import dag
     from schemas.budget import Usage
+    from schemas.event_catalogue import STEP_ITERATION
     from schemas.recipes import TrailEntry
     from schemas.run import (
         ReuseInput,
@@ -22,6 +23,7 @@ with workflow.unsafe.imports_passed_through():
         StepState,
         StepUsageInput,
     )
+    from schemas.step_events import StepIteration
     from workflows import policies
     from workflows.budgeting import Budgeting
     from workflows.causes import Failure, app_error, attempts, cause_message, failure_usage
@@ -231,17 +233,18 @@ class Stepping(ChildRuns, Budgeting):
         """step.iteration.v1 for each finished pass, and a trail line: every pass is recorded."""
         assert node.loop is not None
         await self._log.emit(
-            "step.iteration.v1",
-            f"step:{node.step_key}",
+            STEP_ITERATION,
+            "step",
             self._root,
-            {
-                "step_key": node.step_key,
-                "iteration": i,
-                "mode": node.loop.mode,
-                "max": node.loop.max,
-                "note": state.note,
-                "stopped": stopped,
-            },
+            StepIteration(
+                step_key=node.step_key,
+                iteration=i,
+                mode=node.loop.mode,
+                max=node.loop.max,
+                note=state.note,
+                stopped=stopped,
+            ),
+            key=node.step_key,
             id_suffix=f"{node.step_key}:{i}",
         )
         summary = (

@@ -16,6 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.store.events import EventStore
 from schemas.events import Event
 from schemas.run import RunInput, RunResult
+from tests.support.events import catalogue_problems
 from workers import runs
 from workers.plugin import ForgePlugin
 from workers.settings import Settings
@@ -78,6 +79,9 @@ async def engine(
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
         async with build_worker(client, settings, services, pool):
             yield Engine(client, settings, services)
+    # Every event the test's runs wrote is a catalogued type with a payload its model accepts.
+    problems = catalogue_problems(services.events.list_events(limit=1_000_000))
+    assert not problems, "\n".join(problems[:20])
 
 
 def billing_plan() -> dict[str, Any]:
