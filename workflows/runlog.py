@@ -52,7 +52,8 @@ class RunLog:
         actor: Actor = SYSTEM_ACTOR,
         id_suffix: str | None = None,
     ) -> EventDraft:
-        suffix = id_suffix if id_suffix is not None else str(getattr(payload, "step_key", ""))
+        step_key = getattr(payload, "step_key", None)
+        suffix = id_suffix if id_suffix is not None else (step_key or "")
         return EventDraft(
             event_id=event_id(self.run_id, type_, suffix),
             type=type_,

@@ -219,3 +219,9 @@ def test_finalize_payload_is_stored_as_before():
         "output_tokens": 0,
         "usd": 0.0,
     }
+
+
+def test_the_catalogue_document_lists_every_type():
+    text = (ROOT / "docs" / "events-catalogue.md").read_text(encoding="utf-8")
+    for name, entry in CATALOGUE.items():
+        assert f"| `{name}` | {entry.version} | [`{entry.payload.__name__}`]" in text, name
