@@ -33,6 +33,7 @@ from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from schemas.compiled import CompiledPlan, CompiledStep
 from schemas.context import ContextPack, EvidenceRef, RunContext
 from schemas.evaluator import EVALUATION_PROOF, EvaluationProof, EvaluationSpec
+from schemas.event_catalogue import STEP_FAILED, TOOL_CALLED
 from schemas.events import Event
 from schemas.models import CallScope
 from schemas.profile import ConsumerBinding, SandboxPolicy
@@ -183,13 +184,13 @@ def repair_context(events: list[Event], attempt: int, iteration: int) -> RepairC
         p = e.payload
         return p.get("attempt") == previous and p.get("iteration", 1) == iteration
 
-    failed = [e for e in events if e.type == "step.failed.v1" and mine(e)]
+    failed = [e for e in events if e.type == STEP_FAILED and mine(e)]
     if not failed:
         return None
     turns = [
         e
         for e in events
-        if e.type == "tool.called.v1" and e.payload.get("channel") == "executor" and mine(e)
+        if e.type == TOOL_CALLED and e.payload.get("channel") == "executor" and mine(e)
     ]
     detail = turns[-1].payload.get("detail", {}) if turns else {}
     payload = failed[-1].payload

@@ -31,6 +31,7 @@ from schemas.base import FrozenModel
 from schemas.budget import BudgetLimits, Usage
 from schemas.compiled import CompiledPlan, ContractPlan
 from schemas.context import ContextPack, RunContext
+from schemas.event_ids import stream_id
 from schemas.models import CallScope
 from schemas.plan import ResolvedPlan
 from schemas.profile import MODEL_BACKENDS, ConsumerBinding, ExecutionProfile
@@ -140,7 +141,7 @@ class CompileActivities:
             tenant_id=inp.tenant_id,
             project_id=inp.project_id,
             run_id=inp.run_id,
-            stream_id=f"{inp.run_id}:compile",
+            stream_id=stream_id(inp.run_id, "compile"),
             caused_by=inp.cause_event_id,
             call_key=phase,
         )

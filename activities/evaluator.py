@@ -38,9 +38,12 @@ from schemas.evaluator import (
     EvidenceItem,
     Verdict,
 )
+from schemas.event_catalogue import payload_of
+from schemas.event_ids import event_id
 from schemas.events import EventDraft
 from schemas.models import CallScope, Message, ModelRequest, TextBlock
 from schemas.profile import ConsumerBinding
+from schemas.step_events import EvaluationProofRecorded
 
 EVIDENCE_TEXT_MAX = 256 * 1024  # bytes of one file the evaluator reads; the rest is marked cut
 MAX_BUNDLE_FILES = 64
@@ -225,20 +228,23 @@ class Evaluator:
         self._events.append(
             [
                 EventDraft(
-                    event_id=_event_id(req.proof_key),
+                    event_id=event_id(req.proof_key, EVALUATION_PROOF),
                     type=EVALUATION_PROOF,
                     tenant_id=scope.tenant_id,
                     project_id=scope.project_id,
                     run_id=scope.run_id,
                     caused_by=model_call_id,
                     timestamp=datetime.now(UTC),
-                    payload={
-                        **proof.model_dump(mode="json"),
-                        "step_key": scope.step_key,
-                        "attempt": scope.attempt,
-                        "iteration": scope.iteration,
-                        "proof_ref": ref.model_dump(mode="json"),
-                    },
+                    payload=payload_of(
+                        EVALUATION_PROOF,
+                        EvaluationProofRecorded(
+                            **dict(proof),  # every field of the proof, as ever
+                            step_key=scope.step_key,
+                            attempt=scope.attempt,
+                            iteration=scope.iteration,
+                            proof_ref=ref,
+                        ),
+                    ),
                 )
             ],
             stream_id=scope.stream_id,
@@ -248,13 +254,6 @@ class Evaluator:
 
 def _safe(key: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "_", key)[:150]
-
-
-def _event_id(proof_key: str) -> str:
-    event_id = f"{proof_key}:{EVALUATION_PROOF}"
-    if len(event_id) <= 200:
-        return event_id
-    return f"{proof_key[:100]}~{sha256_of(proof_key)[7:23]}:{EVALUATION_PROOF}"
 
 
 def _invoke(bundle: EvidenceBundle) -> InvokeRequest:

@@ -28,12 +28,17 @@ from compiler.context import compile_context
 from compiler.plan.context import CompileContext, ProfileLayers, resolve_profile
 from compiler.plan.planner import MAX_REPAIRS, candidate_from_answer, catalogue, planner_template
 from compiler.typesystem.library import TypeLibrary
+from schemas.base import FrozenModel
 from schemas.budget import Usage
 from schemas.context import Block, ContextPack, EvidenceRef, InvokeRequest, RunContext
+from schemas.event_catalogue import PLAN_DRAFTED, payload_of
+from schemas.event_catalogue import PLAN_REJECTED as PLAN_REJECTED_EVENT
+from schemas.event_ids import event_id, stream_id
 from schemas.events import EventDraft
 from schemas.models import CallScope, Consumer, Message, ModelRequest, TextBlock
 from schemas.profile import ConsumerBinding, ExecutionProfile
 from schemas.run import PlanInput, PlanResult
+from schemas.run_events import PlanDrafted, PlanRejected
 
 INPUT_PEEK_BYTES = 8 * 1024 * 1024
 PLAN_REJECTED = "PLAN_REJECTED"
@@ -136,7 +141,7 @@ class PlannerActivities:
             tenant_id=inp.tenant_id,
             project_id=inp.project_id,
             run_id=inp.run_id,
-            stream_id=f"{inp.run_id}:plan",
+            stream_id=stream_id(inp.run_id, "plan"),
             caused_by=inp.cause_event_id,
             call_key="plan:0",
         )
@@ -169,16 +174,16 @@ class PlannerActivities:
                 )
                 self._event(
                     inp,
-                    "plan.drafted.v1",
+                    PLAN_DRAFTED,
                     "drafted",
-                    {
-                        "candidate_ref": ref.model_dump(mode="json"),
-                        "mission": candidate.mission,
-                        "steps": [s.step_key for s in candidate.steps],
-                        "repairs": attempt,
-                        "problems_repaired": history,
-                        "model_call_id": result.model_call_id,
-                    },
+                    PlanDrafted(
+                        candidate_ref=ref,
+                        mission=candidate.mission,
+                        steps=[s.step_key for s in candidate.steps],
+                        repairs=attempt,
+                        problems_repaired=history,
+                        model_call_id=result.model_call_id,
+                    ),
                 )
                 return PlanResult(
                     candidate_ref=ref,
@@ -219,7 +224,7 @@ class PlannerActivities:
             asked = repair_context
             scope = scope.model_copy(update={"call_key": f"plan:repair:{attempt + 1}"})
         reasons = [p for problems in history for p in problems]
-        self._event(inp, "plan.rejected.v1", "rejected", {"reasons": reasons[:50]})
+        self._event(inp, PLAN_REJECTED_EVENT, "rejected", PlanRejected(reasons=reasons[:50]))
         raise ApplicationError(
             f"the planner's plan was rejected after {MAX_REPAIRS} repairs: "
             + "; ".join(history[-1][:8]),
@@ -285,19 +290,19 @@ class PlannerActivities:
             )
         return blocks
 
-    def _event(self, inp: PlanInput, type_: str, suffix: str, payload: dict[str, Any]) -> None:
+    def _event(self, inp: PlanInput, type_: str, suffix: str, payload: FrozenModel) -> None:
         self._events.append(
             [
                 EventDraft(
-                    event_id=f"{inp.run_id}:{type_}:{suffix}",
+                    event_id=event_id(inp.run_id, type_, suffix),
                     type=type_,
                     tenant_id=inp.tenant_id,
                     project_id=inp.project_id,
                     run_id=inp.run_id,
                     caused_by=inp.cause_event_id,
                     timestamp=datetime.now(UTC),
-                    payload=payload,
+                    payload=payload_of(type_, payload),
                 )
             ],
-            stream_id=f"{inp.run_id}:plan",
+            stream_id=stream_id(inp.run_id, "plan"),
         )

@@ -16,6 +16,7 @@ from activities.store.events import EventStore
 from activities.typelib import STDLIB_DIR
 from compiler.recipes.match import Fitness
 from schemas.budget import MODEL_CALLED
+from schemas.event_catalogue import RUN_COMPLETED, RUN_FAILED, RUN_STARTED
 from schemas.events import Event
 from schemas.recipes import RUN_TAGGED, RecipeFitness
 
@@ -30,9 +31,6 @@ __all__ = [
     "recipe_fitness",
 ]
 
-RUN_STARTED = "run.started.v1"
-RUN_COMPLETED = "run.completed.v1"
-RUN_FAILED = "run.failed.v1"
 TAG_PREFIX = "recipe:"
 FULL_WEIGHT_RUNS = 5  # below this many finished runs a record counts proportionally less
 _EVERYTHING = 2**31 - 1  # list_events has no paging; this limit reads every matching row

@@ -30,8 +30,17 @@ from schemas import names
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan
+from schemas.event_catalogue import (
+    RUN_TAGGED,
+    STEP_COMPLETED,
+    STEP_REUSED,
+    STEP_STARTED,
+    read_payload,
+)
 from schemas.plan import PlannerCandidate
 from schemas.run import ReusableStep, RunInput, RunResult, RunStatusView
+from schemas.run_events import RunTagged
+from schemas.step_events import StepCompleted, StepReused, StepStarted
 from workers.devserver import ensure_address
 from workers.plugin import ForgePlugin
 from workers.settings import Settings
@@ -299,9 +308,10 @@ def plan_bytes(document: Mapping[str, Any]) -> bytes:
 
 def _seeded_plan(services: Any, run_id: str) -> ArtifactRef | None:
     """The recipe-built plan of a run started from an objective (its run.tagged.v1 event)."""
-    for e in services.events.list_events(run_id=run_id, type="run.tagged.v1"):
-        if e.payload.get("plan_ref"):
-            return ArtifactRef.model_validate(e.payload["plan_ref"])
+    for e in services.events.list_events(run_id=run_id, type=RUN_TAGGED):
+        tagged = read_payload(e.type, e.payload)
+        if isinstance(tagged, RunTagged) and tagged.plan_ref is not None:
+            return tagged.plan_ref
     return None
 
 
@@ -341,17 +351,16 @@ async def resume_input(
             if rerun & set(step.depends_on):
                 rerun.add(step.step_key)
     events = services.events.list_events(run_id=run_id, limit=1_000_000)
-    contract = {
-        e.payload["step_key"]: e.payload["contract_hash"]
-        for e in events
-        if e.type in ("step.started.v1", "step.reused.v1")
-    }
+    contract: dict[str, str] = {}
     outputs: dict[str, list[ArtifactRef]] = {}
     for e in events:
-        if e.type in ("step.completed.v1", "step.reused.v1"):
-            outputs[e.payload["step_key"]] = [
-                ArtifactRef.model_validate(o) for o in e.payload["outputs"]
-            ]
+        if e.type not in (STEP_STARTED, STEP_COMPLETED, STEP_REUSED):
+            continue
+        recorded = read_payload(e.type, e.payload)
+        if isinstance(recorded, StepStarted | StepReused):
+            contract[recorded.step_key] = recorded.contract_hash
+        if isinstance(recorded, StepCompleted | StepReused):
+            outputs[recorded.step_key] = recorded.outputs
     input_hashes = {
         p.step_key: p.provenance.input_hashes for p in services.events.list_published(run_id)
     }

@@ -5,7 +5,13 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from compiler import budget as budgetbook
     from schemas.budget import BudgetExtension, ExtendBudgetInput, StepProjection
+    from schemas.event_catalogue import (
+        BUDGET_EXHAUSTED,
+        BUDGET_EXTENDED,
+        BUDGET_EXTENSION_REFUSED,
+    )
     from schemas.run import StepNode
+    from schemas.run_events import BudgetExhausted, BudgetExtended, BudgetExtensionRefused
     from workflows.core import RunCore
 
 
@@ -30,15 +36,15 @@ class Budgeting(RunCore):
     async def _refuse_extension(self, inp: ExtendBudgetInput, problem: str) -> None:
         """A signalled extension that does not apply is recorded, never applied."""
         await self._log.emit(
-            "budget.extension_refused.v1",
+            BUDGET_EXTENSION_REFUSED,
             "budget",
             self._root,
-            {
-                "tokens": inp.tokens,
-                "cost_usd": inp.cost_usd,
-                "reason": inp.reason,
-                "refused_because": problem,
-            },
+            BudgetExtensionRefused(
+                tokens=inp.tokens,
+                cost_usd=inp.cost_usd,
+                reason=inp.reason,
+                refused_because=problem,
+            ),
             actor=inp.actor,
             id_suffix=f"{inp.actor.id}:{workflow.now().isoformat()}",
         )
@@ -55,16 +61,16 @@ class Budgeting(RunCore):
         self._version += 1
         state = self._budget
         await self._log.emit(
-            "budget.extended.v1",
+            BUDGET_EXTENDED,
             "budget",
             self._compiled.root_event_id,
-            {
-                "tokens": inp.tokens,
-                "cost_usd": inp.cost_usd,
-                "reason": inp.reason,
-                "limits": state.limits.model_dump(mode="json"),
-                "spent": state.spent.model_dump(mode="json"),
-            },
+            BudgetExtended(
+                tokens=inp.tokens,
+                cost_usd=inp.cost_usd,
+                reason=inp.reason,
+                limits=state.limits,
+                spent=state.spent,
+            ),
             actor=inp.actor,
             id_suffix=str(len(state.extensions)),
         )
@@ -87,16 +93,16 @@ class Budgeting(RunCore):
         )
         self._status = "budget_exhausted"
         await self._log.emit(
-            "budget.exhausted.v1",
+            BUDGET_EXHAUSTED,
             "budget",
             self._root,
-            {
-                "reason": reason,
-                "refusals": refused,
-                "limits": self._budget.limits.model_dump(mode="json"),
-                "spent": self._budget.spent.model_dump(mode="json"),
-                "resume_with": f"forge budget extend {self._log.run_id} --tokens N [--cost USD]",
-            },
+            BudgetExhausted(
+                reason=reason,
+                refusals=refused,
+                limits=self._budget.limits,
+                spent=self._budget.spent,
+                resume_with=f"forge budget extend {self._log.run_id} --tokens N [--cost USD]",
+            ),
             id_suffix=str(self._budget.exhaustions),
         )
 

@@ -5,6 +5,8 @@ from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflow
 
 with workflow.unsafe.imports_passed_through():
     from compiler import budget as budgetbook
+    from schemas.event_catalogue import RUN_COMPLETED
+    from schemas.event_ids import event_id
     from schemas.recipes import RecipePlanInput, RecipePlanResult, TrailEntry
     from schemas.run import RunInput, RunResult, StepExecuteResult, StepNode
     from workflows import policies
@@ -123,7 +125,7 @@ class ChildRuns(RunCore):
             attempt=1,
             outputs=child.outputs,
             receipt_summary={"child_run": child_id, "steps": len(child.steps)},
-            completed_event_id=f"{child_id}:run.completed.v1",
+            completed_event_id=event_id(child_id, RUN_COMPLETED),
             usage=child.budget.spent,
             iteration=iteration,
             note=last[-1].note if last else f"{node.uses_recipe} completed in {child_id}",

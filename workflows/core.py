@@ -100,7 +100,8 @@ class RunCore:
             self._log.draft(
                 RECIPE_TRAIL,
                 root,
-                e.model_dump(mode="json", exclude_none=True),
+                # A trail entry stores what it says: no null fields (as ever).
+                TrailEntry.model_validate(e.model_dump(mode="json", exclude_none=True)),
                 id_suffix=str(start + i + 1),
             )
             for i, e in enumerate(entries)

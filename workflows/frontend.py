@@ -12,6 +12,7 @@ with workflow.unsafe.imports_passed_through():
     from schemas import names
     from schemas.artifacts import ArtifactRef
     from schemas.budget import BudgetState
+    from schemas.event_catalogue import RUN_COMPILED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
     from schemas.recipes import (
         RUN_TAGGED,
         RecipesMatchInput,
@@ -30,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         RunResult,
         StepState,
     )
+    from schemas.run_events import RunCompiled, RunCompleted, RunFailed, RunStarted, RunTagged
     from workflows import policies
     from workflows.causes import cause_message, cause_type, unserved, unserved_message
     from workflows.core import RunCore
@@ -47,21 +49,20 @@ class FrontEnd(RunCore):
     async def _front_end(self) -> RunResult | None:
         """Start, match, plan and compile; a RunResult when the run ends here (trivial)."""
         inp = self._input
-        started: dict[str, object] = {
-            "plan_ref": inp.plan_ref.model_dump(mode="json") if inp.plan_ref else None,
-            "inputs": sorted(inp.inputs),
-            "profile": inp.profile_ref,
-        }
-        if inp.objective:
-            started["objective"] = inp.objective
-        if inp.recipe_chain:
-            started["recipe_chain"] = inp.recipe_chain
+        # objective and recipe_chain are stored only when there are any (as ever).
+        started = RunStarted(
+            plan_ref=inp.plan_ref,
+            inputs=sorted(inp.inputs),
+            profile=inp.profile_ref,
+            **({"objective": inp.objective} if inp.objective else {}),
+            **({"recipe_chain": inp.recipe_chain} if inp.recipe_chain else {}),
+        )
         if inp.plan_ref is not None and workflow.patched(PATCH_FRONT_END):
             # A plan run's front end takes a moment: run.started and the recipe trail go out
             # with run.compiled (or run.failed), in one append.
-            self._log.hold("run", [self._log.draft("run.started.v1", None, started)])
+            self._log.hold("run", [self._log.draft(RUN_STARTED, None, started)])
         else:
-            await self._log.emit("run.started.v1", "run", None, started)
+            await self._log.emit(RUN_STARTED, "run", None, started)
         if not inp.recipe_chain and workflow.patched(PATCH_RECIPES):
             ended = await self._match_recipes()
             if ended is not None:
@@ -103,7 +104,7 @@ class FrontEnd(RunCore):
         if found.outcome == "trivial":
             self._status = "completed"
             await self._log.emit(
-                "run.completed.v1", "run", self._root, {"steps": 0, "reason": found.message}
+                RUN_COMPLETED, "run", self._root, RunCompleted(steps=0, reason=found.message)
             )
             self._finished = True
             return RunResult(run_id=inp.run_id, status="completed", recipes=self._recipes)
@@ -113,10 +114,10 @@ class FrontEnd(RunCore):
         if found.outcome == "needs-planner":
             self._status = "failed"
             await self._log.emit(
-                "run.failed.v1",
+                RUN_FAILED,
                 "run",
                 self._root,
-                {"stage": "plan", "error": found.message, "hints": found.hints},
+                RunFailed(stage="plan", error=found.message, hints=found.hints),
             )
             raise ApplicationError(
                 found.message, found.hints, type=policies.PLANNER_UNAVAILABLE, non_retryable=True
@@ -126,10 +127,7 @@ class FrontEnd(RunCore):
                 RUN_TAGGED,
                 "run",
                 self._root,
-                {
-                    "tags": [f"recipe:{found.seeded_by}"],
-                    "plan_ref": found.candidate_ref.model_dump(mode="json"),
-                },
+                RunTagged(tags=[f"recipe:{found.seeded_by}"], plan_ref=found.candidate_ref),
             )
             self._input = inp.model_copy(update={"plan_ref": found.candidate_ref})
         return None
@@ -184,7 +182,7 @@ class FrontEnd(RunCore):
             RUN_TAGGED,
             "run",
             self._root,
-            {"tags": ["planner"], "plan_ref": planned.candidate_ref.model_dump(mode="json")},
+            RunTagged(tags=["planner"], plan_ref=planned.candidate_ref),
         )
         self._input = inp.model_copy(update={"plan_ref": planned.candidate_ref})
 
@@ -247,14 +245,14 @@ class FrontEnd(RunCore):
                 non_retryable=True,
             ) from err
         compiled = await self._log.emit(
-            "run.compiled.v1",
+            RUN_COMPILED,
             "run",
             root,
-            {
-                "plan_hash": frozen.plan_hash,
-                "profile_id": frozen.profile_id,
-                "steps": [n.step_key for n in frozen.nodes],
-            },
+            RunCompiled(
+                plan_hash=frozen.plan_hash,
+                profile_id=frozen.profile_id,
+                steps=[n.step_key for n in frozen.nodes],
+            ),
         )
         return RunCarry(
             compiled_ref=frozen.compiled_ref,
@@ -304,8 +302,8 @@ class FrontEnd(RunCore):
         cause = err.cause
         details = list(cause.details) if isinstance(cause, ApplicationError) else []
         await self._log.emit(
-            "run.failed.v1",
+            RUN_FAILED,
             "run",
             self._root,
-            {"stage": stage, "error": cause_message(err), "details": details},
+            RunFailed(stage=stage, error=cause_message(err), details=details),
         )

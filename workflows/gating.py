@@ -7,8 +7,23 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from compiler.run import dag
     from compiler.run import gates as gatebook
+    from schemas.base import FrozenModel
+    from schemas.event_catalogue import (
+        GATE_DECIDED,
+        GATE_DECISION_REFUSED,
+        GATE_ESCALATED,
+        GATE_REMINDER,
+        GATE_REQUESTED,
+    )
     from schemas.events import SYSTEM_ACTOR, Actor
     from schemas.run import DecideGateInput, GateDecision
+    from schemas.run_events import (
+        GateDecided,
+        GateDecisionRefused,
+        GateEscalated,
+        GateReminder,
+        GateRequested,
+    )
     from workflows.core import RunCore
 
 
@@ -21,25 +36,31 @@ class Gating(RunCore):
         self._version += 1
         assert gate.decision is not None
         await self._gate_event(
-            "gate.decided.v1",
+            GATE_DECIDED,
             inp.gate_id,
             inp.actor,
-            {
-                "decision": inp.decision,
-                "reason": inp.reason,
-                "contract_hash": inp.contract_hash,
-                "gated_steps": gate.spec.gated_step_keys,
-            },
+            GateDecided(
+                gate_id=inp.gate_id,
+                decision=inp.decision,
+                reason=inp.reason,
+                contract_hash=inp.contract_hash,
+                gated_steps=gate.spec.gated_step_keys,
+            ),
         )
         return gate.decision
 
     async def _refuse_decision(self, inp: DecideGateInput, problem: str) -> None:
         """A signalled decision that does not apply is recorded, never applied."""
         await self._gate_event(
-            "gate.decision_refused.v1",
+            GATE_DECISION_REFUSED,
             inp.gate_id,
             inp.actor,
-            {"decision": inp.decision, "reason": inp.reason, "refused_because": problem},
+            GateDecisionRefused(
+                gate_id=inp.gate_id,
+                decision=inp.decision,
+                reason=inp.reason,
+                refused_because=problem,
+            ),
             suffix=f"{inp.actor.id}:{workflow.now().isoformat()}",
         )
 
@@ -63,10 +84,10 @@ class Gating(RunCore):
                     update={"status": "awaiting_approval"}
                 )
                 await self._gate_event(
-                    "gate.requested.v1",
+                    GATE_REQUESTED,
                     node.gate_id,
                     SYSTEM_ACTOR,
-                    {"gate": gate.spec.model_dump(mode="json")},
+                    GateRequested(gate_id=node.gate_id, gate=gate.spec),
                 )
                 self._start_gate_clock(node.gate_id)
             if self._gates[node.gate_id].status == "pending":
@@ -108,16 +129,17 @@ class Gating(RunCore):
         if kind == "reminder":
             self._gates[gate_id] = gate.model_copy(update={"reminders": gate.reminders + 1})
             await self._gate_event(
-                "gate.reminder.v1",
+                GATE_REMINDER,
                 gate_id,
                 SYSTEM_ACTOR,
-                {
-                    "reminder": gate.reminders + 1,
-                    "approver_role": gate.approver_role,
-                    "waiting_s": (workflow.now() - gate.requested_at).total_seconds()
+                GateReminder(
+                    gate_id=gate_id,
+                    reminder=gate.reminders + 1,
+                    approver_role=gate.approver_role,
+                    waiting_s=(workflow.now() - gate.requested_at).total_seconds()
                     if gate.requested_at
                     else 0,
-                },
+                ),
                 suffix=str(gate.reminders + 1),
             )
             return
@@ -126,10 +148,14 @@ class Gating(RunCore):
                 update={"escalated": True, "approver_role": gate.spec.escalate_to_role}
             )
             await self._gate_event(
-                "gate.escalated.v1",
+                GATE_ESCALATED,
                 gate_id,
                 SYSTEM_ACTOR,
-                {"from_role": gate.approver_role, "to_role": gate.spec.escalate_to_role},
+                GateEscalated(
+                    gate_id=gate_id,
+                    from_role=gate.approver_role,
+                    to_role=gate.spec.escalate_to_role,
+                ),
             )
             return
         timeout = DecideGateInput(
@@ -146,14 +172,15 @@ class Gating(RunCore):
         type_: str,
         gate_id: str,
         actor: Actor,
-        payload: dict[str, object],
+        payload: FrozenModel,
         suffix: str = "",
     ) -> None:
         await self._log.emit(
             type_,
-            f"gate:{gate_id}",
+            "gate",
             self._root,
-            {"gate_id": gate_id, **payload},
+            payload,
+            key=gate_id,
             actor=actor,
             id_suffix=f"{gate_id}" + (f":{suffix}" if suffix else ""),
         )

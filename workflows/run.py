@@ -15,6 +15,7 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from compiler.run import gates as gatebook
     from schemas.budget import BudgetState, ExtendBudgetInput
+    from schemas.event_catalogue import RUN_CANCELLED, RUN_FAILED, STEP_SKIPPED
     from schemas.run import (
         DecideGateInput,
         FinalizeInput,
@@ -25,6 +26,8 @@ with workflow.unsafe.imports_passed_through():
         RunResult,
         RunStatusView,
     )
+    from schemas.run_events import RunCancelled, RunFailed
+    from schemas.step_events import StepSkipped
     from workflows import policies
     from workflows.causes import cancelled
     from workflows.core import WORKFLOW_NAME
@@ -210,7 +213,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
                 self._states[key] = st.model_copy(
                     update={"status": "skipped", "skipped_because": "run cancelled"}
                 )
-        await self._log.emit("run.cancelled.v1", "run", self._root, {"stopped_steps": stopped})
+        await self._log.emit(RUN_CANCELLED, "run", self._root, RunCancelled(stopped_steps=stopped))
 
     async def _finish(self) -> RunResult:
         carry = self._compiled
@@ -221,18 +224,19 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
         outputs = [ref for n in self._nodes for ref in self._states[n.step_key].outputs]
         for key, reason in skipped.items():
             await self._log.emit(
-                "step.skipped.v1",
-                f"step:{key}",
+                STEP_SKIPPED,
+                "step",
                 carry.root_event_id,
-                {"step_key": key, "reason": reason},
+                StepSkipped(step_key=key, reason=reason),
+                key=key,
             )
         if failed:
             self._status = "failed"
             await self._log.emit(
-                "run.failed.v1",
+                RUN_FAILED,
                 "run",
                 carry.root_event_id,
-                {"failed_steps": failed, "skipped_steps": skipped},
+                RunFailed(failed_steps=failed, skipped_steps=skipped),
             )
         else:
             final = await workflow.execute_activity(

@@ -3,6 +3,9 @@
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from schemas.base import FrozenModel
+    from schemas.event_catalogue import RUN_STARTED, payload_of
+    from schemas.event_ids import StreamKind, event_id, stream_id
     from schemas.events import SYSTEM_ACTOR, Actor, EventDraft
     from schemas.run import AppendEventsInput, AppendEventsResult, RunInput, StreamBatch
     from workflows import policies
@@ -12,8 +15,9 @@ with workflow.unsafe.imports_passed_through():
 class RunLog:
     """Builds every run-level event (id, scope, timestamp) and appends it through events__append.
 
-    An event id is `{run_id}:{type}[:{suffix}]`, the suffix defaulting to the payload's step_key,
-    so a retried append of the same event is a no-op in the store.
+    An event id is `{run_id}:{type}[:{suffix}]` (schemas.event_ids), the suffix defaulting to the
+    payload's step_key, so a retried append of the same event is a no-op in the store. A stream
+    is one of the run's streams (`run`, `step` and its key, ...).
     """
 
     def __init__(self, inp: RunInput) -> None:
@@ -23,7 +27,7 @@ class RunLog:
         # While held, appends wait here for the next emit, which writes them first (one call).
         self._held: list[StreamBatch] | None = None
 
-    def hold(self, stream: str, drafts: list[EventDraft]) -> None:
+    def hold(self, stream: StreamKind, drafts: list[EventDraft], key: str | None = None) -> None:
         """Hold `drafts` and every append after them back until the next emit.
 
         A run started with a plan holds run.started and its recipe trail: the next emit
@@ -32,28 +36,26 @@ class RunLog:
         """
         self._held = [
             *(self._held or []),
-            StreamBatch(stream_id=self._stream(stream), events=drafts),
+            StreamBatch(stream_id=stream_id(self.run_id, stream, key), events=drafts),
         ]
-
-    def _stream(self, stream: str) -> str:
-        return f"{self.run_id}:{stream}"
 
     def started_id(self) -> str:
         """The id of run.started.v1: what run-level events cause before the run compiled."""
-        return f"{self.run_id}:run.started.v1"
+        return event_id(self.run_id, RUN_STARTED)
 
     def draft(
         self,
         type_: str,
         caused_by: str | None,
-        payload: dict[str, object],
+        payload: FrozenModel,
         *,
         actor: Actor = SYSTEM_ACTOR,
         id_suffix: str | None = None,
     ) -> EventDraft:
-        suffix = id_suffix if id_suffix is not None else str(payload.get("step_key", ""))
+        step_key = getattr(payload, "step_key", None)
+        suffix = id_suffix if id_suffix is not None else (step_key or "")
         return EventDraft(
-            event_id=f"{self.run_id}:{type_}" + (f":{suffix}" if suffix else ""),
+            event_id=event_id(self.run_id, type_, suffix),
             type=type_,
             actor=actor,
             tenant_id=self.tenant_id,
@@ -61,15 +63,17 @@ class RunLog:
             run_id=self.run_id,
             caused_by=caused_by,
             timestamp=workflow.now(),
-            payload=payload,
+            payload=payload_of(type_, payload),
         )
 
-    async def append(self, stream: str, drafts: list[EventDraft]) -> None:
+    async def append(
+        self, stream: StreamKind, drafts: list[EventDraft], key: str | None = None
+    ) -> None:
         """Append `drafts` to the run's `stream` (held back while the log holds)."""
         if self._held is not None:
-            self.hold(stream, drafts)
+            self.hold(stream, drafts, key)
             return
-        await self._append(stream, drafts)
+        await self._append(stream_id(self.run_id, stream, key), drafts)
 
     async def release(self) -> None:
         """Write whatever is held, now (a run cancelled before its next emit)."""
@@ -79,7 +83,7 @@ class RunLog:
             await self._append_batch(last)
 
     async def _append(self, stream: str, drafts: list[EventDraft]) -> None:
-        await self._append_batch(StreamBatch(stream_id=self._stream(stream), events=drafts))
+        await self._append_batch(StreamBatch(stream_id=stream, events=drafts))
 
     async def _append_batch(self, batch: StreamBatch) -> None:
         earlier, self._held = self._held or [], None
@@ -99,14 +103,18 @@ class RunLog:
     async def emit(
         self,
         type_: str,
-        stream: str,
+        stream: StreamKind,
         caused_by: str | None,
-        payload: dict[str, object],
+        payload: FrozenModel,
         *,
+        key: str | None = None,
         actor: Actor = SYSTEM_ACTOR,
         id_suffix: str | None = None,
     ) -> str:
-        """Append one run-level event with a deterministic id (and what was held); its id."""
+        """Append one event to the run's `stream` (`key`: its step or gate); its deterministic id.
+
+        What the log held is written first, in the same append.
+        """
         draft = self.draft(type_, caused_by, payload, actor=actor, id_suffix=id_suffix)
-        await self._append(stream, [draft])
+        await self._append(stream_id(self.run_id, stream, key), [draft])
         return draft.event_id

@@ -13,6 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from compiler.run import dag
     from schemas import names
     from schemas.budget import Usage
+    from schemas.event_catalogue import STEP_ITERATION
     from schemas.recipes import TrailEntry
     from schemas.run import (
         ReuseInput,
@@ -24,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         StepState,
         StepUsageInput,
     )
+    from schemas.step_events import StepIteration
     from workflows import policies
     from workflows.budgeting import Budgeting
     from workflows.causes import (
@@ -266,17 +268,18 @@ class Stepping(ChildRuns, Budgeting):
         """step.iteration.v1 for each finished pass, and a trail line: every pass is recorded."""
         assert node.loop is not None
         await self._log.emit(
-            "step.iteration.v1",
-            f"step:{node.step_key}",
+            STEP_ITERATION,
+            "step",
             self._root,
-            {
-                "step_key": node.step_key,
-                "iteration": i,
-                "mode": node.loop.mode,
-                "max": node.loop.max,
-                "note": state.note,
-                "stopped": stopped,
-            },
+            StepIteration(
+                step_key=node.step_key,
+                iteration=i,
+                mode=node.loop.mode,
+                max=node.loop.max,
+                note=state.note,
+                stopped=stopped,
+            ),
+            key=node.step_key,
             id_suffix=f"{node.step_key}:{i}",
         )
         summary = (

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
 
 from activities.models.base import ModelError, Provider
 from activities.models.prompts import PromptStore
@@ -18,13 +17,17 @@ from activities.store.artifacts import ArtifactStore
 from activities.store.errors import ConflictError
 from activities.store.events import EventStore
 from compiler.budget import cost_of
-from compiler.hashing import canonical_json, sha256_text
+from compiler.hashing import canonical_json
 from schemas import names
 from schemas.artifacts import ArtifactRef
+from schemas.base import FrozenModel
 from schemas.budget import MODEL_CALLED, ModelCalled, PriceTable, Usage
 from schemas.context import CompiledContext
+from schemas.event_catalogue import MODEL_FAILED, payload_of
+from schemas.event_ids import event_id as make_event_id
 from schemas.events import Event, EventDraft
 from schemas.models import CallScope, ModelCallResult, ModelRequest, ModelResponse
+from schemas.step_events import ModelFailed
 
 __all__ = [
     "MODEL_FAILED",
@@ -34,29 +37,24 @@ __all__ = [
     "model_event_id",
 ]
 
-MODEL_FAILED = "model.failed.v1"
 RESPONSE_MAX_BYTES = 16 * 1024 * 1024
-_EVENT_ID_MAX = 200  # EventDraft.event_id
-_HEAD = 180
 
 
 class LedgerReplayError(RuntimeError):
     """A recorded model call cannot be replayed (its stored response is missing or unreadable)."""
 
 
-def model_event_id(event_type: str, scope: CallScope, suffix: str = "") -> str:
-    """`<run>:<type>:<step>:<iteration>:<attempt>:<call_key>[suffix]`, at most 200 characters.
-
-    A longer id keeps its first 180 characters and ends in a hash of the whole id, so it stays
-    deterministic and distinct.
-    """
-    event_id = (
-        f"{scope.run_id or '-'}:{event_type}:{scope.step_key or '-'}:{scope.iteration}:"
-        f"{scope.attempt}:{scope.call_key}{suffix}"
+def model_event_id(event_type: str, scope: CallScope, *parts: str) -> str:
+    """`<run>:<type>:<step>:<iteration>:<attempt>:<call_key>[:<part>...]` (schemas.event_ids)."""
+    return make_event_id(
+        scope.run_id or "-",
+        event_type,
+        scope.step_key or "-",
+        str(scope.iteration),
+        str(scope.attempt),
+        scope.call_key,
+        *parts,
     )
-    if len(event_id) <= _EVENT_ID_MAX:
-        return event_id
-    return f"{event_id[:_HEAD]}~{sha256_text(event_id)[7:23]}"
 
 
 class ModelGateway:
@@ -210,7 +208,7 @@ class ModelGateway:
             stage_hashes=dict(context.stage_hashes) if context else None,
         )
         try:
-            self._append(scope, event_id, MODEL_CALLED, digest, payload.model_dump(mode="json"))
+            self._append(scope, event_id, MODEL_CALLED, digest, payload)
         except ConflictError:
             # A concurrent call with the same key recorded its answer first: that one is the
             # answer of record, so every caller sees the same response.
@@ -243,23 +241,23 @@ class ModelGateway:
             and e.payload.get("iteration") == scope.iteration
         ]
         # Each failure is its own event: a call may fail several times before it succeeds.
-        event_id = model_event_id(MODEL_FAILED, scope, f":{len(same_call) + 1}")
-        payload = {
-            "failure_class": exc.failure_class,
-            "retryable": exc.retryable,
-            "message": exc.message,
-            "model": request.model,
-            "consumer": request.consumer,
-            "call_key": scope.call_key,
-            "step_key": scope.step_key,
-            "attempt": scope.attempt,
-            "iteration": scope.iteration,
-            "prompt_hash": digest,
-        }
+        event_id = model_event_id(MODEL_FAILED, scope, str(len(same_call) + 1))
+        payload = ModelFailed(
+            failure_class=exc.failure_class,
+            retryable=exc.retryable,
+            message=exc.message,
+            model=request.model,
+            consumer=request.consumer,
+            call_key=scope.call_key,
+            step_key=scope.step_key,
+            attempt=scope.attempt,
+            iteration=scope.iteration,
+            prompt_hash=digest,
+        )
         self._append(scope, event_id, MODEL_FAILED, digest, payload)
 
     def _append(
-        self, scope: CallScope, event_id: str, type_: str, digest: str, payload: dict[str, Any]
+        self, scope: CallScope, event_id: str, type_: str, digest: str, payload: FrozenModel
     ) -> None:
         draft = EventDraft(
             event_id=event_id,
@@ -270,7 +268,7 @@ class ModelGateway:
             caused_by=scope.caused_by,
             timestamp=datetime.now(UTC),
             prompt_hash=digest,
-            payload=payload,
+            payload=payload_of(type_, payload),
         )
         self._events.append([draft], stream_id=scope.stream_id)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from activities.sandbox.bridge_ledger import BridgeLedger
 from compiler.hashing import sha256_of
+from schemas.base import FrozenModel
 from schemas.bridge import BridgePolicy
 from schemas.events import EventDraft
 
@@ -44,7 +45,7 @@ class BridgeCall:
     _ledger: BridgeLedger = field(repr=False)
     _emitted: list[EventDraft] = field(default_factory=list, repr=False)
 
-    def emit(self, type_: str, payload: dict[str, Any]) -> str:
+    def emit(self, type_: str, payload: FrozenModel) -> str:
         """Record an event of this call (e.g. log.noted.v1) with its tool.called.v1; its id."""
         draft = self._ledger.draft(type_, self.index, payload, part=f".e{len(self._emitted)}")
         self._emitted.append(draft)

@@ -9,7 +9,6 @@ a retried attempt gets exactly the bytes the first one did.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -22,15 +21,17 @@ from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from compiler.hashing import canonical_json
 from schemas.artifacts import ArtifactRef
+from schemas.base import FrozenModel
 from schemas.bridge import TOOL_REFUSED, TOOL_REPLAYED, BridgePolicy, ToolRefusal, ToolReplayed
 from schemas.budget import TOOL_CALLED, ToolCalled
+from schemas.event_catalogue import payload_of
+from schemas.event_ids import event_id, stream_id
 from schemas.events import EventDraft
 
 __all__ = ["INLINE_RESULT_BYTES", "BridgeLedger", "StoredCall"]
 
 INLINE_RESULT_BYTES = 4096  # canonical JSON bytes of a result kept inside its event
 SUMMARY_CHARS = 1024
-_EVENT_ID_MAX = 200  # EventDraft.event_id
 _SUMMARY_ENCODER = json.JSONEncoder(ensure_ascii=False, default=repr, separators=(",", ":"))
 _SECRET_KEYS = ("authorization", "cookie", "token", "secret", "password", "api_key", "apikey")
 
@@ -74,7 +75,7 @@ class BridgeLedger:
     ) -> None:
         self.policy = policy
         self._before_first_use = before_first_use
-        self.stream_id = f"{policy.run_id}:step:{policy.step_key}"
+        self.stream_id = stream_id(policy.run_id, "step", policy.step_key)
         self._events = events
         self._artifacts = artifacts
         self._caused_by = caused_by
@@ -135,14 +136,16 @@ class BridgeLedger:
     # ---- writing ---------------------------------------------------------------------------
 
     def draft(
-        self, type_: str, call_index: int, payload: dict[str, Any], *, part: str = ""
+        self, type_: str, call_index: int, payload: FrozenModel, *, part: str = ""
     ) -> EventDraft:
         """An event of this attempt's call `call_index`, with its deterministic id."""
         policy = self.policy
         return EventDraft(
-            event_id=_event_id(
-                f"{policy.run_id}:{type_}:{policy.step_key}:"
-                f"i{policy.iteration}.a{policy.attempt}.c{call_index}{part}"
+            event_id=event_id(
+                policy.run_id,
+                type_,
+                policy.step_key,
+                f"i{policy.iteration}.a{policy.attempt}.c{call_index}{part}",
             ),
             type=type_,
             tenant_id=policy.tenant_id,
@@ -150,7 +153,7 @@ class BridgeLedger:
             run_id=policy.run_id,
             caused_by=self._caused_by,
             timestamp=datetime.now(UTC),
-            payload=payload,
+            payload=payload_of(type_, payload),
         )
 
     def record_call(
@@ -205,7 +208,7 @@ class BridgeLedger:
             call_key=call_key,
             ok=ok,
             detail=detail,
-        ).model_dump(mode="json")
+        )
         return self._append([*emitted, self.draft(TOOL_CALLED, call_index, payload)])
 
     def record_refusal(
@@ -228,7 +231,7 @@ class BridgeLedger:
             reason=reason[:SUMMARY_CHARS],
             call_index=call_index,
             call_key=call_key,
-        ).model_dump(mode="json")
+        )
         return self._append([self.draft(TOOL_REFUSED, call_index, payload)])
 
     def record_replay(
@@ -244,7 +247,7 @@ class BridgeLedger:
             call_index=call_index,
             call_key=call_key,
             original_event_id=stored.event_id,
-        ).model_dump(mode="json")
+        )
         return self._append([self.draft(TOOL_REPLAYED, call_index, payload)])
 
     def _append(self, drafts: list[EventDraft]) -> str:
@@ -319,11 +322,3 @@ def _redacted(value: Any, depth: int = 0) -> Any:
     if isinstance(value, str) and len(value) > SUMMARY_CHARS:
         return value[:SUMMARY_CHARS] + "…"
     return value
-
-
-def _event_id(full: str) -> str:
-    if len(full) <= _EVENT_ID_MAX:
-        return full
-    # Deterministic still: the same call of the same attempt always gets the same id.
-    head = full[:120]
-    return f"{head}:sha256-{hashlib.sha256(full.encode()).hexdigest()[:64]}"

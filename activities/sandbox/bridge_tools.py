@@ -201,4 +201,4 @@ def log_note(args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
         truncated=truncated,
         call_index=call.index,
     )
-    return {"event_id": call.emit(LOG_NOTED, note.model_dump(mode="json")), "truncated": truncated}
+    return {"event_id": call.emit(LOG_NOTED, note), "truncated": truncated}

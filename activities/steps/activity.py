@@ -20,13 +20,14 @@ from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from activities.store.skills_registry import SkillRegistry
 from compiler.typesystem.library import TypeLibrary
-from schemas.artifacts import ArtifactRef
 from schemas.budget import Usage
 from schemas.compiled import CompiledStep
 from schemas.context import ContextPack
+from schemas.event_catalogue import STEP_COMPLETED, STEP_FAILED, STEP_STARTED, read_payload
 from schemas.events import EventDraft
 from schemas.models import RETRYABLE_MODEL_FAILURES
 from schemas.run import StepExecuteInput, StepExecuteResult, StepUsageInput
+from schemas.step_events import StepCompleted, StepEffort, StepFailed, StepStarted
 
 # Well inside the workflow's heartbeat timeout: materializing, hashing and persisting large
 # files must never look like a dead worker (that would start a second attempt alongside).
@@ -109,14 +110,15 @@ class StepActivities:
         )
         log.flush(
             attempt.draft(
-                "step.failed.v1",
+                STEP_FAILED,
                 str(attempt.number),
-                {
-                    "attempt": attempt.number,
-                    "failure_class": failure.failure_class,
-                    "message": failure.message,
-                    "retryable": retryable,
-                },
+                StepFailed(
+                    step_key=attempt.inp.step_key,
+                    attempt=attempt.number,
+                    failure_class=failure.failure_class,
+                    message=failure.message,
+                    retryable=retryable,
+                ),
                 caused_by=attempt.started,
             )
         )
@@ -147,25 +149,27 @@ def _usage_detail(events: EventStore, inp: StepExecuteInput) -> dict[str, Any]:
 
 def _started(attempt: StepAttempt) -> EventDraft:
     effort = attempt.inp.effort
-    return attempt.draft(
-        "step.started.v1",
-        str(attempt.number),
+    levers = (
         {
-            "attempt": attempt.number,
-            "contract_hash": attempt.step.contract_hash,
-            "step_id": attempt.step.step_id,
-            **(
-                {
-                    "effort": {
-                        "tier": effort.tier,
-                        "model_tier": effort.model_tier,
-                        "thinking_budget_tokens": effort.thinking_budget_tokens,
-                    }
-                }
-                if effort is not None
-                else {}
-            ),
-        },
+            "effort": StepEffort(
+                tier=effort.tier,
+                model_tier=effort.model_tier,
+                thinking_budget_tokens=effort.thinking_budget_tokens,
+            )
+        }
+        if effort is not None
+        else {}
+    )
+    return attempt.draft(
+        STEP_STARTED,
+        str(attempt.number),
+        StepStarted(
+            step_key=attempt.inp.step_key,
+            attempt=attempt.number,
+            contract_hash=attempt.step.contract_hash,
+            step_id=attempt.step.step_id,
+            **levers,  # stored only when the run has an effort tier
+        ),
         caused_by=attempt.inp.cause_event_id,
     )
 
@@ -175,21 +179,22 @@ def _completed_before(
 ) -> StepExecuteResult | None:
     """A retry after the step completed (e.g. the worker died before reporting): no rerun."""
     for event in events.read_stream(step_stream(inp.run_id, inp.step_key)):
-        if event.type == "step.completed.v1" and event.payload.get("iteration", 1) == (
-            inp.iteration
-        ):
-            p = event.payload
+        if event.type != STEP_COMPLETED:
+            continue
+        p = read_payload(event.type, event.payload)
+        assert isinstance(p, StepCompleted)
+        if p.iteration == inp.iteration:
             return StepExecuteResult(
                 step_key=step.step_key,
-                attempt=int(p["attempt"]),
-                outputs=[ArtifactRef.model_validate(o) for o in p["outputs"]],
-                preflight_ref=ArtifactRef.model_validate(p["preflight_ref"]),
-                postflight_ref=ArtifactRef.model_validate(p["postflight_ref"]),
-                receipt_summary=p["receipt"],
+                attempt=p.attempt,
+                outputs=p.outputs,
+                preflight_ref=p.preflight_ref,
+                postflight_ref=p.postflight_ref,
+                receipt_summary=p.receipt,
                 completed_event_id=event.event_id,
                 usage=recorded_usage(events, inp),
                 iteration=inp.iteration,
-                note=p.get("note"),
+                note=p.note,
             )
     return None
 

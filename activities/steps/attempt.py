@@ -4,7 +4,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from activities.codeact import ModelServices
 from activities.errors import step_failure
@@ -13,9 +12,12 @@ from activities.store.events import EventStore
 from activities.store.skills_registry import SkillRegistry
 from compiler.typesystem.library import TypeLibrary
 from schemas.artifacts import Provenance
+from schemas.base import FrozenModel
 from schemas.bridge import BridgePolicy
 from schemas.compiled import CompiledPlan, CompiledStep, DispatchPacket
 from schemas.context import ContextPack, RunContext
+from schemas.event_catalogue import STEP_STARTED, payload_of
+from schemas.event_ids import event_id, stream_id
 from schemas.events import EventDraft
 from schemas.models import CallScope
 from schemas.profile import ExecutionProfile
@@ -37,7 +39,7 @@ class StepServices:
 
 def step_stream(run_id: str, step_key: str) -> str:
     """The step's event stream: its events, its usage ledger, its bridge and model calls."""
-    return f"{run_id}:step:{step_key}"
+    return stream_id(run_id, "step", step_key)
 
 
 @dataclass(frozen=True)
@@ -93,7 +95,7 @@ class StepAttempt:
     @property
     def started(self) -> str:
         """The attempt's step.started.v1 event: what the attempt's own work is caused by."""
-        return self.event_id("step.started.v1", str(self.number))
+        return self.event_id(STEP_STARTED, str(self.number))
 
     @property
     def skills_staging(self) -> Path:
@@ -109,13 +111,19 @@ class StepAttempt:
         if self.iteration > 1:
             # A loop's later passes: their own events (ids and payloads name the iteration).
             suffix = f"i{self.iteration}.{suffix}"
-        return f"{self.inp.run_id}:{type_}:{self.inp.step_key}:{suffix}"
+        return event_id(self.inp.run_id, type_, self.inp.step_key, suffix)
 
     def draft(
-        self, type_: str, suffix: str, payload: dict[str, Any], *, caused_by: str | None
+        self, type_: str, suffix: str, payload: FrozenModel, *, caused_by: str | None
     ) -> EventDraft:
+        """An event of this attempt; its payload names the step and, after the first, the pass.
+
+        `payload` is the type's catalogue model; its step_key and iteration are this
+        attempt's (the iteration is stored only for a loop's later passes).
+        """
+        own: dict[str, object] = {"step_key": self.inp.step_key}
         if self.iteration > 1:
-            payload = {**payload, "iteration": self.iteration}
+            own["iteration"] = self.iteration
         return EventDraft(
             event_id=self.event_id(type_, suffix),
             type=type_,
@@ -124,7 +132,7 @@ class StepAttempt:
             run_id=self.inp.run_id,
             caused_by=caused_by,
             timestamp=datetime.now(UTC),
-            payload={"step_key": self.inp.step_key, **payload},
+            payload=payload_of(type_, payload.model_copy(update=own)),
         )
 
     def _tag(self) -> str:

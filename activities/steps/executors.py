@@ -232,8 +232,7 @@ def _record_turn(
             "problems": report.problems[:20],
             "files": report.files,
         },
-    ).model_dump(mode="json")
-    payload.pop("step_key")
+    )
     draft = attempt.draft(
         TOOL_CALLED, f"{attempt.number}.exec.{turn}", payload, caused_by=attempt.started
     )

@@ -7,8 +7,11 @@ from temporalio import activity
 from activities.steps.plans import CompiledPlans
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
+from schemas.event_catalogue import RUN_COMPLETED, RUN_FAILED, payload_of
+from schemas.event_ids import event_id, stream_id
 from schemas.events import EventDraft
 from schemas.run import FinalizeInput, FinalizeResult
+from schemas.run_events import RunCompleted, RunCost, RunFailed
 
 
 class FinalizeActivities:
@@ -34,25 +37,28 @@ class FinalizeActivities:
             for ref in inp.outputs
             if not self._artifacts.exists(ref.sha256)
         ]
-        type_ = "run.failed.v1" if problems else "run.completed.v1"
+        type_ = RUN_FAILED if problems else RUN_COMPLETED
+        cost = RunCost(input_tokens=0, output_tokens=0, usd=0.0)
+        payload = (
+            RunFailed(plan_hash=plan.plan_hash, problems=problems, outputs=inp.outputs, cost=cost)
+            if problems
+            else RunCompleted(
+                plan_hash=plan.plan_hash, problems=problems, outputs=inp.outputs, cost=cost
+            )
+        )
         self._events.append(
             [
                 EventDraft(
-                    event_id=f"{inp.run_id}:{type_}",
+                    event_id=event_id(inp.run_id, type_),
                     type=type_,
                     tenant_id=inp.tenant_id,
                     project_id=inp.project_id,
                     run_id=inp.run_id,
                     caused_by=inp.cause_event_id,
                     timestamp=inp.finished_at or datetime.now(UTC),
-                    payload={
-                        "plan_hash": plan.plan_hash,
-                        "problems": problems,
-                        "outputs": [r.model_dump(mode="json") for r in inp.outputs],
-                        "cost": {"input_tokens": 0, "output_tokens": 0, "usd": 0.0},
-                    },
+                    payload=payload_of(type_, payload),
                 )
             ],
-            stream_id=f"{inp.run_id}:run",
+            stream_id=stream_id(inp.run_id, "run"),
         )
         return FinalizeResult(published=inp.outputs, problems=problems)

@@ -8,8 +8,11 @@ from activities.steps.attempt import step_stream
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from schemas.artifacts import Provenance
+from schemas.event_catalogue import STEP_REUSED, payload_of
+from schemas.event_ids import event_id
 from schemas.events import EventDraft
 from schemas.run import ReuseInput, ReuseResult
+from schemas.step_events import StepReused
 
 
 class ReuseActivities:
@@ -44,19 +47,22 @@ class ReuseActivities:
         self._events.append(
             [
                 EventDraft(
-                    event_id=f"{inp.run_id}:step.reused.v1:{step.step_key}",
-                    type="step.reused.v1",
+                    event_id=event_id(inp.run_id, STEP_REUSED, step.step_key),
+                    type=STEP_REUSED,
                     tenant_id=inp.tenant_id,
                     project_id=inp.project_id,
                     run_id=inp.run_id,
                     caused_by=inp.cause_event_id,
                     timestamp=datetime.now(UTC),
-                    payload={
-                        "step_key": step.step_key,
-                        "from_run": inp.resumed_from,
-                        "contract_hash": step.contract_hash,
-                        "outputs": [r.model_dump(mode="json") for r in step.outputs],
-                    },
+                    payload=payload_of(
+                        STEP_REUSED,
+                        StepReused(
+                            step_key=step.step_key,
+                            from_run=inp.resumed_from,
+                            contract_hash=step.contract_hash,
+                            outputs=step.outputs,
+                        ),
+                    ),
                 )
             ],
             stream_id=step_stream(inp.run_id, step.step_key),

@@ -12,10 +12,17 @@ from activities.steps.ledger import AttemptLog, ledger_usages
 from compiler.budget import step_overrun
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
+from schemas.event_catalogue import (
+    ARTIFACT_PUBLISHED,
+    STEP_COMPLETED,
+    STEP_RECEIPT_POSTFLIGHT,
+    STEP_RECEIPT_PREFLIGHT,
+)
 from schemas.events import Event, EventDraft
 from schemas.profile import MODEL_BACKENDS
 from schemas.receipts import Receipt
 from schemas.run import StepExecuteResult
+from schemas.step_events import ArtifactPublished, StepCompleted, StepReceipt
 
 ITERATION_FILE = "meta/iteration"
 NOTE_FILE = "work/note.md"  # the step's done-note: what a loop's until-dry / until MARKER reads
@@ -49,7 +56,7 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     note = read_note(workspace)
     harness.check_undeclared_writes(workspace, step, pre)
     post = harness.postflight(workspace, step)
-    post_ref, post_draft = _receipt(attempt, services, post, "step.receipt.postflight.v1")
+    post_ref, post_draft = _receipt(attempt, services, post, STEP_RECEIPT_POSTFLIGHT)
     log.buffer(post_draft)
     harness.verify_outputs(post, step)
     harness.verify_skill_output(workspace, step)
@@ -57,17 +64,18 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     code_ref = _store_code(attempt, services, code) if code is not None else None
     summary = receipt_summary(post)
     completed = attempt.draft(
-        "step.completed.v1",
+        STEP_COMPLETED,
         "done",
-        {
-            "attempt": attempt.number,
-            "outputs": [r.model_dump(mode="json") for r in outputs],
-            "preflight_ref": pre_ref.model_dump(mode="json"),
-            "postflight_ref": post_ref.model_dump(mode="json"),
-            "receipt": summary,
-            "note": note,
-            **({"code_ref": code_ref.model_dump(mode="json")} if code_ref else {}),
-        },
+        StepCompleted(
+            step_key=step.step_key,
+            attempt=attempt.number,
+            outputs=outputs,
+            preflight_ref=pre_ref,
+            postflight_ref=post_ref,
+            receipt=summary,
+            note=note,
+            **({"code_ref": code_ref} if code_ref else {}),  # stored only for model-written code
+        ),
         caused_by=post_draft.event_id,
     )
     # The outputs are published in the transaction that records the completion: never one
@@ -106,7 +114,7 @@ def _prepare(
     (workspace / ITERATION_FILE).write_text(f"{attempt.iteration}\n", encoding="utf-8")
     harness.materialize_inputs(workspace, attempt.step, attempt.inp.inputs, services.artifacts)
     pre = harness.preflight(workspace, attempt.step)
-    pre_ref, pre_draft = _receipt(attempt, services, pre, "step.receipt.preflight.v1")
+    pre_ref, pre_draft = _receipt(attempt, services, pre, STEP_RECEIPT_PREFLIGHT)
     if attempt.step.backend in MODEL_BACKENDS:
         log.flush(pre_draft)
         log.share()  # its model calls append to the stream from the first turn
@@ -140,11 +148,12 @@ def _receipt(
     draft = attempt.draft(
         type_,
         str(attempt.number),
-        {
-            "attempt": attempt.number,
-            "receipt_ref": ref.model_dump(mode="json"),
-            "files": receipt_summary(receipt),
-        },
+        StepReceipt(
+            step_key=attempt.inp.step_key,
+            attempt=attempt.number,
+            receipt_ref=ref,
+            files=receipt_summary(receipt),
+        ),
         caused_by=attempt.started,
     )
     return ref, draft
@@ -179,12 +188,13 @@ def _published_event(
 ) -> EventDraft:
     """artifact.published.v1 for one output, with the version the index gave it."""
     return attempt.draft(
-        "artifact.published.v1",
+        ARTIFACT_PUBLISHED,
         ref.path,
-        {
-            "artifact": ref.model_dump(mode="json"),
-            "version": version,
-            "contract_hash": attempt.step.contract_hash,
-        },
+        ArtifactPublished(
+            step_key=attempt.inp.step_key,
+            artifact=ref,
+            version=version,
+            contract_hash=attempt.step.contract_hash,
+        ),
         caused_by=caused_by,
     )

@@ -198,3 +198,15 @@ def test_unreachable_postgres_exits_2(forge: Invoke, monkeypatch: pytest.MonkeyP
     result = forge("db", "upgrade")
     assert result.exit_code == 2
     assert "cannot migrate the database" in result.output
+
+
+def test_types_lists_the_catalogue():
+    runner = CliRunner()
+    result = runner.invoke(_app(), ["events", "types", "--json"])
+    assert result.exit_code == 0, result.output
+    types = {t["type"]: t for t in json.loads(result.output)["types"]}
+    assert types["step.completed.v1"]["payload"] == "StepCompleted"
+    assert types["step.completed.v1"]["schema"]["title"] == "StepCompleted"
+    assert len(types) == 34
+    table = runner.invoke(_app(), ["events", "types"], env={"COLUMNS": "200"})
+    assert table.exit_code == 0 and "gate.decided.v1" in table.output

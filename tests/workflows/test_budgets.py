@@ -331,6 +331,7 @@ async def test_a_corrupt_usage_ledger_fails_the_step_once_and_the_run_cleanly(
             payload={"step_key": "s0", "model": "m", "input_tokens": -3},
         )
         eng.services.events.append([bad], stream_id=f"{run_id}:step:s0")
+        eng.planted.add(bad.event_id)
         result = await eng.run(independent(2), run_id=run_id)
         log = eng.services.events.list_events(run_id=run_id)
     s0 = result.steps["s0"]

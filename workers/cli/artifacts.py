@@ -10,6 +10,8 @@ from rich.table import Table
 from activities.store.artifacts import open_artifact_store
 from activities.store.errors import StoreError
 from activities.store.events import open_event_store
+from schemas.event_catalogue import STEP_RECEIPT_POSTFLIGHT, STEP_RECEIPT_PREFLIGHT
+from schemas.event_ids import stream_id
 from schemas.receipts import Receipt
 from workers.cli.common import fail, out, settings
 
@@ -67,8 +69,8 @@ def receipts_cmd(
     store = open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint)
     found = [
         e
-        for e in events.read_stream(f"{run_id}:step:{step_key}")
-        if e.type in ("step.receipt.preflight.v1", "step.receipt.postflight.v1")
+        for e in events.read_stream(stream_id(run_id, "step", step_key))
+        if e.type in (STEP_RECEIPT_PREFLIGHT, STEP_RECEIPT_POSTFLIGHT)
     ]
     if not found:
         fail(

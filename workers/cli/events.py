@@ -1,4 +1,4 @@
-"""`forge events` (list, verify the hash chain) and `forge db upgrade` (run migrations)."""
+"""`forge events` (list, the type catalogue, verify the hash chain) and `forge db upgrade`."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from activities.store.errors import StoreError
 from activities.store.events import EventStore, open_event_store
 from activities.store.migrate import upgrade
 from activities.store.records import ChainVerification
+from schemas.event_catalogue import CATALOGUE
 from schemas.events import Event
 from workers.cli.common import fail, out, settings
 
@@ -77,6 +78,34 @@ def list_cmd(
         out.print("No events match.")
         return
     out.print(_wide_table(found) if wide else _events_table(found))
+
+
+@events_app.command("types")
+def types_cmd(
+    as_json: Annotated[
+        bool, typer.Option("--json", help='Print {"types": [...]}, each with its JSON Schema.')
+    ] = False,
+) -> None:
+    """The event types Forge writes: version, payload model and what each records."""
+    if as_json:
+        types = [
+            {
+                "type": t.name,
+                "version": t.version,
+                "payload": t.payload.__name__,
+                "description": t.description,
+                "schema": t.payload.model_json_schema(),
+            }
+            for t in CATALOGUE.values()
+        ]
+        typer.echo(json.dumps({"types": types}, indent=2))
+        return
+    table = Table(title=f"{len(CATALOGUE)} event types", title_justify="left", box=box.SIMPLE_HEAD)
+    for column in ("type", "payload", "what it records"):
+        table.add_column(column, overflow="fold")
+    for t in CATALOGUE.values():
+        table.add_row(escape(t.name), t.payload.__name__, escape(t.description))
+    out.print(table)
 
 
 def _events_table(found: list[Event]) -> Table:

@@ -12,13 +12,22 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from activities.store.events import open_event_store
+from schemas.event_catalogue import (
+    GATE_DECIDED,
+    GATE_ESCALATED,
+    GATE_REMINDER,
+    GATE_REQUESTED,
+    RUN_CANCELLED,
+    RUN_COMPLETED,
+    RUN_FAILED,
+)
 from schemas.events import Actor, Event
 from schemas.run import DecideGateInput, Decision, GateDecision
 from workers.cli.common import fail, out, refusal, settings
 from workers.runs import connect
 from workflows.run import CompiledRunWorkflow
 
-_CLOSING = ("run.completed.v1", "run.failed.v1", "run.cancelled.v1")
+_CLOSING = (RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED)
 
 
 @dataclass
@@ -40,16 +49,16 @@ def pending_gates(events: list[Event]) -> list[PendingGate]:
         if e.run_id is None or e.run_id in closed:
             continue
         key = (e.run_id, str(e.payload.get("gate_id")))
-        if e.type == "gate.requested.v1":
+        if e.type == GATE_REQUESTED:
             spec = e.payload["gate"]
             found[key] = PendingGate(
                 e.run_id, key[1], spec["approver_role"], spec["contract_hash"], e.timestamp, spec, 0
             )
-        elif e.type == "gate.decided.v1":
+        elif e.type == GATE_DECIDED:
             found.pop(key, None)
-        elif e.type == "gate.escalated.v1" and key in found:
+        elif e.type == GATE_ESCALATED and key in found:
             found[key].role = str(e.payload["to_role"])
-        elif e.type == "gate.reminder.v1" and key in found:
+        elif e.type == GATE_REMINDER and key in found:
             found[key].reminders += 1
     return sorted(found.values(), key=lambda g: g.requested_at)
 

@@ -22,6 +22,7 @@ from schemas.compiled import (
 from schemas.context import CompiledContext, ContextPack
 from schemas.diagnostics import Diagnostic
 from schemas.evaluator import EvaluationProof, EvaluationSpec, EvidenceBundle
+from schemas.event_catalogue import CATALOGUE
 from schemas.events import Event, EventDraft
 from schemas.models import ModelRequest, ModelResponse
 from schemas.plan import ArtifactContract, PlannerCandidate, PlannerStep, ResolvedPlan, ResolvedStep
@@ -110,6 +111,8 @@ EXPORTED: tuple[type[FrozenModel], ...] = (
     PlanResult,
     SkillCandidate,
 )
+# Every event type's payload model (schemas/event_catalogue.py), after the models above.
+EXPORTED += tuple(dict.fromkeys(t.payload for t in CATALOGUE.values() if t.payload not in EXPORTED))
 
 
 def schema_documents() -> dict[str, dict[str, Any]]:

@@ -14,7 +14,9 @@ from activities.sandbox.workspace import ensure_layout
 from activities.store.artifacts import LocalArtifactStore
 from activities.store.events import EventStore
 from schemas.bridge import BridgePolicy
+from schemas.evaluator import EVALUATION_PROOF
 from schemas.events import Event
+from schemas.step_events import EvaluationProofRecorded
 from tests.support.sandbox import sandbox_limits
 
 LIMITS = sandbox_limits(output_cap_bytes=1 << 20)
@@ -39,12 +41,36 @@ def emit(*values):
 PROOF = {
     "proof_id": "proof-1",
     "model_call_id": "model-call-7",
+    "model": "scripted:evaluator",
     "bundle_sha256": "sha256:" + "ab" * 32,
+    "rubric": ["totals reconcile", "no placeholders"],
     "verdict": "pass",
     "criteria": [
-        {"criterion": "totals reconcile", "result": "pass", "rationale": "sums match"},
-        {"criterion": "no placeholders", "result": "pass", "rationale": "none found"},
+        {
+            "criterion": "totals reconcile",
+            "result": "pass",
+            "rationale": "sums match",
+            "evidence_refs": [],
+        },
+        {
+            "criterion": "no placeholders",
+            "result": "pass",
+            "rationale": "none found",
+            "evidence_refs": [],
+        },
     ],
+    "summary": "both hold",
+    "enforcement": "block",
+    "passed": True,
+    "context_hash": "sha256:" + "cd" * 32,
+    "step_key": "fetch",
+    "proof_ref": {
+        "artifact_id": "sha256:" + "ef" * 32,
+        "path": "meta/r/proofs/proof-1.json",
+        "sha256": "ef" * 32,
+        "size_bytes": 100,
+        "media_type": None,
+    },
 }
 
 
@@ -74,7 +100,7 @@ class Counting:
 
 def evaluate_handler(args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
     """The test's artifact.evaluate: returns a proof and records it as evaluation.proof.v1."""
-    call.emit("evaluation.proof.v1", PROOF)
+    call.emit(EVALUATION_PROOF, EvaluationProofRecorded.model_validate(PROOF))
     return {**PROOF, "subject": args.get("path")}
 
 
