@@ -73,7 +73,7 @@ class FrontEnd(RunCore):
                 "recipes__match",
                 RecipesMatchInput(
                     run_id=inp.run_id,
-                    tenant_id=inp.tenant_id,
+                    scope=inp.scope,
                     objective=inp.objective,
                     plan_ref=inp.plan_ref,
                 ),
@@ -98,7 +98,9 @@ class FrontEnd(RunCore):
                 "run.completed.v1", "run", self._root, {"steps": 0, "reason": found.message}
             )
             self._finished = True
-            return RunResult(run_id=inp.run_id, status="completed", recipes=self._recipes)
+            return RunResult(
+                run_id=inp.run_id, scope=inp.scope, status="completed", recipes=self._recipes
+            )
         if found.outcome == "needs-planner" and workflow.patched(PATCH_PLANNER):
             await self._plan_with_model(found.hints)
             return None
@@ -135,8 +137,7 @@ class FrontEnd(RunCore):
                 "compile__plan",
                 PlanInput(
                     run_id=inp.run_id,
-                    tenant_id=inp.tenant_id,
-                    project_id=inp.project_id,
+                    scope=inp.scope,
                     objective=inp.objective,
                     inputs=inp.inputs,
                     hints=hints,
@@ -190,8 +191,7 @@ class FrontEnd(RunCore):
                 source_ref=ref,
                 profile_ref=inp.profile_ref,
                 profile_document=inp.profile_document,
-                tenant_id=inp.tenant_id,
-                project_id=inp.project_id,
+                scope=inp.scope,
                 cause_event_id=root,
             )
 

@@ -3,7 +3,7 @@
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from schemas.events import SYSTEM_ACTOR, Actor, EventDraft
+    from schemas.events import Actor, EventDraft
     from schemas.run import AppendEventsInput, AppendEventsResult, RunInput, StreamBatch
     from workflows import policies
     from workflows.causes import cancelled
@@ -18,8 +18,7 @@ class RunLog:
 
     def __init__(self, inp: RunInput) -> None:
         self.run_id = inp.run_id
-        self.tenant_id = inp.tenant_id
-        self.project_id = inp.project_id
+        self.scope = inp.scope
         # While held, appends wait here for the next emit, which writes them first (one call).
         self._held: list[StreamBatch] | None = None
 
@@ -48,16 +47,15 @@ class RunLog:
         caused_by: str | None,
         payload: dict[str, object],
         *,
-        actor: Actor = SYSTEM_ACTOR,
+        actor: Actor | None = None,
         id_suffix: str | None = None,
     ) -> EventDraft:
+        """The event, in the run's scope; `actor` (a person deciding a gate) acts instead."""
         suffix = id_suffix if id_suffix is not None else str(payload.get("step_key", ""))
         return EventDraft(
             event_id=f"{self.run_id}:{type_}" + (f":{suffix}" if suffix else ""),
             type=type_,
-            actor=actor,
-            tenant_id=self.tenant_id,
-            project_id=self.project_id,
+            scope=self.scope if actor is None else self.scope.acting(actor),
             run_id=self.run_id,
             caused_by=caused_by,
             timestamp=workflow.now(),
@@ -103,7 +101,7 @@ class RunLog:
         caused_by: str | None,
         payload: dict[str, object],
         *,
-        actor: Actor = SYSTEM_ACTOR,
+        actor: Actor | None = None,
         id_suffix: str | None = None,
     ) -> str:
         """Append one run-level event with a deterministic id (and what was held); its id."""

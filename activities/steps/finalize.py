@@ -22,7 +22,7 @@ class FinalizeActivities:
     @activity.defn(name="run__finalize")
     def finalize(self, inp: FinalizeInput) -> FinalizeResult:
         """Final-output check (every output published and intact) and the run.completed event."""
-        plan = self._plans.get(inp.compiled_ref)
+        plan = self._plans.get(inp.scope, inp.compiled_ref)
         published = {(p.path, p.sha256) for p in self._events.list_published(inp.run_id)}
         problems = [
             f"{ref.path} was not published"
@@ -32,7 +32,7 @@ class FinalizeActivities:
         problems += [
             f"{ref.path} is missing from the artifact store"
             for ref in inp.outputs
-            if not self._artifacts.exists(ref.sha256)
+            if not self._artifacts.exists(inp.scope, ref.sha256)
         ]
         type_ = "run.failed.v1" if problems else "run.completed.v1"
         self._events.append(
@@ -40,8 +40,7 @@ class FinalizeActivities:
                 EventDraft(
                     event_id=f"{inp.run_id}:{type_}",
                     type=type_,
-                    tenant_id=inp.tenant_id,
-                    project_id=inp.project_id,
+                    scope=inp.scope,
                     run_id=inp.run_id,
                     caused_by=inp.cause_event_id,
                     timestamp=inp.finished_at or datetime.now(UTC),

@@ -29,7 +29,7 @@ class ReuseActivities:
         if step.input_hashes != now:
             return ReuseResult(reused=False, reason="its inputs changed")
         for ref in step.outputs:
-            if not self._artifacts.exists(ref.sha256):
+            if not self._artifacts.exists(inp.scope, ref.sha256):
                 return ReuseResult(reused=False, reason=f"{ref.path} is gone from the store")
         provenance = Provenance(
             run_id=inp.run_id,
@@ -46,8 +46,7 @@ class ReuseActivities:
                 EventDraft(
                     event_id=f"{inp.run_id}:step.reused.v1:{step.step_key}",
                     type="step.reused.v1",
-                    tenant_id=inp.tenant_id,
-                    project_id=inp.project_id,
+                    scope=inp.scope,
                     run_id=inp.run_id,
                     caused_by=inp.cause_event_id,
                     timestamp=datetime.now(UTC),

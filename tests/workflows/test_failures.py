@@ -4,6 +4,7 @@ import logging
 
 import pytest
 
+from schemas.scope import Scope
 from tests.workflows.engine import engine, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
 
@@ -175,7 +176,9 @@ async def test_missing_required_input_fails_closed(temporal_env, task_queue, tmp
         run_inputs=[{"name": "data", "path": "input/data.csv", "kind_key": "table.csv"}],
     )
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
-        ref = eng.services.artifacts.put_bytes(runs.plan_bytes(doc), logical_path="meta/p.json")
+        ref = eng.services.artifacts.put_bytes(
+            Scope.default(), runs.plan_bytes(doc), logical_path="meta/p.json"
+        )
         # Bypass the CLI's own check: the harness must refuse on its own.
         run = RunInput(run_id=runs.new_run_id(), plan_ref=ref, inputs={})
         result = await (await runs.start_run(eng.client, eng.settings, run)).result()

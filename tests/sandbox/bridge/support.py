@@ -15,6 +15,7 @@ from activities.store.artifacts import LocalArtifactStore
 from activities.store.events import EventStore
 from schemas.bridge import BridgePolicy
 from schemas.events import Event
+from schemas.scope import Scope
 from tests.support.sandbox import sandbox_limits
 
 LIMITS = sandbox_limits(output_cap_bytes=1 << 20)
@@ -56,6 +57,7 @@ def policy(**overrides: Any) -> BridgePolicy:
         "contract_hash": "sha256:" + "c0" * 32,
         "allowed_tool_ids": ["log.note", "artifact.evaluate", "http.request"],
         "bridge_call_budget": 10,
+        "scope": Scope.default(),
     }
     return BridgePolicy(**{**base, **overrides})
 
