@@ -21,6 +21,7 @@ from activities.sandbox.runner import (
     safe_walk,
 )
 from activities.store.artifacts import ArtifactCorrupt, ArtifactStore
+from activities.store.errors import ArtifactNotFound
 from schemas.artifacts import ArtifactRef
 from schemas.compiled import CompiledStep
 from schemas.plan import ArtifactContract
@@ -88,6 +89,8 @@ def materialize_inputs(
             raise StepFailure(
                 "MISSING_INPUT", f"input {path} failed its hash check: {exc}"
             ) from exc
+        except ArtifactNotFound as exc:  # never stored for this run's tenant: no retry finds it
+            raise StepFailure("MISSING_INPUT", f"input {path} is not in the store: {exc}") from exc
 
 
 # 4. Preflight receipt
