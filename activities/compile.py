@@ -36,6 +36,7 @@ from schemas.models import CallScope
 from schemas.plan import ResolvedPlan
 from schemas.profile import MODEL_BACKENDS, ConsumerBinding, ExecutionProfile
 from schemas.run import CompileInput, CompileResult, FreezeResult, StepNode
+from schemas.scope import Scope
 
 M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
@@ -116,7 +117,7 @@ class CompileActivities:
         library = self._library
         if self._registry is not None:
             # The tenant's registered skills join the stdlib and pack skills (which win a clash).
-            merged = registry_skills_for(self._registry, inp.tenant_id, library.skills)
+            merged = registry_skills_for(self._registry, inp.scope.tenant, library.skills)
             library = with_skills(library, merged.skills)
         return CompileContext(library=library, profiles=profiles, profile_ref=ref)
 
@@ -130,16 +131,15 @@ class CompileActivities:
         if binding is None:
             return None
         run_context = RunContext(
-            tenant_id=inp.tenant_id,
-            project_id=inp.project_id,
+            tenant_id=inp.scope.tenant,
+            project_id=inp.scope.project,
             run_id=inp.run_id,
             safety_mode="confirm",
             snapshot_id=ctx.library.snapshot_hash,
             facts={"phase": phase},
         )
         scope = CallScope(
-            tenant_id=inp.tenant_id,
-            project_id=inp.project_id,
+            scope=inp.scope,
             run_id=inp.run_id,
             stream_id=stream_id(inp.run_id, "compile"),
             caused_by=inp.cause_event_id,
@@ -147,13 +147,15 @@ class CompileActivities:
         )
         return binding, self._packs[pack], run_context, scope
 
-    def load(self, ref: ArtifactRef, model: type[M]) -> M:
-        return model.model_validate_json(self._artifacts.read_bytes(ref.sha256, MAX_DOCUMENT_BYTES))
+    def load(self, scope: Scope, ref: ArtifactRef, model: type[M]) -> M:
+        data = self._artifacts.read_bytes(scope, ref.sha256, MAX_DOCUMENT_BYTES)
+        return model.model_validate_json(data)
 
-    def _store(self, run_id: str, name: str, model: BaseModel) -> ArtifactRef:
+    def _store(self, inp: CompileInput, name: str, model: BaseModel) -> ArtifactRef:
         return self._artifacts.put_bytes(
+            inp.scope,
             model.model_dump_json().encode("utf-8"),
-            logical_path=f"meta/{run_id}/{name}.json",
+            logical_path=f"meta/{inp.run_id}/{name}.json",
             media_type="application/json",
         )
 
@@ -161,7 +163,7 @@ class CompileActivities:
 
     def _document(self, inp: CompileInput) -> object:
         """Pass A intake: the candidate plan document the run was started with."""
-        raw = self._artifacts.read_bytes(inp.source_ref.sha256, MAX_DOCUMENT_BYTES)
+        raw = self._artifacts.read_bytes(inp.scope, inp.source_ref.sha256, MAX_DOCUMENT_BYTES)
         try:
             return json.loads(raw)
         except ValueError as exc:
@@ -243,7 +245,7 @@ class CompileActivities:
 
     def _frozen(self, inp: CompileInput, compiled: CompiledPlan, usage: Usage) -> FreezeResult:
         """The compiled plan stored, and what the workflow schedules from."""
-        ref = self._store(inp.run_id, "compiled_plan", compiled)
+        ref = self._store(inp, "compiled_plan", compiled)
         budgets = compiled.profile_snapshot.profile.budgets
         return FreezeResult(
             compiled_ref=ref,
@@ -286,7 +288,7 @@ class CompileActivities:
     def resolve(self, inp: CompileInput) -> CompileResult:
         """Pass A intake and Pass B (runs started before compile__passes)."""
         resolved, usage = self._resolve(inp, self._ctx(inp), self._document(inp))
-        return CompileResult(output_ref=self._store(inp.run_id, "resolved", resolved), usage=usage)
+        return CompileResult(output_ref=self._store(inp, "resolved", resolved), usage=usage)
 
     def _gateway_or_fail(self) -> ModelGateway:
         assert self._gateway is not None
@@ -295,19 +297,25 @@ class CompileActivities:
     @activity.defn(name=PASS_ACTIVITY["contracts"])
     def contracts(self, inp: CompileInput) -> CompileResult:
         """Pass C (runs started before compile__passes)."""
-        plan, _ = self._contracts(inp, self._ctx(inp), self.load(inp.source_ref, ResolvedPlan))
-        return CompileResult(output_ref=self._store(inp.run_id, "contracts", plan))
+        plan, _ = self._contracts(
+            inp, self._ctx(inp), self.load(inp.scope, inp.source_ref, ResolvedPlan)
+        )
+        return CompileResult(output_ref=self._store(inp, "contracts", plan))
 
     @activity.defn(name=PASS_ACTIVITY["skills"])
     def skills(self, inp: CompileInput) -> CompileResult:
         """Pass D (runs started before compile__passes)."""
-        plan, usage = self._skills(inp, self._ctx(inp), self.load(inp.source_ref, ContractPlan))
-        return CompileResult(output_ref=self._store(inp.run_id, "skills", plan), usage=usage)
+        plan, usage = self._skills(
+            inp, self._ctx(inp), self.load(inp.scope, inp.source_ref, ContractPlan)
+        )
+        return CompileResult(output_ref=self._store(inp, "skills", plan), usage=usage)
 
     @activity.defn(name=PASS_ACTIVITY["freeze"])
     def freeze(self, inp: CompileInput) -> FreezeResult:
         """Pass E and the compiled plan stored (runs started before compile__passes)."""
-        compiled, _ = self._freeze(inp, self._ctx(inp), self.load(inp.source_ref, ContractPlan))
+        compiled, _ = self._freeze(
+            inp, self._ctx(inp), self.load(inp.scope, inp.source_ref, ContractPlan)
+        )
         assert isinstance(compiled, CompiledPlan)
         return self._frozen(inp, compiled, Usage())
 

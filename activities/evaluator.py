@@ -220,6 +220,7 @@ class Evaluator:
             review_of=req.review_of,
         )
         ref = self._artifacts.put_bytes(
+            req.scope.scope,
             proof.model_dump_json(indent=2).encode("utf-8"),
             logical_path=f"meta/{req.scope.run_id or 'runless'}/proofs/{_safe(req.proof_key)}.json",
             media_type="application/json",
@@ -230,8 +231,7 @@ class Evaluator:
                 EventDraft(
                     event_id=event_id(req.proof_key, EVALUATION_PROOF),
                     type=EVALUATION_PROOF,
-                    tenant_id=scope.tenant_id,
-                    project_id=scope.project_id,
+                    scope=scope.scope,
                     run_id=scope.run_id,
                     caused_by=model_call_id,
                     timestamp=datetime.now(UTC),

@@ -119,8 +119,8 @@ class PlannerActivities:
         mode = profile.validation.phases.get("planner_candidate")
         phase_mode = mode.mode if mode is not None else "block"
         run_ctx = RunContext(
-            tenant_id=inp.tenant_id,
-            project_id=inp.project_id,
+            tenant_id=inp.scope.tenant,
+            project_id=inp.scope.project,
             run_id=inp.run_id,
             safety_mode="confirm",
             snapshot_id=self._library.snapshot_hash,
@@ -138,8 +138,7 @@ class PlannerActivities:
         )
         messages = [Message(role="user", content=[TextBlock(text=context.task_prompt)])]
         scope = CallScope(
-            tenant_id=inp.tenant_id,
-            project_id=inp.project_id,
+            scope=inp.scope,
             run_id=inp.run_id,
             stream_id=stream_id(inp.run_id, "plan"),
             caused_by=inp.cause_event_id,
@@ -168,6 +167,7 @@ class PlannerActivities:
             )
             if candidate is not None:
                 ref = self._artifacts.put_bytes(
+                    inp.scope,
                     candidate.model_dump_json(indent=2).encode("utf-8"),
                     logical_path=f"meta/{inp.run_id}/planned.json",
                     media_type="application/json",
@@ -244,7 +244,7 @@ class PlannerActivities:
                 decls.append({"name": name, "path": path})
                 dest = root / path
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                self._artifacts.get_to_file(ref.sha256, dest)
+                self._artifacts.get_to_file(inp.scope, ref.sha256, dest)
                 files.append((path, None))
             receipt = build_receipt(
                 root, files, step_id="plan", step_key="plan", contract_hash="", phase="preflight"
@@ -296,8 +296,7 @@ class PlannerActivities:
                 EventDraft(
                     event_id=event_id(inp.run_id, type_, suffix),
                     type=type_,
-                    tenant_id=inp.tenant_id,
-                    project_id=inp.project_id,
+                    scope=inp.scope,
                     run_id=inp.run_id,
                     caused_by=inp.cause_event_id,
                     timestamp=datetime.now(UTC),

@@ -38,6 +38,7 @@ from schemas.recipes import (
     ScoredRecipe,
     TrailEntry,
 )
+from schemas.scope import Scope
 from schemas.skills import SkillPackage
 
 MAX_USES_DEPTH = 3  # nested `uses:` calls beyond this fail the step (seed 004 §4.2)
@@ -96,10 +97,10 @@ class RecipeActivities:
     @activity.defn(name="recipes__match")
     def match(self, inp: RecipesMatchInput) -> RecipesMatchResult:
         library = self.library()
-        objective = inp.objective or self._mission(inp.plan_ref)
+        objective = inp.objective or self._mission(inp.scope, inp.plan_ref)
         signals = effort_signals(objective)
         policy = effort_policy(signals.tier)
-        fitness = self._fitness(inp.tenant_id)
+        fitness = self._fitness(inp.scope.tenant)
         result = library.match(objective, fitness=fitness)
         shown = result.model_copy(update={"considered": result.considered[:SHOWN]})
         trail = [
@@ -140,7 +141,7 @@ class RecipeActivities:
                 if top is None:  # matched weakly by its own query: use it, it was just written
                     recipe = library[composed]
                     top = ScoredRecipe(slug=recipe.slug, owner=recipe.owner, score=0.0)
-                return self._seeded(inp.run_id, objective, top, library, policy, trail, common)
+                return self._seeded(inp, objective, top, library, policy, trail, common)
         if result.tier != "high" or result.selected is None:
             hints = [m.slug for m in result.matches[:5]]
             why = (
@@ -161,11 +162,11 @@ class RecipeActivities:
                 ),
                 **common,
             )
-        return self._seeded(inp.run_id, objective, result.selected, library, policy, trail, common)
+        return self._seeded(inp, objective, result.selected, library, policy, trail, common)
 
     def _seeded(
         self,
-        run_id: str,
+        inp: RecipesMatchInput,
         objective: str,
         top: ScoredRecipe,
         library: RecipeLibrary,
@@ -177,7 +178,7 @@ class RecipeActivities:
         plan = with_verification(build_plan([top], library), policy, library)
         trail += _composition(plan)
         candidate = candidate_from_plan(plan, library, objective)
-        ref = self._store(run_id, f"recipe-{top.slug}", candidate)
+        ref = self._store(inp.scope, inp.run_id, f"recipe-{top.slug}", candidate)
         seeded_by = f"{top.owner}/{top.slug}"
         return RecipesMatchResult(
             outcome="seeded", trail=trail, candidate_ref=ref, seeded_by=seeded_by, **common
@@ -260,7 +261,7 @@ class RecipeActivities:
             )
         plan = build_plan([recipe.slug], library)
         candidate = candidate_from_plan(plan, library, inp.mission)
-        ref = self._store(inp.run_id, f"uses-{inp.slug}", candidate)
+        ref = self._store(inp.scope, inp.run_id, f"uses-{inp.slug}", candidate)
         trail = [
             TrailEntry(
                 verb="composed",
@@ -270,17 +271,20 @@ class RecipeActivities:
         ]
         return RecipePlanResult(candidate_ref=ref, seeded_by=recipe.key, trail=trail)
 
-    def _mission(self, ref: ArtifactRef | None) -> str:
+    def _mission(self, scope: Scope, ref: ArtifactRef | None) -> str:
         if ref is None:
             return ""
         try:
-            doc = json.loads(self._artifacts.read_bytes(ref.sha256, 64 * 1024 * 1024))
+            doc = json.loads(self._artifacts.read_bytes(scope, ref.sha256, 64 * 1024 * 1024))
         except (OSError, ValueError):
             return ""
         return str(doc.get("mission", "")) if isinstance(doc, dict) else ""
 
-    def _store(self, run_id: str, name: str, candidate: PlannerCandidate) -> ArtifactRef:
+    def _store(
+        self, scope: Scope, run_id: str, name: str, candidate: PlannerCandidate
+    ) -> ArtifactRef:
         return self._artifacts.put_bytes(
+            scope,
             candidate.model_dump_json(indent=2, exclude_none=True).encode("utf-8"),
             logical_path=f"meta/{run_id}/plans/{name}.json",
             media_type="application/json",

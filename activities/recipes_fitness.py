@@ -121,7 +121,7 @@ def _tagged_runs(tag_events: Iterable[Event]) -> dict[_RunKey, set[str]]:
             continue
         keys = {k for k in map(_recipe_key, _tags(event)) if k is not None}
         if keys:
-            runs.setdefault((event.tenant_id, event.run_id), set()).update(keys)
+            runs.setdefault((event.scope.tenant, event.run_id), set()).update(keys)
     return runs
 
 

@@ -6,6 +6,7 @@ from pydantic import Field
 
 from schemas.base import FrozenModel
 from schemas.profile import EgressPolicy
+from schemas.scope import Scope, Scoped
 
 # tool.called.v1 (schemas.budget.ToolCalled, channel "bridge") records every dispatched call;
 # these record what the bridge answered without dispatching. None of them is usage.
@@ -16,7 +17,7 @@ LOG_NOTED = "log.noted.v1"
 LogLevel = Literal["debug", "info", "warning", "error"]
 
 
-class BridgePolicy(FrozenModel):
+class BridgePolicy(Scoped):
     """What one step attempt may do through the bridge, fixed before its code starts."""
 
     run_id: str = Field(min_length=1)
@@ -27,8 +28,7 @@ class BridgePolicy(FrozenModel):
     allowed_tool_ids: list[str] = Field(default_factory=list)
     bridge_call_budget: int = Field(ge=0, description="dispatched calls over every attempt")
     egress: EgressPolicy = EgressPolicy()
-    tenant_id: str = "default"
-    project_id: str = "default"
+    scope: Scope
 
 
 class EgressDecision(FrozenModel):

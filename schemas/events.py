@@ -1,35 +1,30 @@
 """The event envelope of seed 001: every action in Forge lands in an append-only log."""
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, ClassVar
 
 from pydantic import Field
 
-from schemas.base import FrozenModel
+from schemas.scope import SYSTEM_ACTOR, Actor, ActorKind, Scope, Scoped
 
-ActorKind = Literal["human", "agent", "system"]
+__all__ = ["ROOT_EVENT_TYPES", "SYSTEM_ACTOR", "Actor", "ActorKind", "Event", "EventDraft"]
+
 # Root events may omit caused_by; every other event must name its cause.
 ROOT_EVENT_TYPES = frozenset({"run.started.v1", "run.submitted.v1"})
 
 
-class Actor(FrozenModel):
-    id: str
-    name: str
-    role: str
-    kind: ActorKind
+class EventDraft(Scoped):
+    """What a caller appends; the store assigns sequence, hashes and chain links.
 
+    The scope holds the envelope's tenant, project and actor (seed 001 spells them `tenant_id`,
+    `project_id` and `actor`: the store's columns and the content hash keep that flat form).
+    """
 
-SYSTEM_ACTOR = Actor(id="forge", name="Forge", role="platform", kind="system")
-
-
-class EventDraft(FrozenModel):
-    """What a caller appends; the store assigns sequence, hashes and chain links."""
+    _legacy_actor: ClassVar[bool] = True
 
     event_id: str = Field(min_length=1, max_length=200)
     type: str = Field(pattern=r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*\.v[0-9]+$")
-    actor: Actor = SYSTEM_ACTOR
-    tenant_id: str = "default"
-    project_id: str = "default"
+    scope: Scope = Scope.default()
     run_id: str | None = None
     session_id: str | None = None
     caused_by: str | None = None

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from schemas.base import FrozenModel, PlainData
 from schemas.budget import Usage
+from schemas.scope import Scope, Scoped
 
 # model.called.v1 is defined with the usage ledger (schemas.budget.MODEL_CALLED).
 ModelFailureClass = Literal[
@@ -149,7 +150,7 @@ class ModelResponse(FrozenModel):
         return [b for b in self.content if isinstance(b, ToolUseBlock)]
 
 
-class CallScope(FrozenModel):
+class CallScope(Scoped):
     """Where a call is accounted: its event stream, step and attempt, and its idempotency key.
 
     call_key identifies the call within the scope (e.g. "exec:turn-3"); a call whose key was
@@ -157,8 +158,7 @@ class CallScope(FrozenModel):
     twice for the same request.
     """
 
-    tenant_id: str = "default"
-    project_id: str = "default"
+    scope: Scope
     run_id: str | None = None
     stream_id: str
     step_key: str | None = None

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel, PlainData
+from schemas.scope import Scope, Scoped
 
 RECIPE_SCHEMA = "recipe/1.0"
 SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
@@ -233,11 +234,11 @@ class EffortPolicy(FrozenModel):
     )
 
 
-class RecipesMatchInput(FrozenModel):
+class RecipesMatchInput(Scoped):
     """recipes__match, at the start of every run: the objective (or the given plan's mission)."""
 
     run_id: str
-    tenant_id: str = "default"
+    scope: Scope
     objective: str | None = None
     plan_ref: ArtifactRef | None = Field(
         default=None, description="a run started with a plan: matched for the trail only"
@@ -260,10 +261,12 @@ class RecipesMatchResult(FrozenModel):
     message: str = ""
 
 
-class RecipePlanInput(FrozenModel):
+class RecipePlanInput(Scoped):
     """recipes__plan: the candidate a `uses:` step's child run compiles."""
 
     run_id: str
+    # Payloads from before Scope carry none: those runs' artifacts are the default tenant's.
+    scope: Scope = Scope.default()
     slug: str
     chain: list[str] = Field(description="recipes on the call stack, outermost first")
     mission: str

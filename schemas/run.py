@@ -11,6 +11,7 @@ from schemas.budget import BudgetLimits, BudgetState, StepProjection, Usage
 from schemas.compiled import GateSpec
 from schemas.events import Actor, EventDraft
 from schemas.recipes import EffortPolicy, LoopSpec, TrailEntry
+from schemas.scope import Scope, Scoped
 
 StepStatus = Literal["pending", "awaiting_approval", "in_progress", "done", "error", "skipped"]
 GateStatus = Literal["dormant", "pending", "approved", "rejected", "changes_requested"]
@@ -105,7 +106,7 @@ class ReusableStep(FrozenModel):
     outputs: list[ArtifactRef]
 
 
-class RunInput(FrozenModel):
+class RunInput(Scoped):
     """Start a compiled run: the plan (by reference) and the run's input files (by reference)."""
 
     # Run ids name directories and streams: plain names only.
@@ -128,8 +129,9 @@ class RunInput(FrozenModel):
         description="how long model work waits for a worker serving its provider before it "
         "fails EXECUTOR_UNAVAILABLE (a step) or PLANNER_UNAVAILABLE (the planner)",
     )
-    tenant_id: str = "default"
-    project_id: str = "default"
+    scope: Scope = Field(
+        default=Scope.default(), description="whose run: built once at submission, passed down"
+    )
     history_threshold: int | None = Field(default=None, ge=50)
     budget: BudgetLimits | None = Field(
         default=None, description="caps for this run only; otherwise the profile's"
@@ -173,8 +175,11 @@ class RecipeView(FrozenModel):
     recorded: int = Field(default=0, ge=0, description="trail entries recorded as events")
 
 
-class RunResult(FrozenModel):
+class RunResult(Scoped):
     run_id: str
+    scope: Scope = Field(
+        default=Scope.default(), description="the run's scope: whose store its outputs are in"
+    )
     status: RunStatus
     plan_hash: str | None = None
     steps: dict[str, StepState] = Field(default_factory=dict)
@@ -208,13 +213,12 @@ class RunStatusView(FrozenModel):
     )
 
 
-class CompileInput(FrozenModel):
+class CompileInput(Scoped):
     run_id: str
     source_ref: ArtifactRef
     profile_ref: str | None = None
     profile_document: dict[str, Any] | None = None
-    tenant_id: str = "default"
-    project_id: str = "default"
+    scope: Scope
     cause_event_id: str | None = Field(
         default=None, description="the run's root event: what model calls of Pass B/D hang on"
     )
@@ -237,10 +241,9 @@ class FreezeResult(FrozenModel):
     usage: Usage = Usage()  # what Pass B/D's models spent (compile__passes; zero per pass)
 
 
-class StepExecuteInput(FrozenModel):
+class StepExecuteInput(Scoped):
     run_id: str
-    tenant_id: str = "default"
-    project_id: str = "default"
+    scope: Scope
     compiled_ref: ArtifactRef
     step_key: str
     inputs: dict[str, ArtifactRef] = Field(
@@ -276,10 +279,9 @@ class StepUsageInput(FrozenModel):
     step_key: str
 
 
-class ReuseInput(FrozenModel):
+class ReuseInput(Scoped):
     run_id: str
-    tenant_id: str = "default"
-    project_id: str = "default"
+    scope: Scope
     resumed_from: str
     step: ReusableStep
     contract_hash: str
@@ -309,12 +311,11 @@ class AppendEventsResult(FrozenModel):
     event_ids: list[str]
 
 
-class FinalizeInput(FrozenModel):
+class FinalizeInput(Scoped):
     run_id: str
     # The workflow's clock, so a retried finalize writes the very same event.
     finished_at: datetime | None = None
-    tenant_id: str = "default"
-    project_id: str = "default"
+    scope: Scope
     compiled_ref: ArtifactRef
     outputs: list[ArtifactRef]
     cause_event_id: str
@@ -329,12 +330,11 @@ RunCarry.model_rebuild()
 RunInput.model_rebuild()
 
 
-class PlanInput(FrozenModel):
+class PlanInput(Scoped):
     """compile__plan (Pass A with a model): the objective, the run's inputs, the recipes' hints."""
 
     run_id: str
-    tenant_id: str = "default"
-    project_id: str = "default"
+    scope: Scope
     objective: str
     inputs: dict[str, ArtifactRef] = Field(
         default_factory=dict, description="run input name -> the uploaded file"

@@ -40,6 +40,7 @@ from schemas.event_catalogue import (
 from schemas.plan import PlannerCandidate
 from schemas.run import ReusableStep, RunInput, RunResult, RunStatusView
 from schemas.run_events import RunTagged
+from schemas.scope import Scope
 from schemas.step_events import StepCompleted, StepReused, StepStarted
 from workers.devserver import ensure_address
 from workers.plugin import ForgePlugin
@@ -77,9 +78,12 @@ def new_run_id() -> str:
 
 
 def bind_inputs(
-    candidate: PlannerCandidate, given: Mapping[str, Path], store: ArtifactStore
+    candidate: PlannerCandidate, given: Mapping[str, Path], store: ArtifactStore, scope: Scope
 ) -> dict[str, ArtifactRef]:
-    """Upload each --input NAME=PATH under its declared input/ path; names must match the plan."""
+    """Upload each --input NAME=PATH under its declared input/ path; names must match the plan.
+
+    The files become artifacts of the scope's tenant: the run reads them in that scope.
+    """
     declared = {d.name: d for d in candidate.run_inputs}
     unknown = sorted(set(given) - set(declared))
     if unknown:
@@ -97,7 +101,9 @@ def bind_inputs(
     for name, path in given.items():
         if not path.is_file():
             raise PlanFileError(f"--input {name}={path}: no such file")
-        refs[name] = store.put_file(path, logical_path=declared[name].path.removeprefix("./"))
+        refs[name] = store.put_file(
+            scope, path, logical_path=declared[name].path.removeprefix("./")
+        )
     return refs
 
 
@@ -113,7 +119,7 @@ def looks_like_objective(arg: Path) -> bool:
 
 
 def bind_objective_inputs(
-    given: Mapping[str, Path], store: ArtifactStore
+    given: Mapping[str, Path], store: ArtifactStore, scope: Scope
 ) -> dict[str, ArtifactRef]:
     """Upload each --input NAME=PATH of an objective run to input/NAME<suffix of PATH>.
 
@@ -128,7 +134,7 @@ def bind_objective_inputs(
             )
         if not path.is_file():
             raise PlanFileError(f"--input {name}={path}: no such file")
-        refs[name] = store.put_file(path, logical_path=f"input/{name}{path.suffix.lower()}")
+        refs[name] = store.put_file(scope, path, logical_path=f"input/{name}{path.suffix.lower()}")
     return refs
 
 
@@ -158,18 +164,21 @@ def prepare_plan_run(
     inputs: Mapping[str, Path],
     store: ArtifactStore,
     *,
+    scope: Scope,
     max_tokens: int | None = None,
     max_cost: float | None = None,
 ) -> RunInput:
     """Upload a checked plan's inputs and the plan itself; the RunInput that starts the run.
 
-    Caps given here fill in the other cap from the plan's profile.
+    `scope` is built once, by the submitter, and travels with the run from here on. Caps
+    given here fill in the other cap from the plan's profile.
 
     Raises:
         PlanFileError: an input the plan does not declare, a required one missing, or no file.
     """
-    refs = bind_inputs(plan.candidate, inputs, store)
+    refs = bind_inputs(plan.candidate, inputs, store, scope)
     plan_ref = store.put_bytes(
+        scope,
         plan_bytes(plan.document),
         logical_path=f"meta/plans/{plan_name}",
         media_type="application/json",
@@ -178,6 +187,7 @@ def prepare_plan_run(
     budgets = snapshot.profile.budgets
     return RunInput(
         run_id=new_run_id(),
+        scope=scope,
         plan_ref=plan_ref,
         inputs=refs,
         budget=BudgetLimits(
@@ -198,6 +208,7 @@ def prepare_objective_run(
     inputs: Mapping[str, Path],
     store: ArtifactStore,
     *,
+    scope: Scope,
     profile: str | None = None,
     max_tokens: int | None = None,
     max_cost: float | None = None,
@@ -210,10 +221,11 @@ def prepare_objective_run(
     Raises:
         PlanFileError: an input name that cannot be a file name, or an input that is no file.
     """
-    refs = bind_objective_inputs(inputs, store)
+    refs = bind_objective_inputs(inputs, store, scope)
     limits = BudgetLimits(max_tokens=max_tokens, max_cost_usd=max_cost)
     return RunInput(
         run_id=new_run_id(),
+        scope=scope,
         objective=objective,
         inputs=refs,
         profile_ref=profile,
@@ -291,13 +303,13 @@ def outputs_dir(settings: Settings, run_id: str) -> Path:
 
 
 def export_outputs(settings: Settings, store: ArtifactStore, result: RunResult) -> list[Path]:
-    """Copy a finished run's outputs out of the store so people can open them."""
+    """Copy a finished run's outputs out of the store (in the run's scope) for people to open."""
     root = outputs_dir(settings, result.run_id)
     written = []
     for ref in result.outputs:
         dest = root / ref.path
         dest.parent.mkdir(parents=True, exist_ok=True)
-        store.get_to_file(ref.sha256, dest)
+        store.get_to_file(result.scope, ref.sha256, dest)
         written.append(dest)
     return written
 
@@ -337,7 +349,9 @@ async def resume_input(
             f"{run_id} was started from an objective and never got a plan; start it again"
         )
     old = old.model_copy(update={"plan_ref": plan_ref})
-    plan_doc = json.loads(services.artifacts.read_bytes(plan_ref.sha256, 64 * 1024 * 1024))
+    plan_doc = json.loads(
+        services.artifacts.read_bytes(old.scope, plan_ref.sha256, 64 * 1024 * 1024)
+    )
     compiled = compile_plan(parse_candidate(plan_doc), ctx=ctx)
     keys = [s.step_key for s in compiled.steps]
     rerun: set[str] = set()

@@ -37,6 +37,7 @@ class ChildRuns(RunCore):
                 "recipes__plan",
                 RecipePlanInput(
                     run_id=inp.run_id,
+                    scope=inp.scope,
                     slug=node.uses_recipe,
                     chain=chain,
                     mission=f"{node.uses_recipe} for step {node.step_key} of {inp.run_id}",
@@ -73,8 +74,7 @@ class ChildRuns(RunCore):
             inputs=inp.inputs,
             profile_ref=inp.profile_ref,
             profile_document=inp.profile_document,
-            tenant_id=inp.tenant_id,
-            project_id=inp.project_id,
+            scope=inp.scope,
             budget=budgetbook.remaining(self._budget),
             recipe_chain=[*chain, node.uses_recipe],
             model_wait_s=inp.model_wait_s,

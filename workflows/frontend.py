@@ -82,7 +82,7 @@ class FrontEnd(RunCore):
                 "recipes__match",
                 RecipesMatchInput(
                     run_id=inp.run_id,
-                    tenant_id=inp.tenant_id,
+                    scope=inp.scope,
                     objective=inp.objective,
                     plan_ref=inp.plan_ref,
                 ),
@@ -107,7 +107,9 @@ class FrontEnd(RunCore):
                 RUN_COMPLETED, "run", self._root, RunCompleted(steps=0, reason=found.message)
             )
             self._finished = True
-            return RunResult(run_id=inp.run_id, status="completed", recipes=self._recipes)
+            return RunResult(
+                run_id=inp.run_id, scope=inp.scope, status="completed", recipes=self._recipes
+            )
         if found.outcome == "needs-planner" and workflow.patched(PATCH_PLANNER):
             await self._plan_with_model(found.hints)
             return None
@@ -141,8 +143,7 @@ class FrontEnd(RunCore):
                 "compile__plan",
                 PlanInput(
                     run_id=inp.run_id,
-                    tenant_id=inp.tenant_id,
-                    project_id=inp.project_id,
+                    scope=inp.scope,
                     objective=inp.objective,
                     inputs=inp.inputs,
                     hints=hints,
@@ -219,8 +220,7 @@ class FrontEnd(RunCore):
                 source_ref=ref,
                 profile_ref=inp.profile_ref,
                 profile_document=inp.profile_document,
-                tenant_id=inp.tenant_id,
-                project_id=inp.project_id,
+                scope=inp.scope,
                 cause_event_id=root,
             )
 

@@ -243,8 +243,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
                 "run__finalize",
                 FinalizeInput(
                     run_id=self._log.run_id,
-                    tenant_id=self._log.tenant_id,
-                    project_id=self._log.project_id,
+                    scope=self._log.scope,
                     compiled_ref=carry.compiled_ref,
                     outputs=outputs,
                     finished_at=workflow.now(),
@@ -260,6 +259,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
         await workflow.wait_condition(workflow.all_handlers_finished)
         return RunResult(
             run_id=self._log.run_id,
+            scope=self._log.scope,
             status=self._status,
             plan_hash=carry.plan_hash,
             steps=dict(self._states),

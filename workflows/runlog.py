@@ -6,7 +6,7 @@ with workflow.unsafe.imports_passed_through():
     from schemas.base import FrozenModel
     from schemas.event_catalogue import RUN_STARTED, payload_of
     from schemas.event_ids import StreamKind, event_id, stream_id
-    from schemas.events import SYSTEM_ACTOR, Actor, EventDraft
+    from schemas.events import Actor, EventDraft
     from schemas.run import AppendEventsInput, AppendEventsResult, RunInput, StreamBatch
     from workflows import policies
     from workflows.causes import cancelled
@@ -22,8 +22,7 @@ class RunLog:
 
     def __init__(self, inp: RunInput) -> None:
         self.run_id = inp.run_id
-        self.tenant_id = inp.tenant_id
-        self.project_id = inp.project_id
+        self.scope = inp.scope
         # While held, appends wait here for the next emit, which writes them first (one call).
         self._held: list[StreamBatch] | None = None
 
@@ -49,17 +48,16 @@ class RunLog:
         caused_by: str | None,
         payload: FrozenModel,
         *,
-        actor: Actor = SYSTEM_ACTOR,
+        actor: Actor | None = None,
         id_suffix: str | None = None,
     ) -> EventDraft:
+        """The event, in the run's scope; `actor` (a person deciding a gate) acts instead."""
         step_key = getattr(payload, "step_key", None)
         suffix = id_suffix if id_suffix is not None else (step_key or "")
         return EventDraft(
             event_id=event_id(self.run_id, type_, suffix),
             type=type_,
-            actor=actor,
-            tenant_id=self.tenant_id,
-            project_id=self.project_id,
+            scope=self.scope if actor is None else self.scope.acting(actor),
             run_id=self.run_id,
             caused_by=caused_by,
             timestamp=workflow.now(),
@@ -108,7 +106,7 @@ class RunLog:
         payload: FrozenModel,
         *,
         key: str | None = None,
-        actor: Actor = SYSTEM_ACTOR,
+        actor: Actor | None = None,
         id_suffix: str | None = None,
     ) -> str:
         """Append one event to the run's `stream` (`key`: its step or gate); its deterministic id.

@@ -94,8 +94,7 @@ class Stepping(ChildRuns, Budgeting):
         inp, carry = self._input, self._compiled
         step_in = StepExecuteInput(
             run_id=inp.run_id,
-            tenant_id=inp.tenant_id,
-            project_id=inp.project_id,
+            scope=inp.scope,
             compiled_ref=carry.compiled_ref,
             step_key=node.step_key,
             inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
@@ -130,8 +129,7 @@ class Stepping(ChildRuns, Budgeting):
                 "step__reuse",
                 ReuseInput(
                     run_id=inp.run_id,
-                    tenant_id=inp.tenant_id,
-                    project_id=inp.project_id,
+                    scope=inp.scope,
                     resumed_from=inp.resumed_from or "",
                     step=reusable[node.step_key],
                     contract_hash=node.contract_hash,

@@ -139,11 +139,11 @@ class ModelGateway:
                 "caused_by: set CallScope.caused_by to the event that caused the call (e.g. "
                 "the step's started event), so its model.called.v1 event can be written"
             )
-        digest, _ = self._prompts.put(request)
+        digest, _ = self._prompts.put(scope.scope, request)
         stream = self._events.read_stream(scope.stream_id)
         answered = _answered(stream, scope.call_key, digest)
         if answered is not None:
-            return self._replay(answered, digest)
+            return self._replay(scope, answered, digest)
         event_id = model_event_id(MODEL_CALLED, scope)
         _refuse_reused_key(stream, event_id, digest, scope)
         try:
@@ -172,6 +172,7 @@ class ModelGateway:
         provider: Provider,
     ) -> ModelCallResult:
         ref = self._artifacts.put_bytes(
+            scope.scope,
             canonical_json(response.model_dump(mode="json")),
             logical_path=f"responses/{digest.removeprefix('sha256:')}.json",
             media_type="application/json",
@@ -215,7 +216,7 @@ class ModelGateway:
             answered = _answered(self._events.read_stream(scope.stream_id), scope.call_key, digest)
             if answered is None:
                 raise
-            return self._replay(answered, digest)
+            return self._replay(scope, answered, digest)
         return ModelCallResult(
             response=response,
             model_call_id=event_id,
@@ -262,8 +263,7 @@ class ModelGateway:
         draft = EventDraft(
             event_id=event_id,
             type=type_,
-            tenant_id=scope.tenant_id,
-            project_id=scope.project_id,
+            scope=scope.scope,
             run_id=scope.run_id,
             caused_by=scope.caused_by,
             timestamp=datetime.now(UTC),
@@ -274,7 +274,7 @@ class ModelGateway:
 
     # ---- replay --------------------------------------------------------------------------
 
-    def _replay(self, event: Event, digest: str) -> ModelCallResult:
+    def _replay(self, scope: CallScope, event: Event, digest: str) -> ModelCallResult:
         call = ModelCalled.model_validate(event.payload)
         if call.response_ref is None:
             raise LedgerReplayError(
@@ -283,7 +283,7 @@ class ModelGateway:
             )
         ref = ArtifactRef.model_validate(call.response_ref)
         try:
-            data = self._artifacts.read_bytes(ref.sha256, RESPONSE_MAX_BYTES)
+            data = self._artifacts.read_bytes(scope.scope, ref.sha256, RESPONSE_MAX_BYTES)
             response = ModelResponse.model_validate_json(data)
         except (LookupError, OSError, ValueError) as exc:
             raise LedgerReplayError(

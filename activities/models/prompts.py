@@ -11,6 +11,7 @@ from activities.store.errors import ArtifactNotFound
 from compiler.hashing import canonical_json
 from schemas.artifacts import ArtifactRef
 from schemas.models import ModelRequest
+from schemas.scope import Scope
 
 __all__ = ["PROMPT_MAX_BYTES", "PromptNotFound", "PromptStore"]
 
@@ -33,13 +34,13 @@ class PromptStore:
     def __init__(self, artifacts: ArtifactStore) -> None:
         self._artifacts = artifacts
 
-    def put(self, request: ModelRequest) -> tuple[str, ArtifactRef]:
-        """Store `request` unless it is stored already; return its prompt hash and reference."""
+    def put(self, scope: Scope, request: ModelRequest) -> tuple[str, ArtifactRef]:
+        """Store `request` for the scope's tenant unless it is stored; its hash and reference."""
         data = canonical_json(request.model_dump(mode="json"))
         hex_digest = hashlib.sha256(data).hexdigest()
         digest = f"sha256:{hex_digest}"
         path = f"prompts/{hex_digest}.json"
-        if self._artifacts.exists(digest):
+        if self._artifacts.exists(scope, digest):
             ref = ArtifactRef(
                 artifact_id=digest,
                 path=path,
@@ -48,24 +49,24 @@ class PromptStore:
                 media_type=_MEDIA_TYPE,
             )
         else:
-            ref = self._artifacts.put_bytes(data, logical_path=path, media_type=_MEDIA_TYPE)
+            ref = self._artifacts.put_bytes(scope, data, logical_path=path, media_type=_MEDIA_TYPE)
         return digest, ref
 
-    def get(self, prompt_hash: str) -> ModelRequest:
-        """The request stored under `prompt_hash`.
+    def get(self, scope: Scope, prompt_hash: str) -> ModelRequest:
+        """The request the scope's tenant stored under `prompt_hash`.
 
         Raises:
-            PromptNotFound: Nothing is stored under it, or the stored bytes are not a request.
+            PromptNotFound: The tenant stored nothing under it, or the bytes are not a request.
             ValueError: `prompt_hash` is not a sha256 digest.
         """
         parse_digest(prompt_hash)
         try:
-            data = self._artifacts.read_bytes(prompt_hash, PROMPT_MAX_BYTES)
+            data = self._artifacts.read_bytes(scope, prompt_hash, PROMPT_MAX_BYTES)
         except ArtifactNotFound:
             raise PromptNotFound(
-                f"no prompt is stored under {prompt_hash}: prompts are stored by the model "
-                "gateway when it makes a call; check the hash and the artifact store "
-                "(FORGE_ARTIFACTS_URL) it was recorded in"
+                f"no prompt of tenant {scope.tenant!r} is stored under {prompt_hash}: prompts "
+                "are stored by the model gateway when it makes a call; check the hash, the "
+                "tenant and the artifact store (FORGE_ARTIFACTS_URL) it was recorded in"
             ) from None
         try:
             return ModelRequest.model_validate_json(data)

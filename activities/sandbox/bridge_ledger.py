@@ -128,7 +128,9 @@ class BridgeLedger:
         detail = found.detail
         if "result_ref" in detail:
             ref = ArtifactRef.model_validate(detail["result_ref"])
-            result = json.loads(self._artifacts.read_bytes(ref.sha256, MAX_RESPONSE_BYTES))
+            result = json.loads(
+                self._artifacts.read_bytes(self.policy.scope, ref.sha256, MAX_RESPONSE_BYTES)
+            )
         else:
             result = detail.get("result")
         return StoredCall(event_id=found.event_id, attempt=found.attempt, result=result)
@@ -148,8 +150,7 @@ class BridgeLedger:
                 f"i{policy.iteration}.a{policy.attempt}.c{call_index}{part}",
             ),
             type=type_,
-            tenant_id=policy.tenant_id,
-            project_id=policy.project_id,
+            scope=policy.scope,
             run_id=policy.run_id,
             caused_by=self._caused_by,
             timestamp=datetime.now(UTC),
@@ -190,6 +191,7 @@ class BridgeLedger:
                 detail["result"] = result
             else:
                 ref = self._artifacts.put_bytes(
+                    self.policy.scope,
                     body,
                     logical_path=f"bridge/{self.policy.step_key}/{tool}.json",
                     media_type="application/json",

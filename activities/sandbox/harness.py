@@ -21,11 +21,13 @@ from activities.sandbox.runner import (
     safe_walk,
 )
 from activities.store.artifacts import ArtifactCorrupt, ArtifactStore
+from activities.store.errors import ArtifactNotFound
 from schemas.artifacts import ArtifactRef
 from schemas.compiled import CompiledStep
 from schemas.plan import ArtifactContract
 from schemas.profile import SandboxPolicy
 from schemas.receipts import Receipt
+from schemas.scope import Scope
 
 WORKSPACE_DIRS = ("input", "work", "output", "meta")
 STEP_SCRIPT = "meta/step.py"
@@ -60,9 +62,17 @@ def prepare_workspace(root: Path) -> Path:
 
 # 2. Materialize inputs (and 3. project them at the exact read paths the contract names)
 def materialize_inputs(
-    workspace: Path, step: CompiledStep, inputs: Mapping[str, ArtifactRef], store: ArtifactStore
+    workspace: Path,
+    step: CompiledStep,
+    inputs: Mapping[str, ArtifactRef],
+    store: ArtifactStore,
+    *,
+    scope: Scope,
 ) -> None:
-    """Copy each verified upstream artifact to its read path; a missing required one fails."""
+    """Copy each verified upstream artifact of the scope's tenant to its read path.
+
+    A missing required input fails the step.
+    """
     required = {b.path for b in step.bindings if b.required} | set(step.input_file_paths)
     for path in step.executable_contract_v2.read_paths:
         ref = inputs.get(path)
@@ -74,11 +84,13 @@ def materialize_inputs(
         dest.parent.mkdir(parents=True, exist_ok=True)
         try:
             # The workspace lives as long as the attempt: no flush to disk for its copy.
-            store.get_to_file(ref.sha256, dest, durable=False)
+            store.get_to_file(scope, ref.sha256, dest, durable=False)
         except ArtifactCorrupt as exc:
             raise StepFailure(
                 "MISSING_INPUT", f"input {path} failed its hash check: {exc}"
             ) from exc
+        except ArtifactNotFound as exc:  # never stored for this run's tenant: no retry finds it
+            raise StepFailure("MISSING_INPUT", f"input {path} is not in the store: {exc}") from exc
 
 
 # 4. Preflight receipt
@@ -299,12 +311,16 @@ def check_undeclared_writes(workspace: Path, step: CompiledStep, preflight: Rece
 
 
 # 9. Persist outputs
-def persist_outputs(workspace: Path, step: CompiledStep, store: ArtifactStore) -> list[ArtifactRef]:
+def persist_outputs(
+    workspace: Path, step: CompiledStep, store: ArtifactStore, *, scope: Scope
+) -> list[ArtifactRef]:
+    """Store each declared output as an artifact of the scope's tenant."""
     refs = []
     for path in step.executable_contract_v2.write_paths:
         contract = step.resolved_artifact_contracts.get(path)
         refs.append(
             store.put_file(
+                scope,
                 workspace / path,
                 logical_path=path,
                 media_type=contract.media_type if contract else None,

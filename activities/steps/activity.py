@@ -75,7 +75,7 @@ class StepActivities:
     def execute(self, inp: StepExecuteInput) -> StepExecuteResult:
         """One attempt through the harness; a completed step is never executed twice."""
         number = activity.info().attempt
-        plan = self._plans.get(inp.compiled_ref)
+        plan = self._plans.get(inp.scope, inp.compiled_ref)
         step = next(s for s in plan.steps if s.step_key == inp.step_key)
         # Attempt 1 cannot find an earlier completion; later attempts may (a lost report).
         try:

@@ -127,8 +127,7 @@ class StepAttempt:
         return EventDraft(
             event_id=self.event_id(type_, suffix),
             type=type_,
-            tenant_id=self.inp.tenant_id,
-            project_id=self.inp.project_id,
+            scope=self.inp.scope,
             run_id=self.inp.run_id,
             caused_by=caused_by,
             timestamp=datetime.now(UTC),
@@ -153,8 +152,7 @@ class StepAttempt:
     def call_scope(self, call_key: str) -> CallScope:
         """Where a model call of this attempt is accounted, caused by the attempt's start."""
         return CallScope(
-            tenant_id=self.inp.tenant_id,
-            project_id=self.inp.project_id,
+            scope=self.inp.scope,
             run_id=self.inp.run_id,
             stream_id=self.stream_id,
             step_key=self.inp.step_key,
@@ -168,8 +166,8 @@ class StepAttempt:
         """What the attempt's context packs see of the run."""
         effort = self.inp.effort
         return RunContext(
-            tenant_id=self.inp.tenant_id,
-            project_id=self.inp.project_id,
+            tenant_id=self.inp.scope.tenant,
+            project_id=self.inp.scope.project,
             run_id=self.inp.run_id,
             safety_mode="confirm",
             snapshot_id=self.plan.library_snapshot_hash,
@@ -194,8 +192,7 @@ class StepAttempt:
             allowed_tool_ids=allowed_tool_ids,
             bridge_call_budget=self.packet.execution_contract.bridge_call_budget,
             egress=self.profile.egress,
-            tenant_id=self.inp.tenant_id,
-            project_id=self.inp.project_id,
+            scope=self.inp.scope,
         )
 
     def provenance(self, code_hash: str | None) -> Provenance:

@@ -73,13 +73,13 @@ def _skill_dirs(attempt: StepAttempt, services: StepServices) -> dict[str, Path]
         return {}
     library = services.library.skills
     if services.registry is not None:
-        library = registry_skills_for(services.registry, attempt.inp.tenant_id, library).skills
+        library = registry_skills_for(services.registry, attempt.inp.scope.tenant, library).skills
     try:
         return skill_dirs_for(
             step.recommended_skill_ids,
             library,
             services.registry,
-            attempt.inp.tenant_id,
+            attempt.inp.scope.tenant,
             attempt.profile.skill_policy,
             step.skill_digests,
             attempt.skills_staging,
@@ -211,6 +211,7 @@ def _record_turn(
 ) -> None:
     """One executor dispatch: a tool.called.v1 with the program and what the platform saw."""
     code_ref = services.artifacts.put_bytes(
+        attempt.inp.scope,
         code.encode("utf-8"),
         logical_path=attempt.turn_code_path(turn),
         media_type="text/x-python",

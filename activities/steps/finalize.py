@@ -25,7 +25,7 @@ class FinalizeActivities:
     @activity.defn(name="run__finalize")
     def finalize(self, inp: FinalizeInput) -> FinalizeResult:
         """Final-output check (every output published and intact) and the run.completed event."""
-        plan = self._plans.get(inp.compiled_ref)
+        plan = self._plans.get(inp.scope, inp.compiled_ref)
         published = {(p.path, p.sha256) for p in self._events.list_published(inp.run_id)}
         problems = [
             f"{ref.path} was not published"
@@ -35,7 +35,7 @@ class FinalizeActivities:
         problems += [
             f"{ref.path} is missing from the artifact store"
             for ref in inp.outputs
-            if not self._artifacts.exists(ref.sha256)
+            if not self._artifacts.exists(inp.scope, ref.sha256)
         ]
         type_ = RUN_FAILED if problems else RUN_COMPLETED
         cost = RunCost(input_tokens=0, output_tokens=0, usd=0.0)
@@ -51,8 +51,7 @@ class FinalizeActivities:
                 EventDraft(
                     event_id=event_id(inp.run_id, type_),
                     type=type_,
-                    tenant_id=inp.tenant_id,
-                    project_id=inp.project_id,
+                    scope=inp.scope,
                     run_id=inp.run_id,
                     caused_by=inp.cause_event_id,
                     timestamp=inp.finished_at or datetime.now(UTC),

@@ -32,7 +32,7 @@ class ReuseActivities:
         if step.input_hashes != now:
             return ReuseResult(reused=False, reason="its inputs changed")
         for ref in step.outputs:
-            if not self._artifacts.exists(ref.sha256):
+            if not self._artifacts.exists(inp.scope, ref.sha256):
                 return ReuseResult(reused=False, reason=f"{ref.path} is gone from the store")
         provenance = Provenance(
             run_id=inp.run_id,
@@ -49,8 +49,7 @@ class ReuseActivities:
                 EventDraft(
                     event_id=event_id(inp.run_id, STEP_REUSED, step.step_key),
                     type=STEP_REUSED,
-                    tenant_id=inp.tenant_id,
-                    project_id=inp.project_id,
+                    scope=inp.scope,
                     run_id=inp.run_id,
                     caused_by=inp.cause_event_id,
                     timestamp=datetime.now(UTC),

@@ -60,7 +60,7 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     log.buffer(post_draft)
     harness.verify_outputs(post, step)
     harness.verify_skill_output(workspace, step)
-    outputs = harness.persist_outputs(workspace, step, services.artifacts)
+    outputs = harness.persist_outputs(workspace, step, services.artifacts, scope=attempt.inp.scope)
     code_ref = _store_code(attempt, services, code) if code is not None else None
     summary = receipt_summary(post)
     completed = attempt.draft(
@@ -112,7 +112,9 @@ def _prepare(
     harness.prepare_workspace(workspace)
     # Which pass of a loop this is, for step code that adapts (1 for a step without a loop).
     (workspace / ITERATION_FILE).write_text(f"{attempt.iteration}\n", encoding="utf-8")
-    harness.materialize_inputs(workspace, attempt.step, attempt.inp.inputs, services.artifacts)
+    harness.materialize_inputs(
+        workspace, attempt.step, attempt.inp.inputs, services.artifacts, scope=attempt.inp.scope
+    )
     pre = harness.preflight(workspace, attempt.step)
     pre_ref, pre_draft = _receipt(attempt, services, pre, STEP_RECEIPT_PREFLIGHT)
     if attempt.step.backend in MODEL_BACKENDS:
@@ -161,6 +163,7 @@ def _receipt(
 
 def _store_receipt(attempt: StepAttempt, services: StepServices, receipt: Receipt) -> ArtifactRef:
     return services.artifacts.put_bytes(
+        attempt.inp.scope,
         receipt.model_dump_json(indent=2).encode("utf-8"),
         logical_path=attempt.receipt_path(receipt.phase),
         media_type="application/json",
@@ -170,7 +173,10 @@ def _store_receipt(attempt: StepAttempt, services: StepServices, receipt: Receip
 def _store_code(attempt: StepAttempt, services: StepServices, code: str) -> ArtifactRef:
     """The program that produced the accepted outputs, kept with the step's artifacts."""
     return services.artifacts.put_bytes(
-        code.encode("utf-8"), logical_path=attempt.code_path(), media_type="text/x-python"
+        attempt.inp.scope,
+        code.encode("utf-8"),
+        logical_path=attempt.code_path(),
+        media_type="text/x-python",
     )
 
 

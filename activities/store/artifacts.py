@@ -1,4 +1,12 @@
-"""Content-addressed artifact store: blobs named by sha256, on a local filesystem or S3."""
+"""Content-addressed artifact store: blobs named by sha256, on a local filesystem or S3.
+
+Every put and read takes the caller's Scope, and a tenant's blobs live under its own prefix:
+`sha256/ab/cdef...` for the default tenant (the layout from before tenants, so blobs already
+stored stay where they are) and `tenants/<tenant>/sha256/ab/cdef...` for any other. A read
+looks only under its own tenant's prefix, so content is never found across tenants, and a miss
+says the same whether another tenant holds the bytes or nobody does. The same bytes put by
+two tenants are stored twice: sharing one copy would let a put reveal what another tenant has.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +20,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 from urllib.parse import urlsplit
-
-import boto3
-from botocore.config import Config
-from botocore.exceptions import ClientError
 
 from activities.store.errors import (
     ArtifactCorrupt,
@@ -26,18 +30,17 @@ from activities.store.errors import (
     UnsafeSource,
 )
 from schemas.artifacts import ArtifactRef
-
-if TYPE_CHECKING:
-    from mypy_boto3_s3 import S3Client
+from schemas.scope import DEFAULT_TENANT, Scope
 
 __all__ = [
     "ArtifactCorrupt",
     "ArtifactStore",
     "LocalArtifactStore",
-    "S3ArtifactStore",
+    "copy_hashing",
+    "not_found",
     "open_artifact_store",
     "parse_digest",
-    "s3_client",
+    "tenant_prefix",
 ]
 
 CHUNK = 1 << 20
@@ -53,11 +56,19 @@ def parse_digest(sha256: str) -> str:
     return digest
 
 
+def tenant_prefix(scope: Scope) -> str:
+    """Where the scope's tenant keeps its blobs: "" for the default tenant, else tenants/<id>/.
+
+    Scope ids hold no "/" and never start with ".", so a prefix names one directory level.
+    """
+    return "" if scope.tenant == DEFAULT_TENANT else f"tenants/{scope.tenant}/"
+
+
 class ArtifactStore(ABC):
-    """Blobs addressed by the sha256 of their bytes; putting existing content is a no-op."""
+    """Blobs addressed by the sha256 of their bytes, per tenant; putting them again is a no-op."""
 
     def put_file(
-        self, path: Path, *, logical_path: str, media_type: str | None = None
+        self, scope: Scope, path: Path, *, logical_path: str, media_type: str | None = None
     ) -> ArtifactRef:
         """Store a regular file's bytes, streamed and hashed in 1 MiB chunks.
 
@@ -66,17 +77,17 @@ class ArtifactStore(ABC):
                 file (a FIFO, device or directory a step may have planted).
         """
         with _open_source(path) as src:
-            digest, size = self._ingest(src)
+            digest, size = self._ingest(scope, src)
         return _ref(digest, size, logical_path, media_type)
 
     def put_bytes(
-        self, data: bytes, *, logical_path: str, media_type: str | None = None
+        self, scope: Scope, data: bytes, *, logical_path: str, media_type: str | None = None
     ) -> ArtifactRef:
-        """Store `data` and return its reference."""
-        digest, size = self._ingest(io.BytesIO(data))
+        """Store `data` for the scope's tenant and return its reference."""
+        digest, size = self._ingest(scope, io.BytesIO(data))
         return _ref(digest, size, logical_path, media_type)
 
-    def get_to_file(self, sha256: str, dest: Path, *, durable: bool = True) -> None:
+    def get_to_file(self, scope: Scope, sha256: str, dest: Path, *, durable: bool = True) -> None:
         """Copy a blob to `dest`, verifying its hash on the way.
 
         The copy goes to a temporary file next to `dest` and is renamed over it only once the
@@ -84,14 +95,14 @@ class ArtifactStore(ABC):
         skips the flush to disk, for copies that live only as long as one step attempt.
 
         Raises:
-            ArtifactNotFound: No blob has this digest.
+            ArtifactNotFound: The scope's tenant holds no blob with this digest.
             ArtifactCorrupt: The stored bytes do not hash to `sha256`.
         """
         digest = parse_digest(sha256)
         fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".part")
         tmp = Path(tmp_name)
         try:
-            with os.fdopen(fd, "wb") as out, self._open_blob(digest) as blob:
+            with os.fdopen(fd, "wb") as out, self._open_blob(scope, digest) as blob:
                 hasher = hashlib.sha256()
                 while chunk := blob.read(CHUNK):
                     hasher.update(chunk)
@@ -105,16 +116,16 @@ class ArtifactStore(ABC):
             tmp.unlink(missing_ok=True)
             raise
 
-    def read_bytes(self, sha256: str, max_bytes: int) -> bytes:
+    def read_bytes(self, scope: Scope, sha256: str, max_bytes: int) -> bytes:
         """A blob's bytes, verified, when it is at most `max_bytes` long.
 
         Raises:
-            ArtifactNotFound: No blob has this digest.
+            ArtifactNotFound: The scope's tenant holds no blob with this digest.
             ArtifactTooLarge: The blob is longer than `max_bytes`.
             ArtifactCorrupt: The stored bytes do not hash to `sha256`.
         """
         digest = parse_digest(sha256)
-        with self._open_blob(digest) as blob:
+        with self._open_blob(scope, digest) as blob:
             data = _read_up_to(blob, max_bytes + 1)
         if len(data) > max_bytes:
             raise ArtifactTooLarge(f"artifact sha256:{digest} is larger than {max_bytes} bytes")
@@ -122,20 +133,20 @@ class ArtifactStore(ABC):
         return data
 
     @abstractmethod
-    def exists(self, sha256: str) -> bool:
-        """Whether a blob with this digest is stored."""
+    def exists(self, scope: Scope, sha256: str) -> bool:
+        """Whether the scope's tenant holds a blob with this digest."""
 
     @abstractmethod
-    def _ingest(self, src: BinaryIO) -> tuple[str, int]:
-        """Store the stream's bytes under their digest; return (hex digest, size)."""
+    def _ingest(self, scope: Scope, src: BinaryIO) -> tuple[str, int]:
+        """Store the stream's bytes under their digest for the tenant; (hex digest, size)."""
 
     @abstractmethod
-    def _open_blob(self, digest: str) -> AbstractContextManager[BinaryIO]:
-        """A context manager yielding the blob's byte stream; ArtifactNotFound when absent."""
+    def _open_blob(self, scope: Scope, digest: str) -> AbstractContextManager[BinaryIO]:
+        """The tenant's blob as a byte stream; ArtifactNotFound when the tenant has none."""
 
 
 class LocalArtifactStore(ArtifactStore):
-    """Blobs as read-only files `root/sha256/ab/cdef...`, each written by an atomic rename.
+    """Blobs as read-only files `root/[tenants/<id>/]sha256/ab/cdef...`, renamed into place.
 
     `durable` (the default) flushes each new blob and its directory entry to disk before the
     put returns, so an OS crash or power loss cannot lose a blob an event already names. The
@@ -149,14 +160,14 @@ class LocalArtifactStore(ArtifactStore):
         self.root = root.expanduser().resolve()
         self.durable = durable
 
-    def _blob_path(self, digest: str) -> Path:
-        return self.root / "sha256" / digest[:2] / digest[2:]
+    def _blob_path(self, scope: Scope, digest: str) -> Path:
+        return self.root / f"{tenant_prefix(scope)}sha256" / digest[:2] / digest[2:]
 
-    def exists(self, sha256: str) -> bool:
-        return self._blob_path(parse_digest(sha256)).is_file()
+    def exists(self, scope: Scope, sha256: str) -> bool:
+        return self._blob_path(scope, parse_digest(sha256)).is_file()
 
     def put_bytes(
-        self, data: bytes, *, logical_path: str, media_type: str | None = None
+        self, scope: Scope, data: bytes, *, logical_path: str, media_type: str | None = None
     ) -> ArtifactRef:
         """Store `data`; bytes already stored are not written (nor flushed to disk) again.
 
@@ -164,13 +175,13 @@ class LocalArtifactStore(ArtifactStore):
         replayed program costs no write.
         """
         digest = hashlib.sha256(data).hexdigest()
-        if self._holds(digest, data):
+        if self._holds(scope, digest, data):
             return _ref(digest, len(data), logical_path, media_type)
-        return super().put_bytes(data, logical_path=logical_path, media_type=media_type)
+        return super().put_bytes(scope, data, logical_path=logical_path, media_type=media_type)
 
-    def _holds(self, digest: str, data: bytes) -> bool:
+    def _holds(self, scope: Scope, digest: str, data: bytes) -> bool:
         """Whether the blob is stored intact (a non-durable store checks its bytes: one read)."""
-        path = self._blob_path(digest)
+        path = self._blob_path(scope, digest)
         if self.durable:
             return path.is_file()
         try:
@@ -179,7 +190,7 @@ class LocalArtifactStore(ArtifactStore):
             return False
 
     def put_file(
-        self, path: Path, *, logical_path: str, media_type: str | None = None
+        self, scope: Scope, path: Path, *, logical_path: str, media_type: str | None = None
     ) -> ArtifactRef:
         """As ArtifactStore.put_file; a small file whose bytes are already stored costs no write.
 
@@ -190,12 +201,12 @@ class LocalArtifactStore(ArtifactStore):
         with _open_source(path) as src:
             head = src.read(SMALL_FILE + 1)
             if len(head) <= SMALL_FILE:
-                return self.put_bytes(head, logical_path=logical_path, media_type=media_type)
+                return self.put_bytes(scope, head, logical_path=logical_path, media_type=media_type)
             src.seek(0)  # _open_source only yields regular files
-            digest, size = self._ingest(src)
+            digest, size = self._ingest(scope, src)
         return _ref(digest, size, logical_path, media_type)
 
-    def _ingest(self, src: BinaryIO) -> tuple[str, int]:
+    def _ingest(self, scope: Scope, src: BinaryIO) -> tuple[str, int]:
         # The name is known only after the last byte, so bytes land in a staging file on the
         # same filesystem first; os.replace from there is atomic.
         staging = self.root / "tmp"
@@ -204,109 +215,54 @@ class LocalArtifactStore(ArtifactStore):
         tmp = Path(tmp_name)
         try:
             with os.fdopen(fd, "wb") as out:
-                digest, size = _copy_hashing(src, out)
+                digest, size = copy_hashing(src, out)
                 if self.durable:
                     out.flush()
                     os.fsync(out.fileno())
-            target = self._blob_path(digest)
+            target = self._blob_path(scope, digest)
             # A durable store's blob is whole once it exists; a non-durable one may be torn
             # (its bytes unknown without a read), so the fresh copy replaces it: no flush.
             if self.durable and target.exists():
                 tmp.unlink()
                 return digest, size
-            new_prefix = not target.parent.is_dir()
+            new_dirs = self._missing_dirs(target.parent)
             target.parent.mkdir(parents=True, exist_ok=True)
             tmp.chmod(0o444)  # content-addressed blobs never change in place
             os.replace(tmp, target)
-            if self.durable:  # the rename itself (and a new prefix directory) survive a power loss
-                _fsync_dir(target.parent)
-                if new_prefix:
-                    _fsync_dir(target.parent.parent)
+            if self.durable:  # the rename itself (and new directories) survive a power loss
+                for directory in (target.parent, *(d.parent for d in new_dirs)):
+                    _fsync_dir(directory)
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
         return digest, size
 
+    def _missing_dirs(self, directory: Path) -> list[Path]:
+        """`directory` and its ancestors below the root that do not exist yet, deepest first."""
+        missing: list[Path] = []
+        while directory != self.root and not directory.is_dir():
+            missing.append(directory)
+            directory = directory.parent
+        return missing
+
     @contextmanager
-    def _open_blob(self, digest: str) -> Iterator[BinaryIO]:
-        path = self._blob_path(digest)
+    def _open_blob(self, scope: Scope, digest: str) -> Iterator[BinaryIO]:
+        path = self._blob_path(scope, digest)
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
-            raise ArtifactNotFound(f"no artifact sha256:{digest} in {self.root}") from None
+            raise ArtifactNotFound(not_found(scope, digest, str(self.root))) from None
         with os.fdopen(fd, "rb") as blob:
             yield blob
 
 
-def s3_client(endpoint_url: str | None = None, **session: Any) -> S3Client:
-    """A boto3 S3 client with its own retries off (Temporal retries the activity instead).
-
-    Args:
-        endpoint_url: An S3-compatible endpoint (MinIO, a test server); AWS when None.
-        **session: Passed to `boto3.session.Session` (credentials, region).
-    """
-    config = Config(
-        # botocore's "max_attempts" counts retries after the first try ({"max_attempts": 1}
-        # means two requests); "total_max_attempts" counts requests, so 1 is no retry at all.
-        retries={"total_max_attempts": 1, "mode": "standard"},
-        # Path-style addressing works for MinIO and IP endpoints, where bucket DNS does not.
-        s3={"addressing_style": "path"} if endpoint_url else None,
+def not_found(scope: Scope, digest: str, store: str) -> str:
+    """The ArtifactNotFound message for a tenant's miss in `store`."""
+    # Names only the asking tenant: a miss must not say whether another tenant holds the bytes.
+    return (
+        f"no artifact sha256:{digest} for tenant {scope.tenant!r} in {store}: it was never "
+        "stored for this tenant (artifacts are not shared across tenants)"
     )
-    return boto3.session.Session(**session).client("s3", endpoint_url=endpoint_url, config=config)
-
-
-class S3ArtifactStore(ArtifactStore):
-    """Blobs as objects `prefix/sha256/ab/cdef...` in one bucket."""
-
-    def __init__(
-        self,
-        bucket: str,
-        prefix: str = "",
-        endpoint_url: str | None = None,
-        *,
-        client: S3Client | None = None,
-    ) -> None:
-        self.bucket = bucket
-        self.prefix = prefix.strip("/")
-        self._client = client if client is not None else s3_client(endpoint_url)
-
-    def _key(self, digest: str) -> str:
-        key = f"sha256/{digest[:2]}/{digest[2:]}"
-        return f"{self.prefix}/{key}" if self.prefix else key
-
-    def exists(self, sha256: str) -> bool:
-        try:
-            self._client.head_object(Bucket=self.bucket, Key=self._key(parse_digest(sha256)))
-        except ClientError as exc:
-            if _missing(exc):
-                return False
-            raise
-        return True
-
-    def _ingest(self, src: BinaryIO) -> tuple[str, int]:
-        # The key is the digest, known only after the last byte: spool (to disk when large),
-        # then upload the spooled copy, so a source changing meanwhile cannot mismatch its key.
-        with tempfile.SpooledTemporaryFile(max_size=8 * CHUNK) as spool:
-            digest, size = _copy_hashing(src, spool)
-            if not self.exists(digest):
-                spool.seek(0)
-                self._client.upload_fileobj(spool, self.bucket, self._key(digest))
-        return digest, size
-
-    @contextmanager
-    def _open_blob(self, digest: str) -> Iterator[BinaryIO]:
-        try:
-            response = self._client.get_object(Bucket=self.bucket, Key=self._key(digest))
-        except ClientError as exc:
-            if _missing(exc):
-                where = f"s3://{self.bucket}/{self._key(digest)}"
-                raise ArtifactNotFound(f"no artifact sha256:{digest} at {where}") from None
-            raise
-        body = response["Body"]
-        try:
-            yield body  # type: ignore[misc]  # StreamingBody reads like a binary file
-        finally:
-            body.close()
 
 
 def _fsync_dir(path: Path) -> None:
@@ -329,6 +285,9 @@ def open_artifact_store(
     """
     parts = urlsplit(url)
     if parts.scheme == "s3":
+        # Imported here: boto3 loads only for an S3 store, and that module builds on this one.
+        from activities.store.artifacts_s3 import S3ArtifactStore  # noqa: PLC0415
+
         if not parts.netloc:
             raise ValueError(f"{url!r} names no bucket: use s3://BUCKET/PREFIX")
         return S3ArtifactStore(parts.netloc, parts.path, endpoint_url=s3_endpoint)
@@ -363,7 +322,8 @@ def _open_source(path: Path) -> Iterator[BinaryIO]:
         yield src
 
 
-def _copy_hashing(src: BinaryIO, out: Any) -> tuple[str, int]:
+def copy_hashing(src: BinaryIO, out: Any) -> tuple[str, int]:
+    """Copy `src` to `out` in chunks; the hex sha256 and the size of what was copied."""
     hasher = hashlib.sha256()
     size = 0
     while chunk := src.read(CHUNK):
@@ -388,10 +348,6 @@ def _check(expected: str, actual: str) -> None:
         raise ArtifactCorrupt(
             f"artifact sha256:{expected} is corrupt: its stored bytes hash to sha256:{actual}"
         )
-
-
-def _missing(exc: ClientError) -> bool:
-    return exc.response.get("Error", {}).get("Code") in ("404", "NoSuchKey", "NotFound")
 
 
 def _ref(digest: str, size: int, logical_path: str, media_type: str | None) -> ArtifactRef:

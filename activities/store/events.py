@@ -165,11 +165,11 @@ class EventStore(PublishIndex):
         last = conn.execute(self._q.last_seq, {"stream": stream_id}).scalar_one()
         if expected_seq is not None and last != expected_seq:
             raise ConcurrencyError(stream_id, expected_seq, last)
-        heads = self._lock_heads(conn, sorted({d.tenant_id for d, _ in new}))
+        heads = self._lock_heads(conn, sorted({d.scope.tenant for d, _ in new}))
         rows: list[dict[str, Any]] = []
         written: dict[str, Event] = {}
         for draft, digest in new:
-            head = heads[draft.tenant_id]
+            head = heads[draft.scope.tenant]
             last += 1
             position = {"stream_id": stream_id, "seq": last, "content_hash": digest}
             row = {
@@ -181,7 +181,7 @@ class EventStore(PublishIndex):
             }
             rows.append(row)
             written[draft.event_id] = event_from_row(row)
-            heads[draft.tenant_id] = _Head(head.last_seq + 1, digest)
+            heads[draft.scope.tenant] = _Head(head.last_seq + 1, digest)
         conn.execute(self._q.insert, rows)
         conn.execute(
             self._q.set_head,

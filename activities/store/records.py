@@ -21,14 +21,24 @@ __all__ = [
     "chain_fault",
     "content_hash",
     "draft_from_row",
+    "draft_row",
+    "envelope",
     "event_from_row",
     "normalize",
     "prepare_batch",
     "published_from_row",
+    "stored_envelope",
     "utc",
 ]
 
-_DRAFT_FIELDS = tuple(EventDraft.model_fields)
+# The stored envelope (seed 001): the draft's fields with its scope spelled flat, as the
+# event table's columns and every content hash already stored have it.
+_ENVELOPE_FIELDS = (
+    *(name for name in EventDraft.model_fields if name != "scope"),
+    "actor",
+    "tenant_id",
+    "project_id",
+)
 
 
 class ChainBreak(FrozenModel):
@@ -86,31 +96,53 @@ def utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+def envelope(draft: EventDraft) -> dict[str, Any]:
+    """The draft as a flat seed-001 envelope of JSON values (`tenant_id`, `project_id`, `actor`).
+
+    Only the draft's own fields count, so passing a stored `Event` yields its draft's envelope.
+    """
+    data = draft.model_dump(mode="json", exclude={"scope"}, include=set(EventDraft.model_fields))
+    scope = draft.scope
+    data.update(
+        actor=scope.actor.model_dump(mode="json"), tenant_id=scope.tenant, project_id=scope.project
+    )
+    return data
+
+
+def stored_envelope(event: Event) -> dict[str, Any]:
+    """A stored event as seed 001 writes it: the flat envelope, its place and its hashes."""
+    place = {"stream_id", "seq", "content_hash", "prev_hash", "signature"}
+    return {**envelope(event), **event.model_dump(mode="json", include=place)}
+
+
 def normalize(draft: EventDraft) -> EventDraft:
     """The draft as it will be stored: timestamp in UTC, payload as plain JSON values.
 
     Only the draft's own fields count, so passing a stored `Event` yields its draft.
     """
-    data = draft.model_dump(mode="json", include=set(_DRAFT_FIELDS))
+    data = envelope(draft)
     data["timestamp"] = utc(draft.timestamp)
     return EventDraft.model_validate(data)
 
 
 def content_hash(draft: EventDraft) -> str:
-    """sha256 over the canonical JSON of every field of the (normalized) draft."""
-    return sha256_of(draft)
+    """sha256 over the canonical JSON of the (normalized) draft's flat envelope.
+
+    The flat form is the one hashed before Scope existed: a stored event's hash never changes.
+    """
+    return sha256_of(envelope(draft))
 
 
 def draft_row(draft: EventDraft) -> dict[str, Any]:
     """Column values of a normalized draft (envelope fields only)."""
-    data = draft.model_dump(mode="json")
+    data = envelope(draft)
     data["timestamp"] = draft.timestamp
     return data
 
 
 def draft_from_row(row: Mapping[Any, Any]) -> EventDraft:
     """Rebuild the draft a row was written from (raises ValidationError for a mangled row)."""
-    data = {name: row[name] for name in _DRAFT_FIELDS}
+    data = {name: row[name] for name in _ENVELOPE_FIELDS}
     data["timestamp"] = utc(row["timestamp"])
     return EventDraft.model_validate(data)
 

@@ -55,6 +55,7 @@ from activities.store.tables import skills
 from compiler.recipes.skillpack import skill_package
 from compiler.recipes.skills import MAX_SKILL, RecipeImportError
 from schemas.artifacts import ArtifactRef
+from schemas.scope import Scope
 from schemas.skills import SkillPackage, SkillRegistration
 
 __all__ = [
@@ -134,8 +135,9 @@ class SkillRegistry:
                 was registered.
         """
         directory = Path(os.path.normpath(directory.absolute()))
-        refs = self._store_files(directory)
-        package = self._parse(directory, refs)
+        scope = Scope.of_tenant(tenant_id)  # the package's files are the tenant's artifacts
+        refs = self._store_files(scope, directory)
+        package = self._parse(scope, directory, refs)
         digest = package_digest(package.skill_id, {p: r.sha256 for p, r in refs.items()})
         with self._write() as conn:
             self._lock(conn, f"skills:{tenant_id}:{package.skill_id}")
@@ -249,8 +251,9 @@ class SkillRegistry:
         dest.mkdir(parents=True, exist_ok=True)
         work = Path(tempfile.mkdtemp(dir=dest, prefix=f".{skill_id}."))
         try:
+            scope = Scope.of_tenant(tenant_id)
             for rel, ref in sorted(found.files.items()):
-                self._fetch(where, rel, ref, work)
+                self._fetch(scope, where, rel, ref, work)
             seal_tree(work)
             remove_tree(target)
             os.rename(work, target)
@@ -261,7 +264,7 @@ class SkillRegistry:
 
     # ---- internals ---------------------------------------------------------------------------
 
-    def _store_files(self, directory: Path) -> dict[str, ArtifactRef]:
+    def _store_files(self, scope: Scope, directory: Path) -> dict[str, ArtifactRef]:
         """Every package file, stored; refuses anything unsafe before storing anything."""
         listed = package_files(directory, self.max_files, self.max_file_bytes)
         total = sum(size for _, _, size in listed)
@@ -273,7 +276,7 @@ class SkillRegistry:
         refs: dict[str, ArtifactRef] = {}
         for rel, path, _ in listed:
             try:
-                ref = self._artifacts.put_file(path, logical_path=f"skills/{rel}")
+                ref = self._artifacts.put_file(scope, path, logical_path=f"skills/{rel}")
             except UnsafeSource as exc:
                 raise SkillPackageRefused(f"{directory}: {exc}; nothing was registered") from None
             if ref.size_bytes > self.max_file_bytes:  # it grew after it was listed
@@ -284,7 +287,7 @@ class SkillRegistry:
             refs[rel] = ref
         return refs
 
-    def _parse(self, directory: Path, refs: dict[str, ArtifactRef]) -> SkillPackage:
+    def _parse(self, scope: Scope, directory: Path, refs: dict[str, ArtifactRef]) -> SkillPackage:
         """The SkillPackage of the stored bytes, through the loader's own parser."""
         if SKILL_FILE not in refs:
             raise SkillPackageRefused(
@@ -294,9 +297,9 @@ class SkillRegistry:
 
         def read(name: str) -> str | None:
             ref = refs.get(name)
-            return None if ref is None else self._text(directory / name, ref)
+            return None if ref is None else self._text(scope, directory / name, ref)
 
-        text = self._text(directory / SKILL_FILE, refs[SKILL_FILE], limit=MAX_SKILL)
+        text = self._text(scope, directory / SKILL_FILE, refs[SKILL_FILE], limit=MAX_SKILL)
         try:
             return skill_package(
                 text,
@@ -308,9 +311,9 @@ class SkillRegistry:
         except RecipeImportError as exc:
             raise SkillPackageRefused(f"{exc}; nothing was registered") from None
 
-    def _text(self, path: Path, ref: ArtifactRef, limit: int | None = None) -> str:
+    def _text(self, scope: Scope, path: Path, ref: ArtifactRef, limit: int | None = None) -> str:
         try:
-            data = self._artifacts.read_bytes(ref.sha256, limit or self.max_file_bytes)
+            data = self._artifacts.read_bytes(scope, ref.sha256, limit or self.max_file_bytes)
         except ArtifactTooLarge:
             raise SkillPackageRefused(
                 f"{path}: larger than {limit or self.max_file_bytes:,} bytes"
@@ -320,7 +323,7 @@ class SkillRegistry:
         except UnicodeDecodeError as exc:
             raise SkillPackageRefused(f"{path}: not UTF-8 text (byte {exc.start})") from None
 
-    def _fetch(self, where: str, rel: str, ref: ArtifactRef, work: Path) -> None:
+    def _fetch(self, scope: Scope, where: str, rel: str, ref: ArtifactRef, work: Path) -> None:
         parts = PurePosixPath(rel).parts
         if PurePosixPath(rel).is_absolute() or not parts or ".." in parts or "\\" in rel:
             raise SkillIntegrityError(
@@ -330,7 +333,7 @@ class SkillRegistry:
         path = work.joinpath(*parts)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._artifacts.get_to_file(ref.sha256, path)
+            self._artifacts.get_to_file(scope, ref.sha256, path)
         except (ArtifactCorrupt, ArtifactNotFound) as exc:
             raise SkillIntegrityError(
                 f"{where}: file {rel!r} cannot be materialized ({exc}); register the package "

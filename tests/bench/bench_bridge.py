@@ -41,6 +41,7 @@ from activities.store.events import EventStore, open_event_store
 from compiler.hashing import sha256_text
 from schemas.bridge import BridgePolicy
 from schemas.events import EventDraft
+from schemas.scope import Scope
 from tests.bench.report import run_alone
 
 ROUNDS = 5
@@ -142,6 +143,7 @@ def _measure(root: Path) -> dict[str, list[float]]:
         contract_hash=sha256_text("bench contract"),
         allowed_tool_ids=[TOOL],
         bridge_call_budget=10**9,
+        scope=Scope.default(),
     )
 
     def ledger(kind: type[BridgeLedger]) -> BridgeLedger:

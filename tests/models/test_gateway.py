@@ -29,6 +29,7 @@ from schemas.models import (
     ToolDef,
     ToolResultBlock,
 )
+from schemas.scope import Scope
 from tests.support.messages_server import MessagesServer
 
 OPUS = "anthropic:claude-opus-4-6"
@@ -68,6 +69,7 @@ def make_request(text: str = "Summarize the invoices", **fields: Any) -> ModelRe
 
 def make_scope(call_key: str = "exec:turn-1", **fields: Any) -> CallScope:
     values: dict[str, Any] = {
+        "scope": Scope.default(),
         "run_id": "run-1",
         "stream_id": STREAM,
         "step_key": "s1",
@@ -151,7 +153,7 @@ def test_a_call_writes_one_model_called_event_with_usage_cost_and_latency(stores
     )
     assert (call.step_key, call.attempt, call.iteration) == ("s1", 1, 1)
     assert call.response_ref is not None
-    stored = stores.artifacts.read_bytes(call.response_ref["sha256"], 1 << 20)
+    stored = stores.artifacts.read_bytes(Scope.default(), call.response_ref["sha256"], 1 << 20)
     assert ModelResponse.model_validate_json(stored) == result.response
 
     usage = usage_from_events(stores.events.read_stream(STREAM))
@@ -174,7 +176,7 @@ def test_the_prompt_is_stored_once(stores: Stores) -> None:
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
     # one prompt and one response (the same answer both times), each stored once
     assert len(blobs(stores.root)) == 2
-    assert gw.prompts.get(first.prompt_hash) == request
+    assert gw.prompts.get(Scope.default(), first.prompt_hash) == request
     assert len(stores.events.read_stream(STREAM)) == 2
 
 
@@ -452,7 +454,7 @@ def test_a_thinking_tool_loop_is_stored_and_replayed_with_its_thinking(stores: S
     assert second.response.content[0] == ThinkingBlock(thinking="It printed 42", signature="sig-2")
     assert second.response.text == "Total: $42"
     # the thinking is part of the stored prompt, and of its hash
-    stored = gw.prompts.get(second.prompt_hash)
+    stored = gw.prompts.get(Scope.default(), second.prompt_hash)
     assert stored == second_request
     assert stored.messages[1].content[0] == first.response.content[0]
     assert second.prompt_hash == prompt_hash(second_request)

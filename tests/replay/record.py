@@ -18,6 +18,7 @@ from uuid import uuid4
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 
 from schemas.budget import BudgetLimits, ExtendBudgetInput
+from schemas.scope import Scope
 from tests.temporal_env import temporal_test_env
 from tests.workflows.engine import (
     Engine,
@@ -210,7 +211,7 @@ async def _model_planned(eng: Engine, tmp: Path) -> WorkflowHandle:
 
     sales = tmp / "sales.csv"
     sales.write_text(SALES)
-    ref = eng.services.artifacts.put_file(sales, logical_path="input/sales.csv")
+    ref = eng.services.artifacts.put_file(Scope.default(), sales, logical_path="input/sales.csv")
     # The planner call and the model steps go to the provider's queue (model-queues-v1).
     handle = await eng.start_objective(
         OBJECTIVE, inputs={"sales": ref}, planner_provider="anthropic"

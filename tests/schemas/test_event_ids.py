@@ -3,6 +3,7 @@
 from activities.models.gateway import model_event_id
 from schemas.event_ids import EVENT_ID_MAX, event_id, stream_id
 from schemas.models import CallScope
+from schemas.scope import Scope
 
 
 def test_run_level_ids():
@@ -20,10 +21,12 @@ def test_step_attempt_and_bridge_ids():
 
 
 def test_model_call_ids_keep_their_format():
-    scope = CallScope(run_id="r1", stream_id="r1:step:a", step_key="a", call_key="exec")
+    scope = CallScope(
+        scope=Scope.default(), run_id="r1", stream_id="r1:step:a", step_key="a", call_key="exec"
+    )
     assert model_event_id("model.called.v1", scope) == "r1:model.called.v1:a:1:1:exec"
     assert model_event_id("model.failed.v1", scope, "2") == "r1:model.failed.v1:a:1:1:exec:2"
-    runless = CallScope(stream_id="s", call_key="k")
+    runless = CallScope(scope=Scope.default(), stream_id="s", call_key="k")
     assert model_event_id("model.called.v1", runless) == "-:model.called.v1:-:1:1:k"
 
 

@@ -1,5 +1,6 @@
-"""Fixtures of the store contract tests: the real PostgreSQL server and its databases."""
+"""Fixtures of the store contract tests: real PostgreSQL and S3 servers."""
 
 from tests.store.postgres import postgres_database_url, postgres_server
+from tests.store.s3 import moto_endpoint
 
-__all__ = ["postgres_database_url", "postgres_server"]
+__all__ = ["moto_endpoint", "postgres_database_url", "postgres_server"]

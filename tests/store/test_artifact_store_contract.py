@@ -4,41 +4,28 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
-import subprocess
-import sys
 import threading
-import time
 import uuid
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
 
-from activities.store.artifacts import (
-    ArtifactStore,
-    LocalArtifactStore,
-    S3ArtifactStore,
-    open_artifact_store,
-    s3_client,
-)
+from activities.store.artifacts import ArtifactStore, LocalArtifactStore, open_artifact_store
+from activities.store.artifacts_s3 import S3ArtifactStore, s3_client
 from activities.store.errors import (
     ArtifactCorrupt,
     ArtifactNotFound,
     ArtifactTooLarge,
     UnsafeSource,
 )
+from schemas.scope import Scope
+from tests.store.s3 import CREDENTIALS
 
 DATA = b"invoice,amount\nA-1,12.50\n"
 DIGEST = "sha256:" + hashlib.sha256(DATA).hexdigest()
-# Dummy credentials handed to the client directly, so nothing depends on the environment.
-CREDENTIALS = {
-    "aws_access_key_id": "forge-test",
-    "aws_secret_access_key": "forge-test-secret",
-    "region_name": "us-east-1",
-}
+SCOPE = Scope.default()  # the layout from before tenants; tests/store/test_artifact_tenancy.py
 
 
 class ArtifactStoreContract:
@@ -50,67 +37,67 @@ class ArtifactStoreContract:
     def test_put_and_get_round_trip(self, store: ArtifactStore, tmp_path: Path) -> None:
         source = tmp_path / "in.csv"
         source.write_bytes(DATA)
-        ref = store.put_file(source, logical_path="input/in.csv", media_type="text/csv")
+        ref = store.put_file(SCOPE, source, logical_path="input/in.csv", media_type="text/csv")
         assert (ref.artifact_id, ref.sha256, ref.size_bytes) == (DIGEST, DIGEST, len(DATA))
         assert (ref.path, ref.media_type) == ("input/in.csv", "text/csv")
-        assert store.exists(DIGEST) and store.exists(DIGEST.removeprefix("sha256:"))
+        assert store.exists(SCOPE, DIGEST) and store.exists(SCOPE, DIGEST.removeprefix("sha256:"))
         dest = tmp_path / "out" / "copy.csv"
         dest.parent.mkdir()
-        store.get_to_file(ref.sha256, dest)
+        store.get_to_file(SCOPE, ref.sha256, dest)
         assert dest.read_bytes() == DATA
-        assert store.read_bytes(DIGEST, 1000) == DATA
+        assert store.read_bytes(SCOPE, DIGEST, 1000) == DATA
         assert sorted(p.name for p in dest.parent.iterdir()) == ["copy.csv"]
 
     def test_put_bytes_and_empty_content(self, store: ArtifactStore, tmp_path: Path) -> None:
-        empty = store.put_bytes(b"", logical_path="meta/empty")
+        empty = store.put_bytes(SCOPE, b"", logical_path="meta/empty")
         assert empty.size_bytes == 0
         assert empty.sha256 == "sha256:" + hashlib.sha256(b"").hexdigest()
-        assert store.read_bytes(empty.sha256, 0) == b""
+        assert store.read_bytes(SCOPE, empty.sha256, 0) == b""
 
     def test_put_is_idempotent(self, store: ArtifactStore, tmp_path: Path) -> None:
-        first = store.put_bytes(DATA, logical_path="a.csv")
+        first = store.put_bytes(SCOPE, DATA, logical_path="a.csv")
         source = tmp_path / "same.csv"
         source.write_bytes(DATA)
-        second = store.put_file(source, logical_path="b.csv")
+        second = store.put_file(SCOPE, source, logical_path="b.csv")
         assert first.sha256 == second.sha256 and second.path == "b.csv"
-        assert store.read_bytes(first.sha256, 1000) == DATA
+        assert store.read_bytes(SCOPE, first.sha256, 1000) == DATA
 
     def test_missing_artifact(self, store: ArtifactStore, tmp_path: Path) -> None:
         absent = "sha256:" + "0" * 64
-        assert not store.exists(absent)
+        assert not store.exists(SCOPE, absent)
         with pytest.raises(ArtifactNotFound):
-            store.get_to_file(absent, tmp_path / "x")
+            store.get_to_file(SCOPE, absent, tmp_path / "x")
         with pytest.raises(ArtifactNotFound):
-            store.read_bytes(absent, 10)
+            store.read_bytes(SCOPE, absent, 10)
         assert list(tmp_path.iterdir()) == []
         with pytest.raises(ValueError, match="not a sha256 digest"):
-            store.exists("md5:abc")
+            store.exists(SCOPE, "md5:abc")
 
     def test_read_bytes_enforces_its_limit(self, store: ArtifactStore) -> None:
-        ref = store.put_bytes(DATA, logical_path="a.csv")
+        ref = store.put_bytes(SCOPE, DATA, logical_path="a.csv")
         with pytest.raises(ArtifactTooLarge):
-            store.read_bytes(ref.sha256, len(DATA) - 1)
-        assert store.read_bytes(ref.sha256, len(DATA)) == DATA
+            store.read_bytes(SCOPE, ref.sha256, len(DATA) - 1)
+        assert store.read_bytes(SCOPE, ref.sha256, len(DATA)) == DATA
 
     def test_tampered_blob_is_refused_and_leaves_no_file(
         self, store: ArtifactStore, tmp_path: Path
     ) -> None:
-        ref = store.put_bytes(DATA, logical_path="a.csv")
+        ref = store.put_bytes(SCOPE, DATA, logical_path="a.csv")
         self.tamper(store, ref.sha256, DATA.replace(b"12.50", b"99.99"))
         dest = tmp_path / "copy.csv"
         with pytest.raises(ArtifactCorrupt, match=ref.sha256):
-            store.get_to_file(ref.sha256, dest)
+            store.get_to_file(SCOPE, ref.sha256, dest)
         assert list(tmp_path.iterdir()) == []  # neither dest nor a temporary part file
         with pytest.raises(ArtifactCorrupt):
-            store.read_bytes(ref.sha256, 1000)
+            store.read_bytes(SCOPE, ref.sha256, 1000)
 
     def test_failed_get_keeps_the_previous_dest(self, store: ArtifactStore, tmp_path: Path) -> None:
-        ref = store.put_bytes(DATA, logical_path="a.csv")
+        ref = store.put_bytes(SCOPE, DATA, logical_path="a.csv")
         self.tamper(store, ref.sha256, b"garbage")
         dest = tmp_path / "copy.csv"
         dest.write_bytes(b"previous")
         with pytest.raises(ArtifactCorrupt):
-            store.get_to_file(ref.sha256, dest)
+            store.get_to_file(SCOPE, ref.sha256, dest)
         assert dest.read_bytes() == b"previous"
         assert [p.name for p in tmp_path.iterdir()] == ["copy.csv"]
 
@@ -120,16 +107,16 @@ class ArtifactStoreContract:
         link = tmp_path / "output.csv"
         link.symlink_to(secret)
         with pytest.raises(UnsafeSource, match="symlink"):
-            store.put_file(link, logical_path="output/output.csv")
-        assert not store.exists("sha256:" + hashlib.sha256(b"host secret").hexdigest())
+            store.put_file(SCOPE, link, logical_path="output/output.csv")
+        assert not store.exists(SCOPE, "sha256:" + hashlib.sha256(b"host secret").hexdigest())
 
     def test_refuses_non_regular_sources(self, store: ArtifactStore, tmp_path: Path) -> None:
         fifo = tmp_path / "pipe"
         os.mkfifo(fifo)
         with pytest.raises(UnsafeSource, match="not a regular file"):
-            store.put_file(fifo, logical_path="output/pipe")  # must not block on the FIFO
+            store.put_file(SCOPE, fifo, logical_path="output/pipe")  # must not block on the FIFO
         with pytest.raises(UnsafeSource, match="not a regular file"):
-            store.put_file(tmp_path, logical_path="output/dir")
+            store.put_file(SCOPE, tmp_path, logical_path="output/dir")
 
     def test_large_file_is_streamed(self, store: ArtifactStore, tmp_path: Path) -> None:
         source = tmp_path / "big.bin"
@@ -140,18 +127,18 @@ class ArtifactStoreContract:
                 chunk = block[i:] + block[:i]  # 50 distinct MiB without 50 MiB of randomness
                 expected.update(chunk)
                 out.write(chunk)
-        ref = store.put_file(source, logical_path="output/big.bin")
+        ref = store.put_file(SCOPE, source, logical_path="output/big.bin")
         assert ref.sha256 == "sha256:" + expected.hexdigest()
         assert ref.size_bytes == 50 << 20
         dest = tmp_path / "big.copy"
-        store.get_to_file(ref.sha256, dest)
+        store.get_to_file(SCOPE, ref.sha256, dest)
         copied = hashlib.sha256()
         with dest.open("rb") as inp:
             while chunk := inp.read(1 << 20):
                 copied.update(chunk)
         assert copied.hexdigest() == expected.hexdigest()
         with pytest.raises(ArtifactTooLarge):
-            store.read_bytes(ref.sha256, 1 << 20)
+            store.read_bytes(SCOPE, ref.sha256, 1 << 20)
 
 
 class TestLocal(ArtifactStoreContract):
@@ -169,31 +156,31 @@ class TestLocal(ArtifactStoreContract):
     def test_bytes_already_stored_are_not_written_again(
         self, store: ArtifactStore, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        first = store.put_bytes(DATA, logical_path="a.csv")
+        first = store.put_bytes(SCOPE, DATA, logical_path="a.csv")
 
-        def no_write(_src: object) -> tuple[str, int]:
+        def no_write(_scope: object, _src: object) -> tuple[str, int]:
             raise AssertionError("stored bytes were written again")
 
         monkeypatch.setattr(store, "_ingest", no_write)
-        again = store.put_bytes(DATA, logical_path="b.csv", media_type="text/csv")
+        again = store.put_bytes(SCOPE, DATA, logical_path="b.csv", media_type="text/csv")
         assert (again.sha256, again.size_bytes, again.path) == (first.sha256, len(DATA), "b.csv")
         with pytest.raises(AssertionError, match="written again"):
-            store.put_bytes(DATA + b"new", logical_path="c.csv")
+            store.put_bytes(SCOPE, DATA + b"new", logical_path="c.csv")
 
     def test_a_copy_for_one_attempt_is_verified_without_a_flush_to_disk(
         self, store: ArtifactStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     ) -> None:
-        ref = store.put_bytes(DATA, logical_path="a.csv")
+        ref = store.put_bytes(SCOPE, DATA, logical_path="a.csv")
         flushed: list[int] = []
         real_fsync = os.fsync
         monkeypatch.setattr(os, "fsync", lambda fd: (flushed.append(fd), real_fsync(fd)))
-        store.get_to_file(ref.sha256, tmp_path / "work.csv", durable=False)
+        store.get_to_file(SCOPE, ref.sha256, tmp_path / "work.csv", durable=False)
         assert (tmp_path / "work.csv").read_bytes() == DATA and flushed == []
-        store.get_to_file(ref.sha256, tmp_path / "kept.csv")
+        store.get_to_file(SCOPE, ref.sha256, tmp_path / "kept.csv")
         assert len(flushed) == 1
         self.tamper(store, ref.sha256, b"tampered")
         with pytest.raises(ArtifactCorrupt):
-            store.get_to_file(ref.sha256, tmp_path / "bad.csv", durable=False)
+            store.get_to_file(SCOPE, ref.sha256, tmp_path / "bad.csv", durable=False)
         assert not (tmp_path / "bad.csv").exists()
 
     def test_a_new_blob_is_flushed_with_its_directory_only_when_durable(
@@ -203,9 +190,10 @@ class TestLocal(ArtifactStoreContract):
         flushed: list[int] = []
         real_fsync = os.fsync
         monkeypatch.setattr(os, "fsync", lambda fd: (flushed.append(fd), real_fsync(fd)))
-        store.put_bytes(DATA, logical_path="a.csv")
-        # The blob, its new prefix directory, and the directory holding that prefix.
-        assert len(flushed) == (3 if store.durable else 0)
+        store.put_bytes(SCOPE, DATA, logical_path="a.csv")
+        # The blob, its new prefix directory, and the new directories above it (sha256/ and
+        # the root holding it), so a power loss cannot drop a directory entry a blob needs.
+        assert len(flushed) == (4 if store.durable else 0)
         flushed.clear()
         digest = hashlib.sha256(DATA).hexdigest()
         same_prefix = next(
@@ -213,20 +201,20 @@ class TestLocal(ArtifactStoreContract):
             for n in range(100_000)
             if hashlib.sha256(b := f"{n}".encode()).hexdigest()[:2] == digest[:2]
         )
-        store.put_bytes(same_prefix, logical_path="c.csv")  # the prefix directory exists now
+        store.put_bytes(SCOPE, same_prefix, logical_path="c.csv")  # the prefix directory exists now
         assert len(flushed) == (2 if store.durable else 0)  # the blob, then its directory
         flushed.clear()
-        store.put_bytes(DATA, logical_path="b.csv")  # already stored: nothing to flush
+        store.put_bytes(SCOPE, DATA, logical_path="b.csv")  # already stored: nothing to flush
         big = tmp_path / "big.bin"
         big.write_bytes(os.urandom(3 << 20))  # past SMALL_FILE: streamed through _ingest
         prefix = store.root / "sha256" / hashlib.sha256(big.read_bytes()).hexdigest()[:2]
         new_prefix = not prefix.is_dir()
-        store.put_file(big, logical_path="big.bin")
+        store.put_file(SCOPE, big, logical_path="big.bin")
         assert len(flushed) == ((3 if new_prefix else 2) if store.durable else 0)
 
     def test_layout_is_content_addressed_and_read_only(self, store: ArtifactStore) -> None:
         assert isinstance(store, LocalArtifactStore)
-        ref = store.put_bytes(DATA, logical_path="a.csv")
+        ref = store.put_bytes(SCOPE, DATA, logical_path="a.csv")
         digest = ref.sha256.removeprefix("sha256:")
         blob = store.root / "sha256" / digest[:2] / digest[2:]
         assert blob.read_bytes() == DATA
@@ -258,51 +246,20 @@ class TestLocalNotDurable(TestLocal):
     def test_a_blob_an_os_crash_tore_is_refused_then_written_again(
         self, store: ArtifactStore, tmp_path: Path
     ) -> None:
-        ref = store.put_bytes(DATA, logical_path="a.csv")
+        ref = store.put_bytes(SCOPE, DATA, logical_path="a.csv")
         self.tamper(store, ref.sha256, DATA[:5])  # what a lost page cache can leave
         with pytest.raises(ArtifactCorrupt):
-            store.read_bytes(ref.sha256, 1 << 20)
-        again = store.put_bytes(DATA, logical_path="a.csv")
-        assert again == ref and store.read_bytes(ref.sha256, 1 << 20) == DATA
+            store.read_bytes(SCOPE, ref.sha256, 1 << 20)
+        again = store.put_bytes(SCOPE, DATA, logical_path="a.csv")
+        assert again == ref and store.read_bytes(SCOPE, ref.sha256, 1 << 20) == DATA
         # A large file streamed in is written again when the stored blob's size is off.
         big = tmp_path / "big.bin"
         big.write_bytes(os.urandom(3 << 20))
-        big_ref = store.put_file(big, logical_path="big.bin")
+        big_ref = store.put_file(SCOPE, big, logical_path="big.bin")
         for torn in (b"", bytes(big_ref.size_bytes)):  # truncated; zero-filled at full length
             self.tamper(store, big_ref.sha256, torn)
-            assert store.put_file(big, logical_path="big.bin") == big_ref
-            assert store.read_bytes(big_ref.sha256, 4 << 20) == big.read_bytes()
-
-
-@pytest.fixture(scope="session")
-def moto_endpoint() -> Iterator[str]:
-    """A real S3-speaking HTTP server (moto) on a free loopback port."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    # A separate moto_server process, as production talks to S3 over the network.
-    binary = Path(sys.executable).parent / "moto_server"
-    proc = subprocess.Popen(
-        [str(binary), "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        for _ in range(300):
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                if proc.poll() is not None:
-                    raise RuntimeError(f"moto_server exited with {proc.returncode}") from None
-                time.sleep(0.05)
-        else:
-            raise RuntimeError("moto_server did not start listening within 15 s")
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+            assert store.put_file(SCOPE, big, logical_path="big.bin") == big_ref
+            assert store.read_bytes(SCOPE, big_ref.sha256, 4 << 20) == big.read_bytes()
 
 
 class TestS3(ArtifactStoreContract):
@@ -316,10 +273,10 @@ class TestS3(ArtifactStoreContract):
     def tamper(self, store: ArtifactStore, sha256: str, data: bytes) -> None:
         assert isinstance(store, S3ArtifactStore)
         digest = sha256.removeprefix("sha256:")
-        store._client.put_object(Bucket=store.bucket, Key=store._key(digest), Body=data)
+        store._client.put_object(Bucket=store.bucket, Key=store._key(SCOPE, digest), Body=data)
 
     def test_layout(self, store: S3ArtifactStore) -> None:
-        ref = store.put_bytes(DATA, logical_path="a.csv")
+        ref = store.put_bytes(SCOPE, DATA, logical_path="a.csv")
         digest = ref.sha256.removeprefix("sha256:")
         listed = store._client.list_objects_v2(Bucket=store.bucket)["Contents"]
         assert [o["Key"] for o in listed] == [f"runs/sha256/{digest[:2]}/{digest[2:]}"]
@@ -348,9 +305,9 @@ def test_s3_client_does_not_retry() -> None:
         endpoint = f"http://127.0.0.1:{server.server_address[1]}"
         store = S3ArtifactStore("bucket", client=s3_client(endpoint, **CREDENTIALS))
         with pytest.raises(ClientError):
-            store.exists(DIGEST)
+            store.exists(SCOPE, DIGEST)
         with pytest.raises(ClientError):
-            store.read_bytes(DIGEST, 10)
+            store.read_bytes(SCOPE, DIGEST, 10)
         assert hits == ["HEAD", "GET"]
     finally:
         server.shutdown()

@@ -31,6 +31,7 @@ from activities.store.skills_registry import (
 from activities.store.tables import metadata, skills
 from activities.typelib import STDLIB_DIR, load_library, load_skills
 from schemas.profile import SkillPolicy
+from schemas.scope import Scope
 
 # Not a stdlib skill id: a registry skill of that name would be shadowed.
 NAME = "acme-report-builder"
@@ -106,7 +107,9 @@ class SkillRegistryContract:
         found = registry.get(tenant, NAME)
         digests = {p: r.sha256 for p, r in found.files.items()}
         assert reg.sha256 == package_digest(NAME, digests)
-        assert all(artifacts.exists(d) for d in digests.values())
+        # The package's files are the tenant's artifacts, and only the tenant's.
+        assert all(artifacts.exists(Scope.of_tenant(tenant), d) for d in digests.values())
+        assert not any(artifacts.exists(Scope.default(), d) for d in digests.values())
         listed = registry.list(tenant)
         assert list(listed) == [NAME]
         skill = listed[NAME]
@@ -230,7 +233,7 @@ class SkillRegistryContract:
         reg = registry.register(write_package(tmp_path), tenant_id=tenant, actor="alice")
         ref = registry.get(tenant, NAME).files["scripts/render_report.py"]
         digest = parse_digest(ref.sha256)
-        blob = artifacts.root / "sha256" / digest[:2] / digest[2:]
+        blob = artifacts.root / "tenants" / tenant / "sha256" / digest[:2] / digest[2:]
         blob.chmod(0o644)
         blob.write_text("import os; os.system('curl evil')\n", encoding="utf-8")
         dest = tmp_path / "staging"

@@ -16,6 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.store.events import EventStore
 from schemas.events import Event
 from schemas.run import RunInput, RunResult
+from schemas.scope import Scope
 from tests.support.events import catalogue_problems
 from workers import runs
 from workers.plugin import ForgePlugin
@@ -41,9 +42,10 @@ class Engine:
         from compiler.plan.parse import parse_candidate
 
         candidate = parse_candidate(document)
-        refs = runs.bind_inputs(candidate, inputs or {}, self.services.artifacts)
+        scope = extra.get("scope", Scope.default())  # the run's scope: its inputs are its own
+        refs = runs.bind_inputs(candidate, inputs or {}, self.services.artifacts, scope)
         plan_ref = self.services.artifacts.put_bytes(
-            runs.plan_bytes(document), logical_path="meta/plans/test.json"
+            scope, runs.plan_bytes(document), logical_path="meta/plans/test.json"
         )
         run_id = extra.pop("run_id", None) or runs.new_run_id()
         run = RunInput(run_id=run_id, plan_ref=plan_ref, inputs=refs, **self._waits(extra))

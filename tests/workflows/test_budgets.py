@@ -168,7 +168,8 @@ async def test_exhausted_budget_blocks_the_run_until_an_extension(
     assert exhausted.payload["limits"]["max_tokens"] == cap
     assert "forge budget extend" in exhausted.payload["resume_with"]
     assert [e.payload["tokens"] for e in extended] == [1, 10_000]
-    assert extended[1].actor.id == "ana" and extended[1].payload["reason"] == "approved overrun"
+    assert extended[1].scope.actor.id == "ana"
+    assert extended[1].payload["reason"] == "approved overrun"
     assert extended[1].payload["limits"]["max_tokens"] == cap + 10_001
 
 

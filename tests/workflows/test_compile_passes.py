@@ -14,6 +14,7 @@ from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES, PASSES, a
 from schemas.artifacts import ArtifactRef
 from schemas.budget import Usage
 from schemas.run import CompileInput
+from schemas.scope import Scope
 from tests.workflows.engine import BILLING
 
 HISTORIES = Path(__file__).parents[1] / "replay" / "histories"
@@ -55,11 +56,13 @@ def test_compile_passes_freezes_what_the_pass_activities_freeze(tmp_path):
     compile_ = _compile_activities(tmp_path)
     document = json.loads((BILLING / "plan.json").read_text())
     plan_ref = compile_._artifacts.put_bytes(
-        json.dumps(document).encode(), logical_path="meta/plans/plan.json"
+        Scope.default(), json.dumps(document).encode(), logical_path="meta/plans/plan.json"
     )
 
     def inp(ref: ArtifactRef) -> CompileInput:
-        return CompileInput(run_id="run-1", source_ref=ref, profile_ref="default")
+        return CompileInput(
+            run_id="run-1", scope=Scope.default(), source_ref=ref, profile_ref="default"
+        )
 
     ref = plan_ref
     for name in COMPILE_ACTIVITIES[:-1]:
@@ -77,9 +80,15 @@ def test_compile_passes_names_the_pass_that_refused_the_plan(tmp_path):
     compile_ = _compile_activities(tmp_path)
     document = json.loads((BILLING / "plan.json").read_text())
     document["steps"][1]["depends_on"] = ["no-such-step"]
-    ref = compile_._artifacts.put_bytes(json.dumps(document).encode(), logical_path="p.json")
+    ref = compile_._artifacts.put_bytes(
+        Scope.default(), json.dumps(document).encode(), logical_path="p.json"
+    )
     with pytest.raises(ApplicationError) as refused:
-        compile_.compile_passes(CompileInput(run_id="run-1", source_ref=ref, profile_ref="default"))
+        compile_.compile_passes(
+            CompileInput(
+                run_id="run-1", scope=Scope.default(), source_ref=ref, profile_ref="default"
+            )
+        )
     assert refused.value.non_retryable
     assert refused.value.type == "CompilerError"
     assert "no-such-step" in str(refused.value.details) + str(refused.value)

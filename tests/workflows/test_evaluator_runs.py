@@ -11,6 +11,7 @@ from compiler.recipes import build_plan, load_library
 from compiler.recipes.candidate import DOUBT_RUBRIC, candidate_from_plan, with_verification
 from compiler.recipes.effort import EFFORT_POLICIES
 from schemas.evaluator import EVALUATION_PROOF
+from schemas.scope import Scope
 from tests.workflows.model_env import executor, model_engine, model_step, run_python, text, verdict
 from tests.workflows.plans import code_step, plan
 
@@ -48,7 +49,9 @@ async def test_an_evaluate_step_judges_its_bundle_without_code(temporal_env, tas
         log = eng.services.events.list_events(run_id=result.run_id)
         outputs = {r.path: r for r in result.outputs}
         written = json.loads(
-            eng.services.artifacts.read_bytes(outputs["output/judge.verdict.json"].sha256, 1 << 20)
+            eng.services.artifacts.read_bytes(
+                Scope.default(), outputs["output/judge.verdict.json"].sha256, 1 << 20
+            )
         )
         [request] = server.requests
     assert result.status == "completed"

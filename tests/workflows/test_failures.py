@@ -4,6 +4,7 @@ import logging
 
 import pytest
 
+from schemas.scope import Scope
 from tests.workflows.engine import engine, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
 
@@ -175,7 +176,9 @@ async def test_missing_required_input_fails_closed(temporal_env, task_queue, tmp
         run_inputs=[{"name": "data", "path": "input/data.csv", "kind_key": "table.csv"}],
     )
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
-        ref = eng.services.artifacts.put_bytes(runs.plan_bytes(doc), logical_path="meta/p.json")
+        ref = eng.services.artifacts.put_bytes(
+            Scope.default(), runs.plan_bytes(doc), logical_path="meta/p.json"
+        )
         # Bypass the CLI's own check: the harness must refuse on its own.
         run = RunInput(run_id=runs.new_run_id(), plan_ref=ref, inputs={})
         result = await (await runs.start_run(eng.client, eng.settings, run)).result()
@@ -259,3 +262,32 @@ async def test_a_planted_symlink_fails_the_step(temporal_env, task_queue, tmp_pa
     result, _ = await _run(temporal_env, task_queue, tmp_path, _two_steps(code))
     err = result.steps["bad"].error
     assert err.failure_class == "CONTRACT_VIOLATION" and "meta/peek" in err.message
+
+
+async def test_an_input_of_another_tenant_is_missing_not_read(temporal_env, task_queue, tmp_path):
+    """A run of globex handed a reference acme stored fails closed: the bytes are never read."""
+    from schemas.run import RunInput
+    from workers import runs
+
+    doc = plan(
+        code_step(
+            "read",
+            "open('input/data.csv').read()\n" + write_json("output/r.json"),
+            ["output/r.json"],
+            reads=["input/data.csv"],
+        ),
+        run_inputs=[{"name": "data", "path": "input/data.csv", "kind_key": "table.csv"}],
+    )
+    acme, globex = Scope(tenant="acme"), Scope(tenant="globex")
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        store = eng.services.artifacts
+        secret = store.put_bytes(acme, b"a,b\n1,2\n", logical_path="input/data.csv")
+        ref = store.put_bytes(globex, runs.plan_bytes(doc), logical_path="meta/p.json")
+        run = RunInput(
+            run_id=runs.new_run_id(), scope=globex, plan_ref=ref, inputs={"data": secret}
+        )
+        result = await (await runs.start_run(eng.client, eng.settings, run)).result()
+    err = result.steps["read"].error
+    assert err.failure_class == "MISSING_INPUT" and "input/data.csv" in err.message
+    assert "globex" in err.message and "acme" not in err.message
+    assert result.steps["read"].attempts == 1

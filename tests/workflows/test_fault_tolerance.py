@@ -12,6 +12,7 @@ from pathlib import Path
 from activities.sandbox import sweep
 from activities.store.events import open_event_store
 from schemas.run import RunInput
+from schemas.scope import Scope
 from tests.workflows.engine import forge_client, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
 from workers import runs
@@ -99,7 +100,9 @@ async def test_sigkilled_worker_is_replaced_and_the_run_completes_once(
     client = await forge_client(temporal_env)
     address = temporal_env.client.service_client.config.target_host
     document = _slow_plan()
-    ref = services.artifacts.put_bytes(runs.plan_bytes(document), logical_path="meta/p.json")
+    ref = services.artifacts.put_bytes(
+        Scope.default(), runs.plan_bytes(document), logical_path="meta/p.json"
+    )
     run = RunInput(run_id=runs.new_run_id(), plan_ref=ref)
     first = _worker(home, address, task_queue)
     second = None

@@ -84,7 +84,7 @@ async def test_approve_by_update_runs_the_gated_step(temporal_env, task_queue, t
     assert result.status == "completed"
     assert result.gates["gate-ship"].status == "approved"
     decided = [e for e in events if e.type == "gate.decided.v1"]
-    assert len(decided) == 1 and decided[0].actor.id == "ana"
+    assert len(decided) == 1 and decided[0].scope.actor.id == "ana"
     assert decided[0].payload["reason"] == "checked the evidence"
     assert [e.type for e in events].count("gate.requested.v1") == 1
 

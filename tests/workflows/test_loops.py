@@ -7,6 +7,7 @@ meta/iteration and leaves its done-note in work/note.md. Every pass is recorded
 
 import json
 
+from schemas.scope import Scope
 from tests.workflows.engine import engine
 from tests.workflows.plans import code_step, plan
 
@@ -38,7 +39,7 @@ async def test_until_dry_stops_when_the_note_says_nothing_new(temporal_env, task
         result = await handle.result()
         passes = iterations(eng, handle.id)
         [ref] = result.steps["sweep"].outputs
-        content = json.loads(eng.services.artifacts.read_bytes(ref.sha256, 1024))
+        content = json.loads(eng.services.artifacts.read_bytes(Scope.default(), ref.sha256, 1024))
     step = result.steps["sweep"]
     assert result.status == "completed" and step.status == "done"
     assert step.iterations == 3 and step.note == "no new findings"
@@ -78,7 +79,7 @@ async def test_a_failed_later_pass_keeps_the_last_good_results(temporal_env, tas
         result = await handle.result()
         passes = iterations(eng, handle.id)
         [ref] = result.steps["sweep"].outputs
-        content = json.loads(eng.services.artifacts.read_bytes(ref.sha256, 1024))
+        content = json.loads(eng.services.artifacts.read_bytes(Scope.default(), ref.sha256, 1024))
     assert result.status == "completed" and result.steps["sweep"].status == "done"
     assert result.steps["sweep"].iterations == 1 and content == {"pass": 1}
     assert passes[-1]["iteration"] == 2 and "pass 2 failed" in passes[-1]["stopped"]

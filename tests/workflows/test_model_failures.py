@@ -15,6 +15,7 @@ from typing import Any
 from activities.typelib import load_profiles
 from schemas.budget import BudgetLimits, ExtendBudgetInput
 from schemas.events import Actor
+from schemas.scope import Scope
 from tests.workflows.engine import wait_for_event
 from tests.workflows.model_env import executor, model_engine, model_step, run_python, text
 from tests.workflows.plans import plan
@@ -156,7 +157,9 @@ async def test_requests_off_the_allowlist_are_blocked_and_recorded(
             )
             log = eng.services.events.list_events(run_id=result.run_id)
             [ref] = result.outputs
-            out = json.loads(eng.services.artifacts.read_bytes(ref.sha256, 1 << 20))
+            out = json.loads(
+                eng.services.artifacts.read_bytes(Scope.default(), ref.sha256, 1 << 20)
+            )
     assert result.status == "completed"
     assert out["allowed"]["status"] == 200 and "1.25" in out["allowed"]["body"]
     assert out["other_host"] == {"refused": "EGRESS_BLOCKED"}
@@ -176,7 +179,7 @@ async def test_a_tool_the_step_may_not_call_is_refused(temporal_env, task_queue,
         result = await eng.run(plan(model_step("a", ["output/a.json"])))
         log = eng.services.events.list_events(run_id=result.run_id)
         [ref] = result.outputs
-        out = json.loads(eng.services.artifacts.read_bytes(ref.sha256, 1 << 20))
+        out = json.loads(eng.services.artifacts.read_bytes(Scope.default(), ref.sha256, 1 << 20))
     assert out == {"fetch": {"refused": "TOOL_NOT_ALLOWED"}}
     [refusal] = [e.payload for e in log if e.type == "tool.refused.v1"]
     assert refusal["tool"] == "http.request" and "may not call" in refusal["reason"]

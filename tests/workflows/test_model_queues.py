@@ -18,6 +18,7 @@ from activities.store.events import EventStore
 from activities.typelib import load_library, load_profiles
 from compiler.plan.context import CompileContext
 from schemas import names
+from schemas.scope import Scope
 from tests.workflows.engine import engine
 from tests.workflows.model_env import executor, model_engine, run_python, text, verdict
 from tests.workflows.test_evaluator_runs import RUBRIC, report_plan
@@ -72,7 +73,9 @@ async def test_a_worker_without_a_model_leaves_a_model_step_to_one_with_it(
     assert request["model"] == "claude-sonnet-4-6"
     outputs = {r.path: r for r in result.outputs}
     written = json.loads(
-        plain.services.artifacts.read_bytes(outputs["output/judge.verdict.json"].sha256, 1 << 20)
+        plain.services.artifacts.read_bytes(
+            Scope.default(), outputs["output/judge.verdict.json"].sha256, 1 << 20
+        )
     )
     assert written["verdict"] == "pass"
 
@@ -89,7 +92,9 @@ async def test_a_worker_without_a_model_leaves_the_planner_call_to_one_with_it(
     sales = tmp_path / "sales.csv"
     sales.write_text(SALES)
     async with engine(temporal_env, home, task_queue) as plain:
-        ref = plain.services.artifacts.put_file(sales, logical_path="input/sales.csv")
+        ref = plain.services.artifacts.put_file(
+            Scope.default(), sales, logical_path="input/sales.csv"
+        )
         ctx = CompileContext(
             library=load_library(),
             profiles=load_profiles(home=home)[0],

@@ -13,6 +13,7 @@ from temporalio.client import WorkflowFailureError
 
 from compiler.context.manifests import STAGES
 from schemas.evaluator import EVALUATION_PROOF
+from schemas.scope import Scope
 from tests.workflows.model_env import (
     API_KEY,
     executor,
@@ -122,13 +123,15 @@ async def test_an_objective_runs_end_to_end_through_the_model(temporal_env, task
     sales = tmp_path / "sales.csv"
     sales.write_text(SALES)
     async with model_engine(temporal_env, tmp_path / "home", task_queue, SCRIPT) as (eng, server):
-        ref = eng.services.artifacts.put_file(sales, logical_path="input/sales.csv")
+        ref = eng.services.artifacts.put_file(
+            Scope.default(), sales, logical_path="input/sales.csv"
+        )
         handle = await eng.start_objective(OBJECTIVE, inputs={"sales": ref})
         result = await handle.result()
         view = await handle.query(CompiledRunWorkflow.status)
         log = eng.services.events.list_events(run_id=handle.id)
         outputs = {
-            r.path: eng.services.artifacts.read_bytes(r.sha256, 1 << 20).decode()
+            r.path: eng.services.artifacts.read_bytes(Scope.default(), r.sha256, 1 << 20).decode()
             for r in result.outputs
         }
         consumers = [h.get("x-forge-consumer") for h in server.headers]
@@ -176,7 +179,9 @@ async def test_an_objective_runs_end_to_end_through_the_model(temporal_env, task
     assert sorted(e.payload["tool"] for e in bridge) == ["artifact.evaluate", "log.note"]
     # The program that produced the accepted outputs is stored with the step's artifacts.
     [done] = [e for e in log if e.type == "step.completed.v1" and e.payload["step_key"] == "totals"]
-    code = eng.services.artifacts.read_bytes(done.payload["code_ref"]["sha256"], 1 << 20).decode()
+    code = eng.services.artifacts.read_bytes(
+        Scope.default(), done.payload["code_ref"]["sha256"], 1 << 20
+    ).decode()
     assert code == TOTALS_CODE
     # Spend is what the provider reported: every call of the run, planning and Pass B/D too.
     spent = result.budget.spent
@@ -205,7 +210,9 @@ async def test_a_malformed_plan_is_repaired_within_bounds(temporal_env, task_que
     sales = tmp_path / "sales.csv"
     sales.write_text(SALES)
     async with model_engine(temporal_env, tmp_path / "home", task_queue, script) as (eng, server):
-        ref = eng.services.artifacts.put_file(sales, logical_path="input/sales.csv")
+        ref = eng.services.artifacts.put_file(
+            Scope.default(), sales, logical_path="input/sales.csv"
+        )
         handle = await eng.start_objective(OBJECTIVE, inputs={"sales": ref})
         result = await handle.result()
         log = eng.services.events.list_events(run_id=handle.id)
@@ -284,11 +291,13 @@ async def test_a_chosen_skill_is_bound_and_mounted_read_only(temporal_env, task_
     sales = tmp_path / "sales.csv"
     sales.write_text(SALES)
     async with model_engine(temporal_env, tmp_path / "home", task_queue, script) as (eng, server):
-        ref = eng.services.artifacts.put_file(sales, logical_path="input/sales.csv")
+        ref = eng.services.artifacts.put_file(
+            Scope.default(), sales, logical_path="input/sales.csv"
+        )
         handle = await eng.start_objective(OBJECTIVE, inputs={"sales": ref})
         result = await handle.result()
         [out] = result.outputs
-        totals = eng.services.artifacts.read_bytes(out.sha256, 1 << 20).decode()
+        totals = eng.services.artifacts.read_bytes(Scope.default(), out.sha256, 1 << 20).decode()
         executor_request = next(
             r
             for r, h in zip(server.requests, server.headers, strict=True)
@@ -340,7 +349,7 @@ async def test_the_api_key_never_reaches_the_sandbox_or_the_record(
         )
         log = eng.services.events.list_events(run_id=result.run_id)
         [out] = result.outputs
-        env = json.loads(eng.services.artifacts.read_bytes(out.sha256, 1 << 20))
+        env = json.loads(eng.services.artifacts.read_bytes(Scope.default(), out.sha256, 1 << 20))
     assert result.status == "completed"
     assert not any("ANTHROPIC" in k or API_KEY in v for k, v in env.items())
     assert API_KEY not in json.dumps([e.model_dump(mode="json") for e in log])

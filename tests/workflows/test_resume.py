@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from schemas.scope import Scope
 from tests.workflows.engine import engine, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
 
@@ -65,8 +66,10 @@ def test_reuse_refuses_changed_contracts_inputs_and_missing_outputs(tmp_path):
     from workers.worker import Services
 
     services = Services.from_settings(Settings(home=tmp_path / "home"))
-    out = services.artifacts.put_bytes(b'{"ok": true}', logical_path="output/a.json")
-    given = services.artifacts.put_bytes(b"x,y\n1,2\n", logical_path="input/d.csv")
+    out = services.artifacts.put_bytes(
+        Scope.default(), b'{"ok": true}', logical_path="output/a.json"
+    )
+    given = services.artifacts.put_bytes(Scope.default(), b"x,y\n1,2\n", logical_path="input/d.csv")
     step = ReusableStep(
         step_key="a",
         contract_hash="sha256:c1",
@@ -78,6 +81,7 @@ def test_reuse_refuses_changed_contracts_inputs_and_missing_outputs(tmp_path):
     def attempt(**over):
         fields = {
             "run_id": "run-new",
+            "scope": Scope.default(),
             "resumed_from": "run-old",
             "step": step,
             "contract_hash": "sha256:c1",
@@ -87,7 +91,7 @@ def test_reuse_refuses_changed_contracts_inputs_and_missing_outputs(tmp_path):
         return reuse.reuse(ReuseInput(**{**fields, **over}))
 
     assert attempt(contract_hash="sha256:c2").reason == "its contract changed"
-    other = services.artifacts.put_bytes(b"x,y\n9,9\n", logical_path="input/d.csv")
+    other = services.artifacts.put_bytes(Scope.default(), b"x,y\n9,9\n", logical_path="input/d.csv")
     assert attempt(inputs={"input/d.csv": other}).reason == "its inputs changed"
     gone = step.model_copy(
         update={"outputs": [out.model_copy(update={"sha256": "sha256:" + "0" * 64})]}

@@ -11,6 +11,7 @@ import pytest
 from temporalio.client import WorkflowFailureError
 
 from compiler.recipes import load_library
+from schemas.scope import Scope
 from tests.workflows.engine import engine
 from tests.workflows.plans import code_step, plan
 from workflows.run import CompiledRunWorkflow
@@ -86,7 +87,9 @@ async def test_no_recipe_match_composes_a_recipe_from_the_skill_library(
     [tagged] = [e for e in log if e.type == "run.tagged.v1"]
     assert tagged.payload["tags"] == [f"recipe:local/{slug}"]
     plan_doc = json.loads(
-        eng.services.artifacts.read_bytes(tagged.payload["plan_ref"]["sha256"], 1 << 20)
+        eng.services.artifacts.read_bytes(
+            Scope.default(), tagged.payload["plan_ref"]["sha256"], 1 << 20
+        )
     )
     assert plan_doc["steps"][0]["invoke_skill"] == "csv-profile"
     assert plan_doc["steps"][0]["expected_outputs"] == [

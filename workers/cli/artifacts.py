@@ -13,14 +13,17 @@ from activities.store.events import open_event_store
 from schemas.event_catalogue import STEP_RECEIPT_POSTFLIGHT, STEP_RECEIPT_PREFLIGHT
 from schemas.event_ids import stream_id
 from schemas.receipts import Receipt
-from workers.cli.common import fail, out, settings
+from schemas.scope import DEFAULT_TENANT
+from workers.cli.common import TenantOption, fail, out, scope_of, settings
 
 
 def artifacts_cmd(
     words: Annotated[list[str], typer.Argument(metavar="RUN | get RUN PATH")],
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Where to write.")] = None,
+    tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """`forge artifacts RUN` lists published outputs; `forge artifacts get RUN PATH -o FILE`."""
+    scope = scope_of(tenant)  # `get` reads the bytes from this tenant's store only
     s = settings()
     events = open_event_store(s.database_url)
     if words[0] == "get":
@@ -33,7 +36,7 @@ def artifacts_cmd(
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
             open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint).get_to_file(
-                latest.sha256, output
+                scope, latest.sha256, output
             )
         except (OSError, StoreError) as exc:
             fail(f"cannot write {output}: {exc}")
@@ -80,7 +83,8 @@ def receipts_cmd(
     for event in found:
         ref = event.payload["receipt_ref"]
         try:
-            raw = store.read_bytes(ref["sha256"], 16 * 1024 * 1024)
+            # The receipt is the artifact of the tenant whose event names it.
+            raw = store.read_bytes(event.scope, ref["sha256"], 16 * 1024 * 1024)
         except StoreError as exc:
             fail(
                 f"the {event.type} receipt of {step_key} is not in the artifact store: {exc}",

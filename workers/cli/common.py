@@ -2,9 +2,10 @@
 
 import json
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -15,6 +16,7 @@ from activities.typelib import load_library, load_profiles
 from compiler.errors import CompilerError, PackError
 from compiler.plan.context import CompileContext
 from schemas.diagnostics import Diagnostic
+from schemas.scope import DEFAULT_TENANT, SCOPE_ID_PATTERN, Scope
 from workers import runs
 from workers.devserver import DevServerError
 from workers.settings import Settings, SettingsError
@@ -32,6 +34,29 @@ def fail(message: str, detail: str | None = None) -> NoReturn:
     if detail:
         err.print(f"[dim]{escape(detail)}[/]")
     raise typer.Exit(EXIT_REJECTED)
+
+
+TenantOption = Annotated[
+    str, typer.Option("--tenant", metavar="TENANT", help="The tenant to act for (its store).")
+]
+ProjectOption = Annotated[
+    str, typer.Option("--project", metavar="PROJECT", help="The project within the tenant.")
+]
+
+
+def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
+    """The Scope a command's --tenant (and --project) name, or exit 2 saying what is wrong."""
+    try:
+        if project is None:
+            return Scope.of_tenant(tenant)
+        return Scope(tenant=tenant, project=project)
+    except ValidationError:
+        fail(
+            f"--tenant {tenant!r}"
+            + (f" / --project {project!r}" if project is not None else "")
+            + " is not a valid id",
+            f"ids match {SCOPE_ID_PATTERN}: a letter or digit, then letters, digits, '_', '-', '.'",
+        )
 
 
 def settings() -> Settings:

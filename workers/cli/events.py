@@ -16,9 +16,10 @@ from sqlalchemy.exc import SQLAlchemyError
 from activities.store.errors import StoreError
 from activities.store.events import EventStore, open_event_store
 from activities.store.migrate import upgrade
-from activities.store.records import ChainVerification
+from activities.store.records import ChainVerification, stored_envelope
 from schemas.event_catalogue import CATALOGUE
 from schemas.events import Event
+from schemas.scope import DEFAULT_TENANT
 from workers.cli.common import fail, out, settings
 
 __all__ = ["db_app", "events_app"]
@@ -59,7 +60,7 @@ def list_cmd(
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 100,
     as_json: Annotated[
-        bool, typer.Option("--json", help='Print {"events": [...]}, each event whole.')
+        bool, typer.Option("--json", help='Print {"events": [...]}: each event whole, as stored.')
     ] = False,
     wide: Annotated[
         bool, typer.Option("--wide", help="Also show event ids, causes and tenants.")
@@ -72,7 +73,7 @@ def list_cmd(
             "cannot read events",
         )
     if as_json:
-        typer.echo(json.dumps({"events": [e.model_dump(mode="json") for e in found]}, indent=2))
+        typer.echo(json.dumps({"events": [stored_envelope(e) for e in found]}, indent=2))
         return
     if not found:
         out.print("No events match.")
@@ -111,12 +112,12 @@ def types_cmd(
 def _events_table(found: list[Event]) -> Table:
     """What happened, when, to what: ids and causes are left to --wide and --json."""
     runs = {e.run_id for e in found}
-    tenants = {e.tenant_id for e in found}
+    tenants = {e.scope.tenant for e in found}
     days = {e.timestamp.date() for e in found}
     title = f"{len(found)} event(s)"
     if len(runs) == 1 and None not in runs:
         title += f" of {next(iter(runs))}"
-    if len(tenants) == 1 and tenants != {"default"}:
+    if len(tenants) == 1 and tenants != {DEFAULT_TENANT}:
         title += f" · tenant {next(iter(tenants))}"
     if len(days) == 1:
         title += f" · {next(iter(days)):%Y-%m-%d} UTC"
@@ -176,7 +177,7 @@ def _wide_table(found: list[Event]) -> Table:
         table.add_row(
             e.timestamp.strftime("%Y-%m-%d %H:%M:%S"),
             escape(e.type),
-            escape(e.tenant_id),
+            escape(e.scope.tenant),
             escape(e.run_id or "-"),
             escape(f"{e.stream_id}:{e.seq}"),
             escape(e.event_id),

@@ -13,13 +13,17 @@ from temporalio.client import Client
 from activities.sandbox.workspace import WorkspaceViolation
 from compiler.errors import CompilerError
 from schemas.run import RunInput
+from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers import runs
 from workers.cli.common import (
+    ProjectOption,
+    TenantOption,
     compile_context,
     fail,
     out,
     read_plan,
     reject_plan,
+    scope_of,
     settings,
     temporal_client,
 )
@@ -72,8 +76,11 @@ def run_cmd(
         float | None,
         typer.Option("--max-cost", min=0.0001, help="USD cap for this run (default: profile's)."),
     ] = None,
+    tenant: TenantOption = DEFAULT_TENANT,
+    project: ProjectOption = DEFAULT_PROJECT,
 ) -> None:
     """Compile PLAN.json (or match --objective to a recipe), run it on Temporal, show it live."""
+    scope = scope_of(tenant, project)  # built once here; the run carries it everywhere
     s = settings()
     if max_cost is not None and not math.isfinite(max_cost):
         fail(f"--max-cost must be a finite amount of USD, not {max_cost}")
@@ -100,6 +107,7 @@ def run_cmd(
                 objective,
                 _parse_inputs(inputs or []),
                 services.artifacts,
+                scope=scope,
                 profile=profile,
                 max_tokens=max_tokens,
                 max_cost=max_cost,
@@ -123,6 +131,7 @@ def run_cmd(
             plan_file.name,
             _parse_inputs(inputs or []),
             services.artifacts,
+            scope=scope,
             max_tokens=max_tokens,
             max_cost=max_cost,
         )

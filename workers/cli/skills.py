@@ -26,8 +26,9 @@ from activities.store.skills_registry import (
 )
 from activities.typelib import STDLIB_DIR, load_library
 from compiler.errors import PackError
+from schemas.scope import DEFAULT_TENANT
 from schemas.skills import SkillPackage
-from workers.cli.common import err, fail, out, reject_packs, settings
+from workers.cli.common import err, fail, out, reject_packs, scope_of, settings
 
 __all__ = ["skills_app"]
 
@@ -117,8 +118,9 @@ def _short(sha256: str) -> str:
 
 
 @skills_app.command("list")
-def list_cmd(tenant: Tenant = "default") -> None:
+def list_cmd(tenant: Tenant = DEFAULT_TENANT) -> None:
     """Every skill a run of TENANT can bind: stdlib and pack skills, then registry skills."""
+    tenant = scope_of(tenant).tenant  # a valid tenant id, or exit 2 saying why
     library = _library()
     registry = _existing_registry()
     versions: list[RegisteredSkill] = []
@@ -163,9 +165,10 @@ def list_cmd(tenant: Tenant = "default") -> None:
 
 @skills_app.command("show")
 def show_cmd(
-    skill_id: Annotated[str, typer.Argument(metavar="ID")], tenant: Tenant = "default"
+    skill_id: Annotated[str, typer.Argument(metavar="ID")], tenant: Tenant = DEFAULT_TENANT
 ) -> None:
     """One skill: where it comes from, its digest, files and output schema."""
+    tenant = scope_of(tenant).tenant  # a valid tenant id, or exit 2 saying why
     library = _library()
     registry = _existing_registry()
     found: RegisteredSkill | None = None
@@ -208,12 +211,13 @@ def show_cmd(
 @skills_app.command("register")
 def register_cmd(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="The package directory.")],
-    tenant: Tenant = "default",
+    tenant: Tenant = DEFAULT_TENANT,
     actor: Annotated[
         str | None, typer.Option("--actor", help="Who registers it (default: the OS user).")
     ] = None,
 ) -> None:
     """Register the SKILL.md package in DIR for TENANT (a new version when it changed)."""
+    tenant = scope_of(tenant).tenant  # a valid tenant id, or exit 2 saying why
     library = _library()
     name = Path(directory).absolute().name
     if name in library:
@@ -242,9 +246,10 @@ def register_cmd(
 
 @skills_app.command("deprecate")
 def deprecate_cmd(
-    skill_id: Annotated[str, typer.Argument(metavar="ID")], tenant: Tenant = "default"
+    skill_id: Annotated[str, typer.Argument(metavar="ID")], tenant: Tenant = DEFAULT_TENANT
 ) -> None:
     """Deprecate a registry skill of TENANT: runs no longer discover or bind it."""
+    tenant = scope_of(tenant).tenant  # a valid tenant id, or exit 2 saying why
     library = _library()
     if skill_id in library:
         _problem(

@@ -16,6 +16,7 @@ from activities.store.events import EventStore
 from schemas.bridge import BridgePolicy
 from schemas.evaluator import EVALUATION_PROOF
 from schemas.events import Event
+from schemas.scope import Scope
 from schemas.step_events import EvaluationProofRecorded
 from tests.support.sandbox import sandbox_limits
 
@@ -82,6 +83,7 @@ def policy(**overrides: Any) -> BridgePolicy:
         "contract_hash": "sha256:" + "c0" * 32,
         "allowed_tool_ids": ["log.note", "artifact.evaluate", "http.request"],
         "bridge_call_budget": 10,
+        "scope": Scope.default(),
     }
     return BridgePolicy(**{**base, **overrides})
 
