@@ -20,7 +20,7 @@ SHOWN = [s for page in PAGES for s in shown_commands(page)]
 NOT_RUN = {
     "make demo": "the whole demo (the runs it makes are tested in tests/workflows and examples)",
     "forge dev": "starts and stops the embedded dev server the test session uses",
-    "forge packs check my-packs/": "the reader's own pack directory",
+    "forge packs check my-packs/": "the reader's own pack directory (a copy with a typo)",
     "forge worker": "runs until interrupted",
     "forge run": "a live run (ids and timings differ; tests/workers/test_cli_run.py runs it)",
     "forge resume": "a live run",
