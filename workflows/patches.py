@@ -1,7 +1,7 @@
 """The workflow.patched ids, one per change to the command sequence of CompiledRunWorkflow.
 
 A patch id is removed only with workflow.deprecate_patch, once no history without its marker can
-be replayed (README: versioning). tests/replay/histories holds runs from before each of them.
+be replayed (docs/versioning.md). tests/replay/histories holds runs from before each of them.
 """
 
 # A cancelled run cancels its in-flight steps (runs before it never issued those commands).

@@ -129,7 +129,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
             await self._run_dag()
         except asyncio.CancelledError:
             # Versioning: runs started before this change never cancelled their in-flight
-            # steps; replaying them must not issue the cancel commands (README: versioning).
+            # steps; replaying them must not issue the cancel commands (docs/versioning.md).
             if workflow.patched(PATCH_CANCEL_INFLIGHT) and self._running:
                 for task in self._running.values():
                     task.cancel()

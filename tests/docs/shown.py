@@ -28,6 +28,7 @@ class Shown:
     source: str  # file:line of the command
     command: str
     output: list[str]
+    block: str = ""  # file:line of the fence that opens its block: a block's commands share state
 
 
 def shown_commands(path: Path) -> Iterator[Shown]:
@@ -35,18 +36,20 @@ def shown_commands(path: Path) -> Iterator[Shown]:
     lines = path.read_text(encoding="utf-8").splitlines()
     in_block = False
     current: Shown | None = None
+    block = ""
     for number, line in enumerate(lines, start=1):
         if line.startswith("```"):
             if in_block and current is not None:
                 yield current
             in_block, current = not in_block, None
+            block = f"{path.relative_to(ROOT)}:{number}"
             continue
         if not in_block:
             continue
         if line.startswith("$ "):
             if current is not None:
                 yield current
-            current = Shown(f"{path.relative_to(ROOT)}:{number}", line[2:].strip(), [])
+            current = Shown(f"{path.relative_to(ROOT)}:{number}", line[2:].strip(), [], block)
         elif current is not None:
             current.output.append(line)
 

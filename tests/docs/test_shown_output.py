@@ -1,6 +1,10 @@
 """What README.md and docs/ show a command printing is what the command prints today."""
 
+import secrets
 import shlex
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -16,11 +20,25 @@ SHOWN = [s for page in PAGES for s in shown_commands(page)]
 NOT_RUN = {
     "make demo": "the whole demo (the runs it makes are tested in tests/workflows and examples)",
     "forge dev": "starts and stops the embedded dev server the test session uses",
-    "forge packs check my-packs/": "the reader's own pack directory",
-    "forge status run-": "a run id from the reader's own run",
-    "forge budget": "a run id from the reader's own run",
-    "forge sandbox exec": "timings and limits of the reader's machine",
+    "forge packs check my-packs/": "the reader's own pack directory (a copy with a typo)",
+    "forge worker": "runs until interrupted",
     "forge run": "a live run (ids and timings differ; tests/workers/test_cli_run.py runs it)",
+    "forge resume": "a live run",
+    "forge status run-": "a run id from the reader's own run",
+    "forge watch run-": "a run id from the reader's own run",
+    "forge runs": "the reader's runs, from Temporal's visibility",
+    "forge cancel": "a run id from the reader's own run",
+    "forge artifacts": "a run id from the reader's own run",
+    "forge receipts": "a run id from the reader's own run",
+    "forge gates": "the reader's runs waiting at gates",
+    "forge approve": "a run id from the reader's own run",
+    "forge reject": "a run id from the reader's own run",
+    "forge budget show": "a run id from the reader's own run",
+    "forge budget extend run-20261123-075717-2a1000 --tokens 2000": "a run blocked by its budget",
+    "forge events list --run": "a run id from the reader's own run",
+    "forge events list --type": "events of the reader's own runs",
+    "forge events verify --tenant": "the event log of the reader's own runs",
+    "forge sandbox exec": "timings and limits of the reader's machine",
     "python -m tests.support.messages_server": "starts a server",
     "export ": "sets the reader's shell environment",
 }
@@ -31,30 +49,58 @@ def _not_run(shown: Shown) -> str | None:
 
 
 CHECKED = [s for s in SHOWN if _not_run(s) is None]
+# The commands of one fenced block run in order on one FORGE_HOME (`skills register`, then
+# `skills show`), so a block is one test; xdist never splits it across workers.
+BLOCKS: dict[str, list[Shown]] = {}
+for _shown in CHECKED:
+    BLOCKS.setdefault(_shown.block, []).append(_shown)
 
 
 def test_every_shown_command_is_run_or_says_why_not():
-    assert SHOWN, "README.md shows no commands"
+    assert SHOWN, "README.md and docs/ show no commands"
     for shown in CHECKED:
         assert shown.command.startswith("forge "), f"{shown.source}: {shown.command!r} is not run"
 
 
-@pytest.mark.parametrize("shown", CHECKED, ids=[s.source for s in CHECKED])
-def test_shown_output_is_what_the_command_prints(shown: Shown, monkeypatch, tmp_path):
-    monkeypatch.chdir(ROOT)
-    monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
+@pytest.fixture
+def forge_home() -> Iterator[str]:
+    """A fresh FORGE_HOME whose path is as long as `$FORGE_HOME`, so output that wraps a path
+    in it wraps at the same places as the page shows (`$FORGE_HOME/…` there)."""
+    while True:
+        path = Path("/tmp") / f"fh{secrets.token_hex(2)}"  # 11 characters, like "$FORGE_HOME"
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        break
+    assert len(str(path)) == len("$FORGE_HOME")
+    yield str(path)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _printed(shown: Shown, home: str, monkeypatch) -> str:
     # The width the output was shown at: a table squeezed to fit shows the same wrapping.
     monkeypatch.setenv("COLUMNS", str(max((len(x) for x in shown.output), default=80)))
     command = shown.command.split(";")[0]  # `forge …; echo "exit $?"`: the exit code is checked
-    args = shlex.split(command, comments=True)[1:]
+    args = [a.replace("$FORGE_HOME", home) for a in shlex.split(command, comments=True)[1:]]
     result = CliRunner().invoke(app, args)
     printed = result.output
     if 'echo "exit $?"' in shown.command:
         printed += f"\nexit {result.exit_code}"
-    missing = missing_lines(shown.output, printed)
-    assert not missing, (
-        f"{shown.source}: `{shown.command}` no longer prints these shown lines:\n"
-        + "\n".join(missing)
-        + "\n--- it prints:\n"
-        + printed
-    )
+    return printed
+
+
+@pytest.mark.parametrize("block", list(BLOCKS), ids=list(BLOCKS))
+def test_shown_output_is_what_the_command_prints(block: str, monkeypatch, forge_home: str):
+    monkeypatch.chdir(ROOT)
+    home = forge_home
+    monkeypatch.setenv("FORGE_HOME", home)
+    for shown in BLOCKS[block]:
+        printed = _printed(shown, home, monkeypatch)
+        missing = missing_lines(shown.output, printed.replace(home, "$FORGE_HOME"))
+        assert not missing, (
+            f"{shown.source}: `{shown.command}` no longer prints these shown lines:\n"
+            + "\n".join(missing)
+            + "\n--- it prints:\n"
+            + printed
+        )

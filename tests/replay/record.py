@@ -3,7 +3,7 @@
     .venv/bin/python -m tests.replay.record [--tag TAG] [NAME ...]
 
 A history is never re-recorded over: a change to the workflow must keep every committed history
-replaying (see README: versioning). To pin the command sequence of a reshaped workflow, record
+replaying (see docs/versioning.md). To pin the command sequence of a reshaped workflow, record
 its scenarios under a tag (`--tag engine3` writes NAME.engine3.json next to the older ones).
 """
 

@@ -302,7 +302,7 @@ def test_a_user_who_cannot_write_opt_is_told_to_run_sudo_make_runtime():
 
 
 @needs_bwrap
-def test_the_readme_probe_shows_what_the_readme_says(tmp_path, monkeypatch):
+def test_the_probe_shows_what_docs_sandbox_says(tmp_path, monkeypatch):
     from workers.cli import app
 
     monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
