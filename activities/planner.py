@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from activities.models.base import ModelError
 from activities.models.gateway import ModelGateway
@@ -30,13 +29,15 @@ from compiler.plan.planner import MAX_REPAIRS, candidate_from_answer, catalogue,
 from compiler.typesystem.library import TypeLibrary
 from schemas.budget import Usage
 from schemas.context import Block, ContextPack, EvidenceRef, InvokeRequest, RunContext
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.events import EventDraft
 from schemas.models import CallScope, Consumer, Message, ModelRequest, TextBlock
 from schemas.profile import ConsumerBinding, ExecutionProfile
 from schemas.run import PlanInput, PlanResult
 
 INPUT_PEEK_BYTES = 8 * 1024 * 1024
-PLAN_REJECTED = "PLAN_REJECTED"
+PLAN_REJECTED = ErrorCode.PLAN_REJECTED
 
 
 def model_request(
@@ -91,24 +92,22 @@ class PlannerActivities:
             alternatives = f" (recipes that matched weakly: {', '.join(inp.hints)})" * bool(
                 inp.hints
             )
-            raise ApplicationError(
+            raise ForgeError(
                 "this objective needs the planner model and the worker has no model provider: "
                 "set ANTHROPIC_API_KEY (or FORGE_MODEL_SCRIPT to a script file) and restart the "
                 "worker, start the run with a plan (forge run PLAN.json), or reword the objective "
                 f"so one recipe matches clearly (forge recipes match TEXT){alternatives}",
-                *inp.hints,
-                type="PLANNER_UNAVAILABLE",
-                non_retryable=True,
+                code=ErrorCode.PLANNER_UNAVAILABLE,
+                details=inp.hints,
             )
         ctx = self._ctx(inp)
         profile = resolve_profile(ctx).profile
         bindings = profile.planner_phase_bindings
         if "pass_a" not in bindings:
-            raise ApplicationError(
+            raise ForgeError(
                 f"execution profile {profile.profile_id} binds no planner model "
                 "(planner_phase_bindings.pass_a)",
-                type="PLANNER_UNAVAILABLE",
-                non_retryable=True,
+                code=ErrorCode.PLANNER_UNAVAILABLE,
             )
         run_inputs, evidence = self._inputs(inp)
         mode = profile.validation.phases.get("planner_candidate")
@@ -151,10 +150,8 @@ class PlannerActivities:
                     model_request(binding, consumer, system, messages), scope, context=asked
                 )
             except ModelError as exc:
-                raise ApplicationError(
-                    f"planner call failed: {exc.message}",
-                    type=exc.failure_class,
-                    non_retryable=not exc.retryable,
+                raise ForgeError(
+                    f"planner call failed: {exc.message}", code=exc.code, retryable=exc.retryable
                 ) from None
             spent = spent.plus(result.usage())
             answer = result.response.text
@@ -220,12 +217,11 @@ class PlannerActivities:
             scope = scope.model_copy(update={"call_key": f"plan:repair:{attempt + 1}"})
         reasons = [p for problems in history for p in problems]
         self._event(inp, "plan.rejected.v1", "rejected", {"reasons": reasons[:50]})
-        raise ApplicationError(
+        raise ForgeError(
             f"the planner's plan was rejected after {MAX_REPAIRS} repairs: "
             + "; ".join(history[-1][:8]),
-            {"reasons": reasons[:50]},
-            type=PLAN_REJECTED,
-            non_retryable=True,
+            code=PLAN_REJECTED,
+            details=[{"reasons": reasons[:50]}],
         )
 
     def _inputs(self, inp: PlanInput) -> tuple[list[dict[str, Any]], list[EvidenceRef]]:

@@ -25,6 +25,8 @@ from compiler.plan.pipeline import compile_plan
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.plan import PlannerCandidate
 from schemas.run import ReusableStep, RunInput, RunResult, RunStatusView
 from workers.devserver import ensure_address
@@ -35,8 +37,10 @@ from workflows.run import CompiledRunWorkflow
 _QUERY_TIMEOUT = timedelta(seconds=10)
 
 
-class PlanFileError(ValueError):
+class PlanFileError(ForgeError, ValueError):
     """A plan file that cannot be loaded; the message names the file and the field."""
+
+    code = ErrorCode.PLAN_FILE_INVALID
 
 
 def load_plan_document(path: Path, raw: Any) -> dict[str, Any]:

@@ -1,17 +1,19 @@
 """Child runs: a step that `uses:` a recipe runs it as a child CompiledRunWorkflow."""
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
     from compiler import budget as budgetbook
+    from schemas.error_codes import ErrorCode, parse_code
+    from schemas.errors import ForgeError
     from schemas.recipes import RecipePlanInput, RecipePlanResult, TrailEntry
     from schemas.run import RunInput, RunResult, StepExecuteResult, StepNode
     from workflows import policies
     from workflows.causes import app_error, cause_message
     from workflows.core import WORKFLOW_NAME, RunCore
 
-SUB_RECIPE_FAILED = "SUB_RECIPE_FAILED"
+SUB_RECIPE_FAILED = ErrorCode.SUB_RECIPE_FAILED
 
 
 class ChildRuns(RunCore):
@@ -45,11 +47,13 @@ class ChildRuns(RunCore):
             )
         except ActivityError as err:
             cause = app_error(err)
-            raise ApplicationError(
+            raise ForgeError(
                 cause_message(err),
-                {"attempt": iteration},
-                type=cause.type if cause is not None and cause.type else SUB_RECIPE_FAILED,
-                non_retryable=True,
+                code=parse_code(cause.type)
+                if cause is not None and cause.type
+                else SUB_RECIPE_FAILED,
+                retryable=False,
+                details=[{"attempt": iteration}],
             ) from err
         child_id = f"{inp.run_id}-{node.step_key}"[:120] + (
             f"-{iteration}" if iteration > 1 else ""
@@ -81,11 +85,11 @@ class ChildRuns(RunCore):
                 WORKFLOW_NAME, child_in, id=child_id, result_type=RunResult
             )
         except ChildWorkflowError as err:
-            raise ApplicationError(
+            raise ForgeError(
                 f"sub-recipe {node.uses_recipe} (child run {child_id}) failed: {err.cause or err}",
-                {"attempt": iteration},
-                type=SUB_RECIPE_FAILED,
-                non_retryable=True,
+                code=SUB_RECIPE_FAILED,
+                retryable=False,
+                details=[{"attempt": iteration}],
             ) from err
         return await self._child_outcome(node, iteration, child_id, child)
 
@@ -109,12 +113,14 @@ class ChildRuns(RunCore):
                 for k, s in child.steps.items()
                 if s.error is not None
             }
-            raise ApplicationError(
+            raise ForgeError(
                 f"sub-recipe {node.uses_recipe} (child run {child_id}) {child.status}; "
                 + ("; ".join(f"{k}: {v}" for k, v in failures.items()) or (child.error or "")),
-                {"attempt": iteration, "usage": child.budget.spent.model_dump(mode="json")},
-                type=SUB_RECIPE_FAILED,
-                non_retryable=True,
+                code=SUB_RECIPE_FAILED,
+                retryable=False,
+                details=[
+                    {"attempt": iteration, "usage": child.budget.spent.model_dump(mode="json")}
+                ],
             )
         last = [child.steps[k] for k in child.steps if child.steps[k].note]
         return StepExecuteResult(

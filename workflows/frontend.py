@@ -9,6 +9,8 @@ with workflow.unsafe.imports_passed_through():
     from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES
     from schemas.artifacts import ArtifactRef
     from schemas.budget import BudgetState
+    from schemas.error_codes import ErrorCode, parse_code
+    from schemas.errors import ForgeError
     from schemas.recipes import (
         RUN_TAGGED,
         RecipesMatchInput,
@@ -87,8 +89,8 @@ class FrontEnd(RunCore):
                 await self._trail_events([TrailEntry(verb="warn", summary=summary)])
                 return None
             await self._fail_run("recipes", err)
-            raise ApplicationError(
-                f"no plan: {cause_message(err)}", type=policies.COMPILER_ERROR, non_retryable=True
+            raise ForgeError(
+                f"no plan: {cause_message(err)}", code=ErrorCode.COMPILER_ERROR, retryable=False
             ) from err
         self._recipes = RecipeView(effort=found.effort, seeded_by=found.seeded_by)
         await self._trail_events(found.trail)
@@ -110,8 +112,11 @@ class FrontEnd(RunCore):
                 self._root,
                 {"stage": "plan", "error": found.message, "hints": found.hints},
             )
-            raise ApplicationError(
-                found.message, found.hints, type=policies.PLANNER_UNAVAILABLE, non_retryable=True
+            raise ForgeError(
+                found.message,
+                code=ErrorCode.PLANNER_UNAVAILABLE,
+                retryable=False,
+                details=[found.hints],
             )
         if found.outcome == "seeded" and found.candidate_ref is not None:
             await self._log.emit(
@@ -150,10 +155,11 @@ class FrontEnd(RunCore):
             )
         except ActivityError as err:
             await self._fail_run("plan", err)
-            raise ApplicationError(
+            told = cause_type(err)
+            raise ForgeError(
                 f"no plan: {cause_message(err)}",
-                type=cause_type(err) or policies.PLANNER_UNAVAILABLE,
-                non_retryable=True,
+                code=parse_code(told) if told else ErrorCode.PLANNER_UNAVAILABLE,
+                retryable=False,
             ) from err
         self._spend(planned.usage)  # planning is spend of the run too: it counts against caps
         repairs = f", after {planned.repairs} repair(s)" if planned.repairs else ""
@@ -210,10 +216,10 @@ class FrontEnd(RunCore):
                 frozen = await self._compile_per_pass(pass_input)
         except ActivityError as err:
             await self._fail_run("compile", err)
-            raise ApplicationError(
+            raise ForgeError(
                 f"plan rejected by the compiler: {cause_message(err)}",
-                type=policies.COMPILER_ERROR,
-                non_retryable=True,
+                code=ErrorCode.COMPILER_ERROR,
+                retryable=False,
             ) from err
         compiled = await self._log.emit(
             "run.compiled.v1",

@@ -22,6 +22,8 @@ from compiler.hashing import canonical_json, sha256_text
 from schemas.artifacts import ArtifactRef
 from schemas.budget import MODEL_CALLED, ModelCalled, PriceTable, Usage
 from schemas.context import CompiledContext
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.events import Event, EventDraft
 from schemas.models import CallScope, ModelCallResult, ModelRequest, ModelResponse
 
@@ -39,8 +41,10 @@ _EVENT_ID_MAX = 200  # EventDraft.event_id
 _HEAD = 180
 
 
-class LedgerReplayError(RuntimeError):
+class LedgerReplayError(ForgeError, RuntimeError):
     """A recorded model call cannot be replayed (its stored response is missing or unreadable)."""
+
+    code = ErrorCode.MODEL_LEDGER_REPLAY
 
 
 def model_event_id(event_type: str, scope: CallScope, suffix: str = "") -> str:
@@ -104,7 +108,7 @@ class ModelGateway:
         if self._fallback is not None:
             return self._fallback
         raise ModelError(
-            "MODEL_UNAVAILABLE",
+            ErrorCode.MODEL_UNAVAILABLE,
             f"no model provider for {binding_ref}: set ANTHROPIC_API_KEY, or FORGE_MODEL_SCRIPT "
             "to a script file",
         )
@@ -308,7 +312,7 @@ def _refuse_reused_key(stream: list[Event], event_id: str, digest: str, scope: C
     for event in stream:
         if event.event_id == event_id:
             raise ModelError(
-                "MODEL_REQUEST_INVALID",
+                ErrorCode.MODEL_REQUEST_INVALID,
                 f"call_key {scope.call_key!r} (iteration {scope.iteration}, attempt "
                 f"{scope.attempt}) in stream {scope.stream_id!r} already answered another "
                 f"prompt ({event.payload.get('prompt_hash')}, now {digest}); give each "

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from activities.sandbox.client import forge_bridge
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 
 __all__ = [
     "BASE_PYTHON",
@@ -52,8 +54,10 @@ _BRIDGE_SUBDIR = "bridge"
 _BUILD_COMMAND = "make runtime"
 
 
-class StepRuntimeError(RuntimeError):
+class StepRuntimeError(ForgeError, RuntimeError):
     """The step runtime is missing, stale or cannot be built; the message says what to run."""
+
+    code = ErrorCode.STEP_RUNTIME_MISSING
 
 
 @dataclass(frozen=True)

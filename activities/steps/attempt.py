@@ -16,6 +16,7 @@ from schemas.artifacts import Provenance
 from schemas.bridge import BridgePolicy
 from schemas.compiled import CompiledPlan, CompiledStep, DispatchPacket
 from schemas.context import ContextPack, RunContext
+from schemas.error_codes import ErrorCode
 from schemas.events import EventDraft
 from schemas.models import CallScope
 from schemas.profile import ExecutionProfile
@@ -209,7 +210,7 @@ def _workspace(runs_dir: Path, inp: StepExecuteInput, attempt: int) -> Path:
     workspace = (root / inp.run_id / inp.step_key / name).resolve()
     if not workspace.is_relative_to(root) or workspace == root:
         raise step_failure(
-            "CONTRACT_VIOLATION",
+            ErrorCode.CONTRACT_VIOLATION,
             f"workspace {workspace} escapes {root}",
             attempt=attempt,
             retryable=False,

@@ -15,6 +15,7 @@ from activities.typelib import load_library, load_profiles
 from compiler.errors import CompilerError, PackError
 from compiler.plan.context import CompileContext
 from schemas.diagnostics import Diagnostic
+from schemas.errors import ForgeError
 from workers import runs
 from workers.devserver import DevServerError
 from workers.settings import Settings, SettingsError
@@ -34,11 +35,17 @@ def fail(message: str, detail: str | None = None) -> NoReturn:
     raise typer.Exit(EXIT_REJECTED)
 
 
+def fail_error(exc: ForgeError) -> NoReturn:
+    """A ForgeError as its one line, `CODE: message (where) — what to do`, on stderr; exit 2."""
+    err.print(f"[red]error:[/] {escape(exc.line())}", soft_wrap=True)
+    raise typer.Exit(EXIT_REJECTED)
+
+
 def settings() -> Settings:
     try:
         return Settings.from_env()
     except SettingsError as exc:
-        fail(str(exc))
+        fail_error(exc)
 
 
 async def temporal_client(s: Settings) -> Client:
@@ -46,7 +53,7 @@ async def temporal_client(s: Settings) -> Client:
     try:
         return await runs.connect(s)
     except DevServerError as exc:
-        fail(exc.message, exc.detail)
+        fail_error(exc)
     except RuntimeError as exc:
         fail(
             f"cannot reach Temporal: {exc}",
@@ -125,7 +132,7 @@ def read_plan(path: Path) -> dict[str, Any]:
     try:
         return runs.load_plan_document(path, read_json(path))
     except runs.PlanFileError as exc:
-        fail(str(exc))
+        fail_error(exc)
 
 
 def refusal(exc: WorkflowUpdateFailedError) -> str:
