@@ -4,6 +4,7 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.errors import to_application_error
     from compiler import budget as budgetbook
     from schemas.error_codes import ErrorCode, parse_code
     from schemas.errors import ForgeError
@@ -14,6 +15,9 @@ with workflow.unsafe.imports_passed_through():
     from workflows.core import WORKFLOW_NAME, RunCore
 
 SUB_RECIPE_FAILED = ErrorCode.SUB_RECIPE_FAILED
+# The ApplicationErrors here are caught by the run's own step handling (Stepping), which reads
+# their type and details like an activity's: they are built by the one converter, not raised as
+# ForgeErrors (a ForgeError fails the workflow).
 
 
 class ChildRuns(RunCore):
@@ -47,13 +51,15 @@ class ChildRuns(RunCore):
             )
         except ActivityError as err:
             cause = app_error(err)
-            raise ForgeError(
-                cause_message(err),
-                code=parse_code(cause.type)
-                if cause is not None and cause.type
-                else SUB_RECIPE_FAILED,
-                retryable=False,
-                details=[{"attempt": iteration}],
+            raise to_application_error(
+                ForgeError(
+                    cause_message(err),
+                    code=parse_code(cause.type)
+                    if cause is not None and cause.type
+                    else SUB_RECIPE_FAILED,
+                    retryable=False,
+                    details=[{"attempt": iteration}],
+                )
             ) from err
         child_id = f"{inp.run_id}-{node.step_key}"[:120] + (
             f"-{iteration}" if iteration > 1 else ""
@@ -85,11 +91,14 @@ class ChildRuns(RunCore):
                 WORKFLOW_NAME, child_in, id=child_id, result_type=RunResult
             )
         except ChildWorkflowError as err:
-            raise ForgeError(
-                f"sub-recipe {node.uses_recipe} (child run {child_id}) failed: {err.cause or err}",
-                code=SUB_RECIPE_FAILED,
-                retryable=False,
-                details=[{"attempt": iteration}],
+            raise to_application_error(
+                ForgeError(
+                    f"sub-recipe {node.uses_recipe} (child run {child_id}) failed: "
+                    f"{err.cause or err}",
+                    code=SUB_RECIPE_FAILED,
+                    retryable=False,
+                    details=[{"attempt": iteration}],
+                )
             ) from err
         return await self._child_outcome(node, iteration, child_id, child)
 
@@ -113,14 +122,16 @@ class ChildRuns(RunCore):
                 for k, s in child.steps.items()
                 if s.error is not None
             }
-            raise ForgeError(
-                f"sub-recipe {node.uses_recipe} (child run {child_id}) {child.status}; "
-                + ("; ".join(f"{k}: {v}" for k, v in failures.items()) or (child.error or "")),
-                code=SUB_RECIPE_FAILED,
-                retryable=False,
-                details=[
-                    {"attempt": iteration, "usage": child.budget.spent.model_dump(mode="json")}
-                ],
+            raise to_application_error(
+                ForgeError(
+                    f"sub-recipe {node.uses_recipe} (child run {child_id}) {child.status}; "
+                    + ("; ".join(f"{k}: {v}" for k, v in failures.items()) or (child.error or "")),
+                    code=SUB_RECIPE_FAILED,
+                    retryable=False,
+                    details=[
+                        {"attempt": iteration, "usage": child.budget.spent.model_dump(mode="json")}
+                    ],
+                )
             )
         last = [child.steps[k] for k in child.steps if child.steps[k].note]
         return StepExecuteResult(

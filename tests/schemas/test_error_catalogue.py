@@ -51,6 +51,7 @@ _UPPER_SNAKE = re.compile(r"^[A-Z][A-Z0-9]*(_[A-Z0-9]+)+$")
 FAILURE_VALUES = {c.value for c in ErrorCode}
 # Helpers whose first argument (or failure_class=) is a failure code.
 CODE_HELPERS = {"step_failure", "error_reply", "record_refusal", "_refusal", "_refuse"}
+CODE_HELPERS |= set(SEPARATE_PROGRAM_EXCEPTIONS)  # the in-sandbox client's BridgeError(code, ...)
 
 
 def _modules() -> list[Path]:

@@ -18,7 +18,7 @@ from activities.store.events import EventStore, open_event_store
 from activities.store.migrate import upgrade
 from activities.store.records import ChainVerification
 from schemas.events import Event
-from workers.cli.common import fail, out, settings
+from workers.cli.common import fail, fail_error, out, settings
 
 __all__ = ["db_app", "events_app"]
 
@@ -36,7 +36,9 @@ def _guard(action: Callable[[], _T], what: str) -> _T:
     """Run a store action; store and database errors exit 2 with what went wrong."""
     try:
         return action()
-    except (StoreError, ValueError) as exc:
+    except StoreError as exc:
+        fail_error(exc)
+    except ValueError as exc:
         fail(str(exc))
     except SQLAlchemyError as exc:
         # The driver's first line says what failed (refused, auth, unknown database).
