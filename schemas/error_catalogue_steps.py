@@ -135,12 +135,6 @@ STEP_CODES: dict[C, I] = {
         "The sandbox user is out of processes right now (EAGAIN).",
         "Retried later; lower step concurrency if it persists.",
     ),
-    C.STEP_RUNTIME_MISSING: I(
-        False,
-        "sandbox",
-        "The step runtime is missing, stale or cannot be built.",
-        "Run `make runtime` on the worker host and restart the worker.",
-    ),
     C.WORKSPACE_VIOLATION: I(
         False,
         "sandbox",

@@ -53,8 +53,12 @@ class DevServerError(ForgeError, RuntimeError):
     code = ErrorCode.DEV_SERVER
 
     def __init__(self, message: str, detail: str = "") -> None:
-        super().__init__(message, hint=detail or None)
+        super().__init__(f"{message}\n{detail}" if detail else message)
+        self.message = message  # the first line; `detail` (a log tail) follows it in str()
         self.detail = detail
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)

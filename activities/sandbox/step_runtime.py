@@ -26,8 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from activities.sandbox.client import forge_bridge
-from schemas.error_codes import ErrorCode
-from schemas.errors import ForgeError
 
 __all__ = [
     "BASE_PYTHON",
@@ -54,10 +52,11 @@ _BRIDGE_SUBDIR = "bridge"
 _BUILD_COMMAND = "make runtime"
 
 
-class StepRuntimeError(ForgeError, RuntimeError):
+# Not a ForgeError: this module also runs on its own (`python -m activities.sandbox.step_runtime
+# build`, by `make runtime`) with none of Forge's other packages importable. The runner turns
+# it into SandboxUnavailable.
+class StepRuntimeError(RuntimeError):
     """The step runtime is missing, stale or cannot be built; the message says what to run."""
-
-    code = ErrorCode.STEP_RUNTIME_MISSING
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ async def temporal_client(s: Settings) -> Client:
     try:
         return await runs.connect(s)
     except DevServerError as exc:
-        fail_error(exc)
+        fail(exc.line(), exc.detail)  # the detail is a log tail: its own, dim lines
     except RuntimeError as exc:
         fail(
             f"cannot reach Temporal: {exc}",
