@@ -32,6 +32,7 @@ from activities.sandbox.receipts import receipt_summary
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from schemas.compiled import CompiledPlan, CompiledStep
 from schemas.context import ContextPack, EvidenceRef, RunContext
+from schemas.error_codes import ErrorCode
 from schemas.evaluator import EVALUATION_PROOF, EvaluationProof, EvaluationSpec
 from schemas.event_catalogue import STEP_FAILED, TOOL_CALLED
 from schemas.events import Event
@@ -83,7 +84,7 @@ class HarnessSession:
         remaining = None if self._deadline is None else self._deadline - time.monotonic()
         if remaining is not None and remaining < 1:
             raise StepFailure(
-                "SANDBOX_TIMEOUT",
+                ErrorCode.SANDBOX_TIMEOUT,
                 f"the step's timeout of {self._timeout_s:g} s is spent: no time is left to run "
                 "another program",
             )
@@ -98,8 +99,8 @@ class HarnessSession:
         )
         failure = harness.program_failure(result, self._policy)
         if failure is not None and failure.failure_class in (
-            "SANDBOX_SESSION_DEAD",
-            "CONTRACT_VIOLATION",
+            ErrorCode.SANDBOX_SESSION_DEAD,
+            ErrorCode.CONTRACT_VIOLATION,
         ):
             # A dead sandbox or planted links/special files: the attempt ends, no next turn.
             raise failure
@@ -121,7 +122,7 @@ class HarnessSession:
 
     def check(self) -> TurnReport:
         problems: list[str] = []
-        failure_class: str | None = None
+        failure_class: ErrorCode | None = None
         files: dict[str, Any] = {}
         checks: list[Callable[[], None]] = [
             lambda: harness.check_undeclared_writes(self._workspace, self._step, self._pre),
@@ -280,7 +281,7 @@ def run_evaluate_step(
         if proof.verdict == "uncertain" and spec.cycles > 1:
             failed.append(f"still uncertain after {spec.cycles} review cycles")
         raise StepFailure(
-            "EVALUATION_FAILED",
+            ErrorCode.EVALUATION_FAILED,
             f"step {step.step_key}: the evaluator's verdict is {proof.verdict} "
             f"(enforcement block); criteria not passed: {', '.join(failed) or 'none'}; "
             f"{proof.summary[:300]}",
@@ -308,7 +309,9 @@ def _strings(args: dict[str, Any], name: str) -> list[str]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ToolRefused("BAD_ARGUMENTS", f"artifact.evaluate: `{name}` must be a list of strings")
+        raise ToolRefused(
+            ErrorCode.BAD_ARGUMENTS, f"artifact.evaluate: `{name}` must be a list of strings"
+        )
     return value
 
 
@@ -349,7 +352,9 @@ def evaluate_handler(
         derived = _strings(args, "derived") or _strings(args, "path")
         enforcement = args.get("enforcement", "block")
         if enforcement not in ("block", "report"):
-            raise ToolRefused("BAD_ARGUMENTS", "artifact.evaluate: enforcement is block or report")
+            raise ToolRefused(
+                ErrorCode.BAD_ARGUMENTS, "artifact.evaluate: enforcement is block or report"
+            )
         try:
             bundle = bundle_from_workspace(
                 workspace,
@@ -359,7 +364,9 @@ def evaluate_handler(
                 subject=str(args.get("subject", ""))[:500],
             )
         except EvaluationError as exc:
-            raise ToolRefused("BAD_ARGUMENTS", f"artifact.evaluate: {exc.message}") from None
+            raise ToolRefused(
+                ErrorCode.BAD_ARGUMENTS, f"artifact.evaluate: {exc.message}"
+            ) from None
         try:
             proof = evaluator.evaluate(
                 EvaluationRequest(
@@ -391,7 +398,7 @@ def evaluate_handler(
 
 def evaluator_unavailable(_args: dict[str, Any], _call: BridgeCall) -> Any:
     raise ToolRefused(
-        "EVALUATOR_UNAVAILABLE",
+        ErrorCode.EVALUATOR_UNAVAILABLE,
         "artifact.evaluate needs a model and this worker has none: set ANTHROPIC_API_KEY (or "
         "FORGE_MODEL_SCRIPT) and restart the worker",
     )

@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from activities.errors import compiler_failure, model_failure
 from activities.models.base import ModelError
@@ -31,6 +30,8 @@ from schemas.base import FrozenModel
 from schemas.budget import BudgetLimits, Usage
 from schemas.compiled import CompiledPlan, ContractPlan
 from schemas.context import ContextPack, RunContext
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.event_ids import stream_id
 from schemas.models import CallScope
 from schemas.plan import ResolvedPlan
@@ -167,8 +168,8 @@ class CompileActivities:
         try:
             return json.loads(raw)
         except ValueError as exc:
-            raise ApplicationError(
-                f"the plan is not JSON: {exc}", type="CompilerError", non_retryable=True
+            raise ForgeError(
+                f"the plan is not JSON: {exc}", code=ErrorCode.COMPILER_ERROR
             ) from None
 
     def _resolve(self, inp: CompileInput, ctx: CompileContext, document: object) -> Passed:

@@ -8,6 +8,7 @@ import yaml
 
 from compiler.context import ContextError, parse_pack
 from schemas.context import ContextPack
+from schemas.error_codes import ErrorCode
 
 STDLIB_DIR = Path(__file__).resolve().parent.parent / "stdlib"
 
@@ -26,11 +27,12 @@ def _read(path: Path) -> Any:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(unknown line)"
         raise ContextError(
-            "CONTEXT_PACK_INVALID", f"{_display(path)}: {where}: invalid YAML: {exc.problem}"
+            ErrorCode.CONTEXT_PACK_INVALID,
+            f"{_display(path)}: {where}: invalid YAML: {exc.problem}",
         ) from None
     except UnicodeDecodeError as exc:
         raise ContextError(
-            "CONTEXT_PACK_INVALID", f"{_display(path)}: (bytes): not UTF-8: {exc.reason}"
+            ErrorCode.CONTEXT_PACK_INVALID, f"{_display(path)}: (bytes): not UTF-8: {exc.reason}"
         ) from None
 
 
@@ -43,7 +45,7 @@ def _packs_in(directory: Path) -> dict[str, ContextPack]:
         pack = parse_pack(_read(path), source)
         if pack.consumer in found:
             raise ContextError(
-                "CONTEXT_PACK_INVALID",
+                ErrorCode.CONTEXT_PACK_INVALID,
                 f"{source}: consumer: {pack.consumer!r} already has a pack in "
                 f"{sources[pack.consumer]}; keep one pack per consumer in a directory",
             )

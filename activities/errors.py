@@ -1,4 +1,10 @@
-"""Conversion of Forge's permanent errors into Temporal ApplicationErrors at the boundary."""
+"""The one place a ForgeError becomes Temporal's ApplicationError (activities and workflows).
+
+`to_application_error` keeps the failure `type` strings recorded histories and retry policies
+hold: the type is the code's value (schemas.error_codes). The failure converter applies it to
+every ForgeError that leaves an activity, a workflow or an update validator, so code raises
+ForgeErrors and never builds an ApplicationError itself.
+"""
 
 from typing import Any
 
@@ -8,47 +14,64 @@ from temporalio.converter import DefaultFailureConverter, PayloadConverter
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from compiler.errors import CompilerError
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
+
+INVALID_INPUT = ErrorCode.INVALID_INPUT.value
+
+
+def to_application_error(exc: ForgeError, *, benign: bool = False) -> ApplicationError:
+    """`exc` as Temporal's failure: type=code, non_retryable=not retryable.
+
+    Details: the error's own details first (readers take the first one: a step's attempt and
+    usage, a rejected plan's diagnostics), then one dict with the code, where and the hint.
+    BENIGN: a failed step is an outcome the run handles (retry, skip, report), not a fault of
+    the worker; the SDK logs it at debug level without a traceback.
+    """
+    told: dict[str, Any] = {"code": exc.code.value, "hint": exc.hint}
+    if exc.where:
+        told["where"] = str(exc.where)
+    converted = ApplicationError(
+        exc.message or exc.code.value,
+        *exc.details,
+        told,
+        type=exc.code.value,
+        non_retryable=not exc.retryable,
+        category=ApplicationErrorCategory.BENIGN
+        if benign
+        else ApplicationErrorCategory.UNSPECIFIED,
+    )
+    converted.__cause__ = exc.__cause__
+    return converted.with_traceback(exc.__traceback__)
 
 
 def compiler_failure(exc: CompilerError) -> ApplicationError:
     """A rejected plan: non-retryable, every diagnostic in the details."""
-    return ApplicationError(
-        str(exc),
-        *[d.model_dump(mode="json") for d in exc.diagnostics],
-        type="CompilerError",
-        non_retryable=True,
-    )
+    return to_application_error(exc)
 
 
 def step_failure(
-    failure_class: str, message: str, *, attempt: int, retryable: bool, **detail: Any
+    failure_class: ErrorCode, message: str, *, attempt: int, retryable: bool, **detail: Any
 ) -> ApplicationError:
-    """A failed step attempt; its class decides whether Temporal may retry it.
-
-    BENIGN: a step that fails is an outcome the run handles (retry, skip, report), not a fault
-    of the worker; the SDK logs it at debug level without a traceback, and the step activity
-    logs one line naming the step, the attempt and the class instead.
-    """
-    return ApplicationError(
+    """A failed step attempt; its contract decided whether Temporal may retry it (BENIGN)."""
+    failed = ForgeError(
         message,
-        {"attempt": attempt, "failure_class": failure_class, **detail},
-        type=failure_class,
-        non_retryable=not retryable,
-        category=ApplicationErrorCategory.BENIGN,
+        code=failure_class,
+        retryable=retryable,
+        details=[{"attempt": attempt, "failure_class": failure_class.value, **detail}],
     )
+    return to_application_error(failed, benign=True)
 
 
-def model_failure(exc: Any) -> ApplicationError:
+def model_failure(exc: ForgeError) -> ApplicationError:
     """A model call that failed (activities.models.base.ModelError): retryable by its class."""
-    return ApplicationError(
+    failed = ForgeError(
         f"model call failed: {exc.message}",
-        {"failure_class": exc.failure_class},
-        type=exc.failure_class,
-        non_retryable=not exc.retryable,
+        code=exc.code,
+        retryable=exc.retryable,
+        details=[{"failure_class": exc.code.value}],
     )
-
-
-INVALID_INPUT = "INVALID_INPUT"
+    return to_application_error(failed)
 
 
 def validation_message(exc: pydantic.ValidationError) -> str:
@@ -63,8 +86,9 @@ def validation_message(exc: pydantic.ValidationError) -> str:
 class ForgeFailureConverter(DefaultFailureConverter):
     """Temporal failures as Forge shows them.
 
-    A payload that fails validation (an update or signal sent by hand, a corrupt stored
-    document) becomes one clear INVALID_INPUT line instead of pydantic's report and its URL.
+    A ForgeError becomes its ApplicationError (to_application_error). A payload that fails
+    validation (an update or signal sent by hand, a corrupt stored document) becomes one clear
+    INVALID_INPUT line instead of pydantic's report and its URL.
     """
 
     def to_failure(
@@ -72,7 +96,9 @@ class ForgeFailureConverter(DefaultFailureConverter):
     ) -> None:
         if isinstance(exception, pydantic.ValidationError):
             # Retryable as before (an activity's may be mended by a new worker); the trace kept.
-            exception = ApplicationError(
-                validation_message(exception), type=INVALID_INPUT
-            ).with_traceback(exception.__traceback__)
+            invalid = ForgeError(validation_message(exception), code=ErrorCode.INVALID_INPUT)
+            invalid.__traceback__ = exception.__traceback__
+            exception = to_application_error(invalid)
+        elif isinstance(exception, ForgeError):
+            exception = to_application_error(exception)
         super().to_failure(exception, payload_converter, failure)

@@ -29,6 +29,8 @@ from activities.store.events import EventStore
 from compiler.context import compile_context
 from compiler.hashing import sha256_of
 from schemas.context import ContextPack, EvidenceRef, InvokeRequest, RunContext
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.evaluator import (
     EVALUATION_PROOF,
     VERDICT_SCHEMA,
@@ -52,13 +54,12 @@ _VALIDATOR = Draft202012Validator(VERDICT_SCHEMA)
 _FENCE = re.compile(r"^```[a-zA-Z]*\n(.*)\n```$", re.S)
 
 
-class EvaluationError(Exception):
+class EvaluationError(ForgeError):
     """The evaluation could not produce a valid verdict (or its bundle is unusable)."""
 
-    def __init__(self, failure_class: str, message: str) -> None:
-        super().__init__(message)
-        self.failure_class = failure_class
-        self.message = message
+    def __init__(self, failure_class: ErrorCode, message: str) -> None:
+        super().__init__(message, code=ErrorCode(failure_class))
+        self.failure_class = self.code
 
 
 def bundle_from_workspace(
@@ -71,12 +72,12 @@ def bundle_from_workspace(
 ) -> EvidenceBundle:
     """Read the bundle's files from a step workspace, never following links the step planted."""
     if not derived:
-        raise EvaluationError("EVALUATION_INVALID", "the bundle names no derived evidence")
+        raise EvaluationError(ErrorCode.EVALUATION_INVALID, "the bundle names no derived evidence")
     if not [r for r in rubric if r.strip()]:
-        raise EvaluationError("EVALUATION_INVALID", "the bundle has no rubric criteria")
+        raise EvaluationError(ErrorCode.EVALUATION_INVALID, "the bundle has no rubric criteria")
     if len(derived) + len(source) > MAX_BUNDLE_FILES:
         raise EvaluationError(
-            "EVALUATION_INVALID", f"a bundle holds at most {MAX_BUNDLE_FILES} files"
+            ErrorCode.EVALUATION_INVALID, f"a bundle holds at most {MAX_BUNDLE_FILES} files"
         )
     return EvidenceBundle(
         source=[_item(workspace, p) for p in source],
@@ -92,10 +93,10 @@ def _item(workspace: Path, path: str) -> EvidenceItem:
         data = safe_read(workspace, rel, 64 * 1024 * 1024)
     except FileNotFoundError:
         raise EvaluationError(
-            "EVALUATION_INVALID", f"bundle file {path} does not exist in the workspace"
+            ErrorCode.EVALUATION_INVALID, f"bundle file {path} does not exist in the workspace"
         ) from None
     except (WorkspaceViolation, ValueError) as exc:
-        raise EvaluationError("EVALUATION_INVALID", f"bundle file {path}: {exc}") from None
+        raise EvaluationError(ErrorCode.EVALUATION_INVALID, f"bundle file {path}: {exc}") from None
     text = data[:EVIDENCE_TEXT_MAX].decode("utf-8", errors="replace")
     return EvidenceItem(
         path=rel,
@@ -191,7 +192,7 @@ class Evaluator:
                 ),
             ]
         raise EvaluationError(
-            "EVALUATION_INVALID",
+            ErrorCode.EVALUATION_INVALID,
             "the evaluator's verdict does not match its schema after "
             f"{FIX_ATTEMPTS + 1} answers: " + "; ".join(problems[:5]),
         )

@@ -23,6 +23,8 @@ from activities.models.gateway import ModelGateway
 from compiler.context import compile_context
 from schemas.compiled import CompiledStep, DispatchPacket
 from schemas.context import Block, ContextPack, EvidenceRef, InvokeRequest, RunContext
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.models import (
     CallScope,
     Message,
@@ -55,13 +57,12 @@ CODE_MAX = 256 * 1024  # characters of one program
 TAIL = 2000  # characters of stdout/stderr returned to the model
 
 
-class ExecutorFailure(Exception):
+class ExecutorFailure(ForgeError):
     """The attempt ends without verified outputs; failure_class follows seed 000 §6.5."""
 
-    def __init__(self, failure_class: str, message: str) -> None:
-        super().__init__(message)
-        self.failure_class = failure_class
-        self.message = message
+    def __init__(self, failure_class: ErrorCode, message: str) -> None:
+        super().__init__(message, code=ErrorCode(failure_class))
+        self.failure_class = self.code
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class TurnReport:
     stderr_tail: str
     files: dict[str, Any]
     problems: list[str]
-    failure_class: str | None  # the class the attempt fails with if it ends here
+    failure_class: ErrorCode | None  # the class the attempt fails with if it ends here
 
     @property
     def verified(self) -> bool:
@@ -245,7 +246,8 @@ def run_loop(
     budget = spec.packet.execution_contract.tool_budget
     if budget <= 0:
         raise ExecutorFailure(
-            "BUDGET_EXHAUSTED", f"step {spec.step.step_key} has a tool budget of 0: nothing can run"
+            ErrorCode.BUDGET_EXHAUSTED,
+            f"step {spec.step.step_key} has a tool budget of 0: nothing can run",
         )
     context = compile_context(
         pack,
@@ -262,13 +264,15 @@ def run_loop(
     while True:
         if outcome.turns >= budget:
             raise ExecutorFailure(
-                "BUDGET_EXHAUSTED",
+                ErrorCode.BUDGET_EXHAUSTED,
                 f"step {spec.step.step_key}: tool budget of {budget} spent without verified "
                 f"outputs; last: {'; '.join(last.problems) if last else 'nothing ran'}",
             )
         refusal = session.budget_refusal()
         if refusal is not None:
-            raise ExecutorFailure("BUDGET_EXHAUSTED", f"step {spec.step.step_key}: {refusal}")
+            raise ExecutorFailure(
+                ErrorCode.BUDGET_EXHAUSTED, f"step {spec.step.step_key}: {refusal}"
+            )
         call += 1
         scope = spec.scope.model_copy(update={"call_key": f"exec:{call}"})
         result = gateway.call(
@@ -284,7 +288,7 @@ def run_loop(
             # left wrong (a program that never ran: what the outputs lack).
             final = last or session.check()
             raise ExecutorFailure(
-                final.failure_class or "OUTPUT_SHAPE",
+                final.failure_class or ErrorCode.OUTPUT_SHAPE,
                 f"step {spec.step.step_key}: the model ended its turn without verified outputs "
                 f"({'; '.join(final.problems) or 'no program was run'})"
                 + (f"; it said: {response.text[:300]}" if response.text else ""),
@@ -297,7 +301,7 @@ def run_loop(
                 continue
             if outcome.turns >= budget:
                 raise ExecutorFailure(
-                    "BUDGET_EXHAUSTED",
+                    ErrorCode.BUDGET_EXHAUSTED,
                     f"step {spec.step.step_key}: tool budget of {budget} spent without verified "
                     f"outputs; last: {'; '.join(last.problems) if last else 'nothing ran'}",
                 )
@@ -333,10 +337,10 @@ def _dispatch(
             if use.name != RUN_PYTHON
             else f"{RUN_PYTHON} needs a non-empty string `code`"
         )
-        return TurnReport(None, None, "", "", {}, [problem], "CODE_ERROR"), None
+        return TurnReport(None, None, "", "", {}, [problem], ErrorCode.CODE_ERROR), None
     if len(code) > CODE_MAX:
         problem = f"the program is {len(code)} characters; at most {CODE_MAX} are accepted"
-        return TurnReport(None, None, "", "", {}, [problem], "CODE_ERROR"), None
+        return TurnReport(None, None, "", "", {}, [problem], ErrorCode.CODE_ERROR), None
     report = session.run_code(code, turn)
     record(turn, code, report)
     return report, code

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from activities.models.base import ModelError
 from activities.models.gateway import ModelGateway
@@ -31,6 +30,8 @@ from compiler.typesystem.library import TypeLibrary
 from schemas.base import FrozenModel
 from schemas.budget import Usage
 from schemas.context import Block, ContextPack, EvidenceRef, InvokeRequest, RunContext
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.event_catalogue import PLAN_DRAFTED, payload_of
 from schemas.event_catalogue import PLAN_REJECTED as PLAN_REJECTED_EVENT
 from schemas.event_ids import event_id, stream_id
@@ -41,7 +42,7 @@ from schemas.run import PlanInput, PlanResult
 from schemas.run_events import PlanDrafted, PlanRejected
 
 INPUT_PEEK_BYTES = 8 * 1024 * 1024
-PLAN_REJECTED = "PLAN_REJECTED"
+PLAN_REJECTED = ErrorCode.PLAN_REJECTED
 
 
 def model_request(
@@ -96,24 +97,22 @@ class PlannerActivities:
             alternatives = f" (recipes that matched weakly: {', '.join(inp.hints)})" * bool(
                 inp.hints
             )
-            raise ApplicationError(
+            raise ForgeError(
                 "this objective needs the planner model and the worker has no model provider: "
                 "set ANTHROPIC_API_KEY (or FORGE_MODEL_SCRIPT to a script file) and restart the "
                 "worker, start the run with a plan (forge run PLAN.json), or reword the objective "
                 f"so one recipe matches clearly (forge recipes match TEXT){alternatives}",
-                *inp.hints,
-                type="PLANNER_UNAVAILABLE",
-                non_retryable=True,
+                code=ErrorCode.PLANNER_UNAVAILABLE,
+                details=inp.hints,
             )
         ctx = self._ctx(inp)
         profile = resolve_profile(ctx).profile
         bindings = profile.planner_phase_bindings
         if "pass_a" not in bindings:
-            raise ApplicationError(
+            raise ForgeError(
                 f"execution profile {profile.profile_id} binds no planner model "
                 "(planner_phase_bindings.pass_a)",
-                type="PLANNER_UNAVAILABLE",
-                non_retryable=True,
+                code=ErrorCode.PLANNER_UNAVAILABLE,
             )
         run_inputs, evidence = self._inputs(inp)
         mode = profile.validation.phases.get("planner_candidate")
@@ -155,10 +154,8 @@ class PlannerActivities:
                     model_request(binding, consumer, system, messages), scope, context=asked
                 )
             except ModelError as exc:
-                raise ApplicationError(
-                    f"planner call failed: {exc.message}",
-                    type=exc.failure_class,
-                    non_retryable=not exc.retryable,
+                raise ForgeError(
+                    f"planner call failed: {exc.message}", code=exc.code, retryable=exc.retryable
                 ) from None
             spent = spent.plus(result.usage())
             answer = result.response.text
@@ -225,12 +222,11 @@ class PlannerActivities:
             scope = scope.model_copy(update={"call_key": f"plan:repair:{attempt + 1}"})
         reasons = [p for problems in history for p in problems]
         self._event(inp, PLAN_REJECTED_EVENT, "rejected", PlanRejected(reasons=reasons[:50]))
-        raise ApplicationError(
+        raise ForgeError(
             f"the planner's plan was rejected after {MAX_REPAIRS} repairs: "
             + "; ".join(history[-1][:8]),
-            {"reasons": reasons[:50]},
-            type=PLAN_REJECTED,
-            non_retryable=True,
+            code=PLAN_REJECTED,
+            details=[{"reasons": reasons[:50]}],
         )
 
     def _inputs(self, inp: PlanInput) -> tuple[list[dict[str, Any]], list[EvidenceRef]]:

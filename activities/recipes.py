@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError
 
 from activities.recipes_fitness import fitness_lookup, recipe_fitness
 from activities.store.artifacts import ArtifactStore
@@ -26,6 +25,8 @@ from compiler.recipes.library import RecipeLibrary
 from compiler.recipes.match import Fitness
 from compiler.recipes.skillpack import compose_from_library
 from schemas.artifacts import ArtifactRef
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.plan import PlannerCandidate
 from schemas.recipes import (
     EffortPolicy,
@@ -45,8 +46,10 @@ MAX_USES_DEPTH = 3  # nested `uses:` calls beyond this fail the step (seed 004 Â
 SHOWN = 10  # candidates kept in the result and the trail
 
 
-class RecursionGuardError(ValueError):
+class RecursionGuardError(ForgeError, ValueError):
     """A `uses:` call that would re-enter a recipe on the stack or nest too deep."""
+
+    code = ErrorCode.RECURSION_GUARD
 
 
 Signature = tuple[tuple[str, int, int], ...]  # each recipe file's path, mtime and size
@@ -238,26 +241,21 @@ class RecipeActivities:
     def plan(self, inp: RecipePlanInput) -> RecipePlanResult:
         """The child plan of a `uses:` step; refuses a cycle or a call deeper than the cap."""
         if inp.slug in inp.chain:
-            raise ApplicationError(
-                f"recursion guard: {' -> '.join([*inp.chain, inp.slug])} re-enters {inp.slug}",
-                type="RECURSION_GUARD",
-                non_retryable=True,
+            raise RecursionGuardError(
+                f"recursion guard: {' -> '.join([*inp.chain, inp.slug])} re-enters {inp.slug}"
             )
         if len(inp.chain) >= MAX_USES_DEPTH:
-            raise ApplicationError(
+            raise RecursionGuardError(
                 f"recursion guard: `uses: {inp.slug}` would nest {len(inp.chain) + 1} recipe calls "
-                f"deep (at most {MAX_USES_DEPTH}); chain {' -> '.join(inp.chain)}",
-                type="RECURSION_GUARD",
-                non_retryable=True,
+                f"deep (at most {MAX_USES_DEPTH}); chain {' -> '.join(inp.chain)}"
             )
         library = self.library()
         recipe = library.get(inp.slug)
         if recipe is None:
-            raise ApplicationError(
+            raise ForgeError(
                 f"`uses: {inp.slug}` names no recipe in the library "
                 f"({', '.join(str(d) for d in self._dirs)})",
-                type="RECIPE_NOT_FOUND",
-                non_retryable=True,
+                code=ErrorCode.RECIPE_NOT_FOUND,
             )
         plan = build_plan([recipe.slug], library)
         candidate = candidate_from_plan(plan, library, inp.mission)

@@ -29,14 +29,18 @@ from activities.store.skills_registry import REGISTRY_SOURCE, SkillRegistry
 from compiler.plan.discovery import governance_refusal
 from compiler.recipes.skillpack import skill_package
 from compiler.recipes.skills import NAME, RecipeImportError
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.profile import SkillPolicy
 from schemas.skills import SkillPackage
 
 __all__ = ["SkillGovernanceError", "skill_dirs_for"]
 
 
-class SkillGovernanceError(Exception):
+class SkillGovernanceError(ForgeError):
     """A step may not load a skill; permanent: the plan must be recompiled or the policy changed."""
+
+    code = ErrorCode.SKILL_DENIED
 
     def __init__(self, skill_id: str, reason: str) -> None:
         self.skill_id = skill_id

@@ -22,6 +22,8 @@ from schemas.budget import (
     ToolCalled,
     Usage,
 )
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.profile import ExecutionProfile
 
 
@@ -34,8 +36,10 @@ class LedgerEvent(Protocol):
     def payload(self) -> dict[str, Any]: ...
 
 
-class LedgerError(ValueError):
+class LedgerError(ForgeError, ValueError):
     """A usage event the platform wrote is malformed: accounting cannot be trusted."""
+
+    code = ErrorCode.LEDGER_CORRUPT
 
 
 def usage_from_events(events: Iterable[LedgerEvent], *, attempt: int | None = None) -> Usage:

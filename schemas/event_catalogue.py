@@ -23,6 +23,8 @@ from schemas.bridge import (
     ToolReplayed,
 )
 from schemas.budget import MODEL_CALLED, TOOL_CALLED, ModelCalled, ToolCalled
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.evaluator import EVALUATION_PROOF
 from schemas.recipes import RECIPE_TRAIL, RUN_TAGGED, TrailEntry
 from schemas.run_events import (
@@ -126,8 +128,10 @@ ARTIFACT_PUBLISHED = "artifact.published.v1"
 MODEL_FAILED = "model.failed.v1"
 
 
-class UnknownEventType(ValueError):
+class UnknownEventType(ForgeError, ValueError):
     """A writer named an event type the catalogue does not hold."""
+
+    code = ErrorCode.EVENT_UNCATALOGUED
 
 
 @dataclass(frozen=True)
@@ -209,14 +213,13 @@ def payload_of(event_type: str, payload: FrozenModel) -> dict[str, Any]:
     the same bytes: idempotent appends and content hashes do not move.
 
     Raises:
-        UnknownEventType: The type is not in the catalogue.
-        TypeError: `payload` is not the type's payload model.
+        UnknownEventType: The type is not in the catalogue, or `payload` is not its model.
     """
     entry = CATALOGUE.get(event_type)
     if entry is None:
         raise UnknownEventType(f"{event_type!r} is not in schemas/event_catalogue.py")
     if type(payload) is not entry.payload:
-        raise TypeError(
+        raise UnknownEventType(
             f"{event_type} takes a {entry.payload.__name__} payload, not {type(payload).__name__}"
         )
     dumped = payload.model_dump(mode="json")

@@ -9,6 +9,7 @@ from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel, PlainData
 from schemas.budget import BudgetLimits, BudgetState, StepProjection, Usage
 from schemas.compiled import GateSpec
+from schemas.error_codes import RecordedCode
 from schemas.events import Actor, EventDraft
 from schemas.recipes import EffortPolicy, LoopSpec, TrailEntry
 from schemas.scope import Scope, Scoped
@@ -75,7 +76,7 @@ class GateState(FrozenModel):
 
 
 class StepError(FrozenModel):
-    failure_class: str
+    failure_class: RecordedCode
     message: str
 
 

@@ -20,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from temporalio.client import Client
 from temporalio.service import RPCError
 
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from workers.settings import Settings
 
 __all__ = [
@@ -45,13 +47,18 @@ _PROBE_TIMEOUT = 2.0
 _spawned: set[int] = set()
 
 
-class DevServerError(RuntimeError):
+class DevServerError(ForgeError, RuntimeError):
     """The embedded dev server could not be found, started, reached or stopped."""
 
+    code = ErrorCode.DEV_SERVER
+
     def __init__(self, message: str, detail: str = "") -> None:
-        self.message = message
-        self.detail = detail
         super().__init__(f"{message}\n{detail}" if detail else message)
+        self.message = message  # the first line; `detail` (a log tail) follows it in str()
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities.errors import ForgeFailureConverter
 from schemas import names
+from schemas.errors import ForgeError
 from workflows.run import CompiledRunWorkflow
 
 # Modules the workflow sandbox may share with the host instead of re-importing per run.
@@ -71,6 +72,8 @@ class ForgePlugin(SimplePlugin):
                 )
             ),
             # A payload that fails validation inside workflow code fails the same way on
-            # every replay: fail the workflow instead of retrying its task forever.
-            workflow_failure_exception_types=[pydantic.ValidationError],
+            # every replay: fail the workflow instead of retrying its task forever. A ForgeError
+            # is a failure Forge named (a refused plan, a failed sub-recipe): it fails the
+            # workflow too, and the failure converter turns it into its ApplicationError.
+            workflow_failure_exception_types=[pydantic.ValidationError, ForgeError],
         )

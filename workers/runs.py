@@ -30,6 +30,8 @@ from schemas import names
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.event_catalogue import (
     RUN_TAGGED,
     STEP_COMPLETED,
@@ -50,8 +52,10 @@ from workflows.run import CompiledRunWorkflow
 _QUERY_TIMEOUT = timedelta(seconds=10)
 
 
-class PlanFileError(ValueError):
+class PlanFileError(ForgeError, ValueError):
     """A plan file that cannot be loaded; the message names the file and the field."""
+
+    code = ErrorCode.PLAN_FILE_INVALID
 
 
 def load_plan_document(path: Path, raw: Any) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from activities.sandbox.bwrap import host_path_problem
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 
 __all__ = ["ENV_VARS", "Settings", "SettingsError", "default_workspace_root"]
 
@@ -46,8 +48,10 @@ _ARTIFACTS_EXPECTED = "a directory path, file:///ABSOLUTE/PATH or s3://BUCKET/PR
 _BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 
 
-class SettingsError(ValueError):
+class SettingsError(ForgeError, ValueError):
     """An environment variable holds a value Forge cannot use."""
+
+    code = ErrorCode.SETTINGS_INVALID
 
     def __init__(self, variable: str, value: str, expected: str) -> None:
         self.variable = variable

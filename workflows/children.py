@@ -1,10 +1,13 @@
 """Child runs: a step that `uses:` a recipe runs it as a child CompiledRunWorkflow."""
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ActivityError, ChildWorkflowError
 
 with workflow.unsafe.imports_passed_through():
+    from activities.errors import to_application_error
     from compiler import budget as budgetbook
+    from schemas.error_codes import ErrorCode, parse_code
+    from schemas.errors import ForgeError
     from schemas.event_catalogue import RUN_COMPLETED
     from schemas.event_ids import event_id
     from schemas.recipes import RecipePlanInput, RecipePlanResult, TrailEntry
@@ -13,7 +16,10 @@ with workflow.unsafe.imports_passed_through():
     from workflows.causes import app_error, cause_message
     from workflows.core import WORKFLOW_NAME, RunCore
 
-SUB_RECIPE_FAILED = "SUB_RECIPE_FAILED"
+SUB_RECIPE_FAILED = ErrorCode.SUB_RECIPE_FAILED
+# The ApplicationErrors here are caught by the run's own step handling (Stepping), which reads
+# their type and details like an activity's: they are built by the one converter, not raised as
+# ForgeErrors (a ForgeError fails the workflow).
 
 
 class ChildRuns(RunCore):
@@ -48,11 +54,15 @@ class ChildRuns(RunCore):
             )
         except ActivityError as err:
             cause = app_error(err)
-            raise ApplicationError(
-                cause_message(err),
-                {"attempt": iteration},
-                type=cause.type if cause is not None and cause.type else SUB_RECIPE_FAILED,
-                non_retryable=True,
+            raise to_application_error(
+                ForgeError(
+                    cause_message(err),
+                    code=parse_code(cause.type)
+                    if cause is not None and cause.type
+                    else SUB_RECIPE_FAILED,
+                    retryable=False,
+                    details=[{"attempt": iteration}],
+                )
             ) from err
         child_id = f"{inp.run_id}-{node.step_key}"[:120] + (
             f"-{iteration}" if iteration > 1 else ""
@@ -84,11 +94,14 @@ class ChildRuns(RunCore):
                 WORKFLOW_NAME, child_in, id=child_id, result_type=RunResult
             )
         except ChildWorkflowError as err:
-            raise ApplicationError(
-                f"sub-recipe {node.uses_recipe} (child run {child_id}) failed: {err.cause or err}",
-                {"attempt": iteration},
-                type=SUB_RECIPE_FAILED,
-                non_retryable=True,
+            raise to_application_error(
+                ForgeError(
+                    f"sub-recipe {node.uses_recipe} (child run {child_id}) failed: "
+                    f"{err.cause or err}",
+                    code=SUB_RECIPE_FAILED,
+                    retryable=False,
+                    details=[{"attempt": iteration}],
+                )
             ) from err
         return await self._child_outcome(node, iteration, child_id, child)
 
@@ -112,12 +125,16 @@ class ChildRuns(RunCore):
                 for k, s in child.steps.items()
                 if s.error is not None
             }
-            raise ApplicationError(
-                f"sub-recipe {node.uses_recipe} (child run {child_id}) {child.status}; "
-                + ("; ".join(f"{k}: {v}" for k, v in failures.items()) or (child.error or "")),
-                {"attempt": iteration, "usage": child.budget.spent.model_dump(mode="json")},
-                type=SUB_RECIPE_FAILED,
-                non_retryable=True,
+            raise to_application_error(
+                ForgeError(
+                    f"sub-recipe {node.uses_recipe} (child run {child_id}) {child.status}; "
+                    + ("; ".join(f"{k}: {v}" for k, v in failures.items()) or (child.error or "")),
+                    code=SUB_RECIPE_FAILED,
+                    retryable=False,
+                    details=[
+                        {"attempt": iteration, "usage": child.budget.spent.model_dump(mode="json")}
+                    ],
+                )
             )
         last = [child.steps[k] for k in child.steps if child.steps[k].note]
         return StepExecuteResult(

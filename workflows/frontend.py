@@ -12,6 +12,8 @@ with workflow.unsafe.imports_passed_through():
     from schemas import names
     from schemas.artifacts import ArtifactRef
     from schemas.budget import BudgetState
+    from schemas.error_codes import ErrorCode, parse_code
+    from schemas.errors import ForgeError
     from schemas.event_catalogue import RUN_COMPILED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
     from schemas.recipes import (
         RUN_TAGGED,
@@ -96,8 +98,8 @@ class FrontEnd(RunCore):
                 await self._trail_events([TrailEntry(verb="warn", summary=summary)])
                 return None
             await self._fail_run("recipes", err)
-            raise ApplicationError(
-                f"no plan: {cause_message(err)}", type=policies.COMPILER_ERROR, non_retryable=True
+            raise ForgeError(
+                f"no plan: {cause_message(err)}", code=ErrorCode.COMPILER_ERROR, retryable=False
             ) from err
         self._recipes = RecipeView(effort=found.effort, seeded_by=found.seeded_by)
         await self._trail_events(found.trail)
@@ -121,8 +123,11 @@ class FrontEnd(RunCore):
                 self._root,
                 RunFailed(stage="plan", error=found.message, hints=found.hints),
             )
-            raise ApplicationError(
-                found.message, found.hints, type=policies.PLANNER_UNAVAILABLE, non_retryable=True
+            raise ForgeError(
+                found.message,
+                code=ErrorCode.PLANNER_UNAVAILABLE,
+                retryable=False,
+                details=[found.hints],
             )
         if found.outcome == "seeded" and found.candidate_ref is not None:
             await self._log.emit(
@@ -170,10 +175,11 @@ class FrontEnd(RunCore):
                 )
                 if hints:
                     why += f" (recipes that matched weakly: {', '.join(hints)})"
-            raise ApplicationError(
+            told = cause_type(err)
+            raise ForgeError(
                 f"no plan: {why}",
-                type=cause_type(err) or policies.PLANNER_UNAVAILABLE,
-                non_retryable=True,
+                code=parse_code(told) if told else ErrorCode.PLANNER_UNAVAILABLE,
+                retryable=False,
             ) from err
         self._spend(planned.usage)  # planning is spend of the run too: it counts against caps
         repairs = f", after {planned.repairs} repair(s)" if planned.repairs else ""
@@ -239,10 +245,10 @@ class FrontEnd(RunCore):
                 frozen = await self._compile_per_pass(pass_input)
         except ActivityError as err:
             await self._fail_run("compile", err)
-            raise ApplicationError(
+            raise ForgeError(
                 f"plan rejected by the compiler: {cause_message(err)}",
-                type=policies.COMPILER_ERROR,
-                non_retryable=True,
+                code=ErrorCode.COMPILER_ERROR,
+                retryable=False,
             ) from err
         compiled = await self._log.emit(
             RUN_COMPILED,

@@ -4,17 +4,22 @@ from datetime import timedelta
 
 from temporalio.common import RetryPolicy
 
+from schemas.error_codes import ErrorCode as C
+
 # Error types raised by activities for failures that a retry cannot fix.
-COMPILER_ERROR = "CompilerError"
+COMPILER_ERROR = C.COMPILER_ERROR.value
 # A run started from an objective that no recipe matches clearly needs the planner model.
-PLANNER_UNAVAILABLE = "PLANNER_UNAVAILABLE"
-NON_RETRYABLE_STEP_ERRORS = (
-    "CODE_ERROR",
-    "CONTRACT_VIOLATION",
-    "MISSING_INPUT",
-    "POLICY_BLOCKED",
-    "EXECUTOR_UNAVAILABLE",
-    "MAX_RETRIES_REACHED",
+PLANNER_UNAVAILABLE = C.PLANNER_UNAVAILABLE.value
+NON_RETRYABLE_STEP_ERRORS = tuple(
+    c.value
+    for c in (
+        C.CODE_ERROR,
+        C.CONTRACT_VIOLATION,
+        C.MISSING_INPUT,
+        C.POLICY_BLOCKED,
+        C.EXECUTOR_UNAVAILABLE,
+        C.MAX_RETRIES_REACHED,
+    )
 )
 
 COMPILE_TIMEOUT = timedelta(minutes=2)  # one pass
@@ -33,7 +38,7 @@ PLAN_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=2),
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=4,
-    non_retryable_error_types=[COMPILER_ERROR, "PLAN_REJECTED", PLANNER_UNAVAILABLE],
+    non_retryable_error_types=[COMPILER_ERROR, C.PLAN_REJECTED.value, PLANNER_UNAVAILABLE],
 )
 
 EVENTS_TIMEOUT = timedelta(seconds=30)
@@ -41,7 +46,7 @@ EVENTS_RETRY = RetryPolicy(
     initial_interval=timedelta(milliseconds=200),
     maximum_interval=timedelta(seconds=10),
     maximum_attempts=20,
-    non_retryable_error_types=["ConflictError", "MissingCauseError"],
+    non_retryable_error_types=[C.STORE_CONFLICT.value, C.MISSING_CAUSE.value],
 )
 
 STEP_HEARTBEAT_TIMEOUT = timedelta(seconds=10)

@@ -13,6 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from compiler.run import dag
     from schemas import names
     from schemas.budget import Usage
+    from schemas.error_codes import ErrorCode
     from schemas.event_catalogue import STEP_ITERATION
     from schemas.recipes import TrailEntry
     from schemas.run import (
@@ -185,7 +186,7 @@ class Stepping(ChildRuns, Budgeting):
         failure = cause.type if cause is not None and cause.type else "ERROR"
         message = cause_message(err)
         if unserved(err):
-            failure = "EXECUTOR_UNAVAILABLE"
+            failure = ErrorCode.EXECUTOR_UNAVAILABLE
             node = self._node(key)
             message = unserved_message(
                 f"step {key}",

@@ -12,9 +12,9 @@ from pydantic import ConfigDict, Field, ValidationError
 from activities.models.base import ModelError
 from activities.models.script import prompt_hash
 from schemas.base import FrozenModel
+from schemas.error_codes import ErrorCode
 from schemas.models import (
     Message,
-    ModelFailureClass,
     ModelRequest,
     ModelResponse,
     ModelUsage,
@@ -59,7 +59,7 @@ def api_model(binding_ref: str) -> str:
     """
     if not binding_ref.startswith(_PREFIX) or not binding_ref[len(_PREFIX) :]:
         raise ModelError(
-            "MODEL_REQUEST_INVALID",
+            ErrorCode.MODEL_REQUEST_INVALID,
             f"model binding {binding_ref!r} is not an Anthropic model: the anthropic provider "
             "takes refs of the form 'anthropic:<model>', e.g. 'anthropic:claude-opus-4-6'; fix "
             "the binding's model_binding_ref in the execution profile",
@@ -67,22 +67,22 @@ def api_model(binding_ref: str) -> str:
     return binding_ref[len(_PREFIX) :]
 
 
-def failure_class_for_status(status: int) -> ModelFailureClass:
+def failure_class_for_status(status: int) -> ErrorCode:
     """The failure class of an HTTP error status of the Messages API."""
     if status == 429:
-        return "MODEL_RATE_LIMITED"
+        return ErrorCode.MODEL_RATE_LIMITED
     if status == 529:
-        return "MODEL_OVERLOADED"
+        return ErrorCode.MODEL_OVERLOADED
     if status >= 500:
-        return "MODEL_SERVER_ERROR"
+        return ErrorCode.MODEL_SERVER_ERROR
     if status == 408:
-        return "MODEL_TIMEOUT"
+        return ErrorCode.MODEL_TIMEOUT
     # 402: the account cannot pay; like a refused key, only a person can fix it.
     if status in (401, 402, 403):
-        return "MODEL_AUTH"
+        return ErrorCode.MODEL_AUTH
     if 400 <= status < 500:
-        return "MODEL_REQUEST_INVALID"
-    return "MODEL_BAD_RESPONSE"
+        return ErrorCode.MODEL_REQUEST_INVALID
+    return ErrorCode.MODEL_BAD_RESPONSE
 
 
 def request_params(request: ModelRequest, *, default_timeout_s: float) -> dict[str, Any]:
@@ -253,13 +253,13 @@ class AnthropicProvider:
         where = f"the {request.consumer} call to {request.model} at {self.base_url}"
         if isinstance(exc, anthropic.APITimeoutError):
             return ModelError(
-                "MODEL_TIMEOUT",
+                ErrorCode.MODEL_TIMEOUT,
                 f"{where} got no answer within {timeout:g}s; the call is retried. If it keeps "
                 "timing out, raise the binding's timeout_ms or lower its max_tokens",
             )
         if isinstance(exc, anthropic.APIConnectionError):
             return ModelError(
-                "MODEL_CONNECTION",
+                ErrorCode.MODEL_CONNECTION,
                 f"{where} could not connect ({self._scrub(str(exc.__cause__ or exc))}); the "
                 "call is retried. Check the network, egress rules and ANTHROPIC_BASE_URL",
             )
@@ -267,7 +267,7 @@ class AnthropicProvider:
             return self._status_error(exc, where)
         # APIResponseValidationError and any other answer the SDK could not read.
         return ModelError(
-            "MODEL_BAD_RESPONSE",
+            ErrorCode.MODEL_BAD_RESPONSE,
             f"{where} answered with something that is not a Messages response: "
             f"{self._scrub(exc.message)[:_SHOWN]}; the call is retried",
         )
@@ -331,7 +331,7 @@ class _WireMessage(FrozenModel):
 def _parse_response(body: bytes, binding_ref: str) -> ModelResponse:
     def bad(why: str) -> ModelError:
         return ModelError(
-            "MODEL_BAD_RESPONSE",
+            ErrorCode.MODEL_BAD_RESPONSE,
             f"the answer of {binding_ref} is not a valid Messages response: {why}; the call is "
             "retried (if it persists, check ANTHROPIC_BASE_URL points at the Messages API)",
         )

@@ -2,24 +2,23 @@
 
 from typing import Protocol
 
-from schemas.models import RETRYABLE_MODEL_FAILURES, ModelFailureClass, ModelRequest, ModelResponse
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
+from schemas.models import ModelRequest, ModelResponse
 
 
-class ModelError(Exception):
+class ModelError(ForgeError):
     """A provider call that did not produce a usable response.
 
-    failure_class says what went wrong (schemas.models.ModelFailureClass); retryable follows
-    from it. The message names the model and what to do.
+    failure_class says what went wrong (a MODEL_* code); retryable follows from the catalogue.
+    The message names the model and what to do.
     """
 
-    def __init__(self, failure_class: ModelFailureClass, message: str) -> None:
-        super().__init__(message)
-        self.failure_class: ModelFailureClass = failure_class
-        self.message = message
+    message_is_complete = True  # the provider's message names the model and what to do
 
-    @property
-    def retryable(self) -> bool:
-        return self.failure_class in RETRYABLE_MODEL_FAILURES
+    def __init__(self, failure_class: ErrorCode, message: str) -> None:
+        super().__init__(message, code=ErrorCode(failure_class))
+        self.failure_class = self.code
 
 
 class Provider(Protocol):

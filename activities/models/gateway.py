@@ -23,6 +23,8 @@ from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel
 from schemas.budget import MODEL_CALLED, ModelCalled, PriceTable, Usage
 from schemas.context import CompiledContext
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.event_catalogue import MODEL_FAILED, payload_of
 from schemas.event_ids import event_id as make_event_id
 from schemas.events import Event, EventDraft
@@ -40,8 +42,10 @@ __all__ = [
 RESPONSE_MAX_BYTES = 16 * 1024 * 1024
 
 
-class LedgerReplayError(RuntimeError):
+class LedgerReplayError(ForgeError, RuntimeError):
     """A recorded model call cannot be replayed (its stored response is missing or unreadable)."""
+
+    code = ErrorCode.MODEL_LEDGER_REPLAY
 
 
 def model_event_id(event_type: str, scope: CallScope, *parts: str) -> str:
@@ -113,7 +117,7 @@ class ModelGateway:
         if self._fallback is not None:
             return self._fallback
         raise ModelError(
-            "MODEL_UNAVAILABLE",
+            ErrorCode.MODEL_UNAVAILABLE,
             f"no model provider for {binding_ref}: set ANTHROPIC_API_KEY, or FORGE_MODEL_SCRIPT "
             "to a script file",
         )
@@ -317,7 +321,7 @@ def _refuse_reused_key(stream: list[Event], event_id: str, digest: str, scope: C
     for event in stream:
         if event.event_id == event_id:
             raise ModelError(
-                "MODEL_REQUEST_INVALID",
+                ErrorCode.MODEL_REQUEST_INVALID,
                 f"call_key {scope.call_key!r} (iteration {scope.iteration}, attempt "
                 f"{scope.attempt}) in stream {scope.stream_id!r} already answered another "
                 f"prompt ({event.payload.get('prompt_hash')}, now {digest}); give each "

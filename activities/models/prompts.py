@@ -10,6 +10,8 @@ from activities.store.artifacts import ArtifactStore, parse_digest
 from activities.store.errors import ArtifactNotFound
 from compiler.hashing import canonical_json
 from schemas.artifacts import ArtifactRef
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.models import ModelRequest
 from schemas.scope import Scope
 
@@ -19,8 +21,10 @@ PROMPT_MAX_BYTES = 64 * 1024 * 1024  # a request far above any model's context w
 _MEDIA_TYPE = "application/json"
 
 
-class PromptNotFound(LookupError):
+class PromptNotFound(ForgeError, LookupError):
     """No prompt is stored under a prompt hash (or what is stored is not a request)."""
+
+    code = ErrorCode.PROMPT_NOT_FOUND
 
 
 class PromptStore:

@@ -47,6 +47,8 @@ from pydantic import Field, ValidationError, model_validator
 
 from compiler.hashing import sha256_of
 from schemas.base import FrozenModel
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.models import Consumer, Message, ModelRequest, ModelUsage, TextBlock, ToolResultBlock
 
 __all__ = [
@@ -68,12 +70,16 @@ _LAST_MESSAGE_SHOWN = 200
 _BLOCK_TYPES = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 
 
-class ScriptInvalid(ValueError):
+class ScriptInvalid(ForgeError, ValueError):
     """A script file that cannot be read or does not follow the script format."""
 
+    code = ErrorCode.MODEL_SCRIPT_INVALID
 
-class ScriptUnmatched(LookupError):
+
+class ScriptUnmatched(ForgeError, LookupError):
     """No script entry (with uses left) answers a request."""
+
+    code = ErrorCode.MODEL_SCRIPT_UNMATCHED
 
 
 def prompt_hash(request: ModelRequest) -> str:

@@ -15,6 +15,7 @@ from activities.models.script import (
     ScriptToolUse,
     ScriptUnmatched,
 )
+from schemas.error_codes import ErrorCode
 from schemas.models import (
     ModelRequest,
     ModelResponse,
@@ -52,11 +53,11 @@ class ScriptedProvider:
         try:
             answer = self.script.answer(request)
         except ScriptUnmatched as exc:
-            raise ModelError("MODEL_UNAVAILABLE", str(exc)) from None
+            raise ModelError(ErrorCode.MODEL_UNAVAILABLE, str(exc)) from None
         where = f"scripted answer (entry {answer.entry}, use {answer.use} of {self.script.source})"
         if request.timeout_s is not None and answer.delay_s > request.timeout_s:
             raise ModelError(
-                "MODEL_TIMEOUT",
+                ErrorCode.MODEL_TIMEOUT,
                 f"{where} to the {request.consumer} call to {request.model} takes "
                 f"{answer.delay_s:g}s, longer than its timeout of {request.timeout_s:g}s",
             )
@@ -64,7 +65,7 @@ class ScriptedProvider:
             raise _failure(answer, request, where)
         if answer.stop_reason not in _STOP_REASONS:
             raise ModelError(
-                "MODEL_BAD_RESPONSE",
+                ErrorCode.MODEL_BAD_RESPONSE,
                 f"{where} has stop_reason {answer.stop_reason!r}, which is not a Messages API "
                 f"stop reason (one of {', '.join(sorted(_STOP_REASONS))})",
             )
@@ -98,7 +99,7 @@ def _failure(answer: ScriptAnswer, request: ModelRequest, where: str) -> ModelEr
     call = f"the {request.consumer} call to {request.model}"
     if failure.malformed:
         return ModelError(
-            "MODEL_BAD_RESPONSE",
+            ErrorCode.MODEL_BAD_RESPONSE,
             f"{where} to {call} is a malformed body, not a Messages response (scripted)",
         )
     assert failure.status is not None  # ScriptFailure holds status unless malformed

@@ -10,27 +10,34 @@ from activities.sandbox.bridge_ledger import BridgeLedger
 from compiler.hashing import sha256_of
 from schemas.base import FrozenModel
 from schemas.bridge import BridgePolicy
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.events import EventDraft
 
 __all__ = ["BridgeCall", "ToolError", "ToolHandler", "ToolRefused", "call_key"]
 
 
-class ToolRefused(Exception):
+class ToolRefused(ForgeError):
     """Raised by a handler to refuse a call before any side effect: recorded, not charged."""
 
-    def __init__(self, failure_class: str, reason: str) -> None:
-        super().__init__(f"{failure_class}: {reason}")
-        self.failure_class = failure_class
+    message_is_complete = True  # returned to step code as the call's failure
+    __str__ = ForgeError.line  # `CODE: message`, as before the catalogue
+
+    def __init__(self, failure_class: ErrorCode, reason: str) -> None:
+        super().__init__(reason, code=ErrorCode(failure_class))
+        self.failure_class = self.code
         self.reason = reason
 
 
-class ToolError(Exception):
+class ToolError(ForgeError):
     """Raised by a handler when the dispatched call failed: recorded as ok=false and charged."""
 
-    def __init__(self, failure_class: str, message: str) -> None:
-        super().__init__(f"{failure_class}: {message}")
-        self.failure_class = failure_class
-        self.message = message
+    message_is_complete = True  # returned to step code as the call's failure
+    __str__ = ForgeError.line  # `CODE: message`, as before the catalogue
+
+    def __init__(self, failure_class: ErrorCode, message: str) -> None:
+        super().__init__(message, code=ErrorCode(failure_class))
+        self.failure_class = self.code
 
 
 @dataclass(frozen=True)

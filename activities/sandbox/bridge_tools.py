@@ -18,6 +18,7 @@ from typing import Any
 from activities.sandbox.bridge_call import BridgeCall, ToolError, ToolHandler, ToolRefused
 from compiler.egress import egress_decision
 from schemas.bridge import LOG_NOTED, LogNoted
+from schemas.error_codes import ErrorCode
 
 __all__ = [
     "MAX_HTTP_BODY",
@@ -76,7 +77,7 @@ def http_request(args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
     method, url, headers, body, timeout = _http_args(args)
     decision = egress_decision(method, url, call.policy.egress)
     if not decision.allowed or decision.target is None:
-        raise ToolRefused("EGRESS_BLOCKED", decision.reason)
+        raise ToolRefused(ErrorCode.EGRESS_BLOCKED, decision.reason)
     request = urllib.request.Request(decision.target, data=body, headers=headers, method=method)
     shown = decision.target.split("?", 1)[0]
     try:
@@ -88,16 +89,18 @@ def http_request(args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
     except urllib.error.URLError as err:
         if isinstance(err.reason, TimeoutError):
             raise _timeout(method, shown, timeout) from None
-        raise ToolError("HTTP_ERROR", f"{method} {shown}: {err.reason}") from None
+        raise ToolError(ErrorCode.HTTP_ERROR, f"{method} {shown}: {err.reason}") from None
     except TimeoutError:
         raise _timeout(method, shown, timeout) from None
     except (http.client.HTTPException, OSError) as err:
-        raise ToolError("HTTP_ERROR", f"{method} {shown}: {type(err).__name__}: {err}") from None
+        raise ToolError(
+            ErrorCode.HTTP_ERROR, f"{method} {shown}: {type(err).__name__}: {err}"
+        ) from None
 
 
 def _timeout(method: str, shown: str, timeout: float) -> ToolError:
     return ToolError(
-        "HTTP_TIMEOUT", f"{method} {shown} did not answer within {timeout:g} s (timeout_s)"
+        ErrorCode.HTTP_TIMEOUT, f"{method} {shown} did not answer within {timeout:g} s (timeout_s)"
     )
 
 
@@ -171,7 +174,7 @@ def _response(response: Any, url: str) -> dict[str, Any]:
 
 
 def _bad(message: str) -> ToolRefused:
-    return ToolRefused("BAD_ARGS", f"http.request: {message}")
+    return ToolRefused(ErrorCode.BAD_ARGS, f"http.request: {message}")
 
 
 def log_note(args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
@@ -184,7 +187,7 @@ def log_note(args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
     unknown = sorted(set(args) - {"text", "level"})
     if unknown or not isinstance(text, str) or level not in _LEVELS:
         raise ToolRefused(
-            "BAD_ARGS",
+            ErrorCode.BAD_ARGS,
             f"log.note takes text (a string) and level ({', '.join(_LEVELS)}); got {sorted(args)}",
         )
     raw = text.encode("utf-8")

@@ -24,6 +24,8 @@ from activities.store.artifacts import ArtifactCorrupt, ArtifactStore
 from activities.store.errors import ArtifactNotFound
 from schemas.artifacts import ArtifactRef
 from schemas.compiled import CompiledStep
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.plan import ArtifactContract
 from schemas.profile import SandboxPolicy
 from schemas.receipts import Receipt
@@ -33,13 +35,15 @@ WORKSPACE_DIRS = ("input", "work", "output", "meta")
 STEP_SCRIPT = "meta/step.py"
 
 
-class StepFailure(Exception):
+class StepFailure(ForgeError):
     """A failed attempt, classified by the failure model of seed 000 §6.5 / Part X-c."""
 
-    def __init__(self, failure_class: str, message: str) -> None:
-        super().__init__(f"{failure_class}: {message}")
-        self.failure_class = failure_class
-        self.message = message
+    message_is_complete = True  # the step's own report; its contract says what to do
+    __str__ = ForgeError.line  # `CODE: message`, as before the catalogue
+
+    def __init__(self, failure_class: ErrorCode, message: str) -> None:
+        super().__init__(message, code=ErrorCode(failure_class))
+        self.failure_class = self.code
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,9 @@ def materialize_inputs(
         ref = inputs.get(path)
         if ref is None:
             if path in required:
-                raise StepFailure("MISSING_INPUT", f"required input {path} was not provided")
+                raise StepFailure(
+                    ErrorCode.MISSING_INPUT, f"required input {path} was not provided"
+                )
             continue
         dest = workspace / path
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -87,10 +93,12 @@ def materialize_inputs(
             store.get_to_file(scope, ref.sha256, dest, durable=False)
         except ArtifactCorrupt as exc:
             raise StepFailure(
-                "MISSING_INPUT", f"input {path} failed its hash check: {exc}"
+                ErrorCode.MISSING_INPUT, f"input {path} failed its hash check: {exc}"
             ) from exc
         except ArtifactNotFound as exc:  # never stored for this run's tenant: no retry finds it
-            raise StepFailure("MISSING_INPUT", f"input {path} is not in the store: {exc}") from exc
+            raise StepFailure(
+                ErrorCode.MISSING_INPUT, f"input {path} is not in the store: {exc}"
+            ) from exc
 
 
 # 4. Preflight receipt
@@ -123,10 +131,11 @@ def verify_inputs(receipt: Receipt, step: CompiledStep) -> None:
         if f.path not in required:
             continue
         if not f.exists:
-            raise StepFailure("MISSING_INPUT", f"required input {f.path} is not on disk")
+            raise StepFailure(ErrorCode.MISSING_INPUT, f"required input {f.path} is not on disk")
         if f.parse_validation is not None and not f.parse_validation.ok:
             raise StepFailure(
-                "CONTRACT_VIOLATION", f"input {f.path} does not parse: {f.parse_validation.error}"
+                ErrorCode.CONTRACT_VIOLATION,
+                f"input {f.path} does not parse: {f.parse_validation.error}",
             )
 
 
@@ -146,7 +155,7 @@ def executor_for(step: CompiledStep, adapter_source: Callable[[str], bytes]) -> 
             files={STEP_SCRIPT: step.code.encode("utf-8")},
         )
     raise StepFailure(
-        "EXECUTOR_UNAVAILABLE",
+        ErrorCode.EXECUTOR_UNAVAILABLE,
         f"step {step.step_key} has backend {step.backend}, which runs no frozen code: a "
         "sandbox.frozen step needs `code` or a library adapter",
     )
@@ -197,28 +206,30 @@ def launch(
             bridge=bridge,
         )
     except SandboxBusy as exc:
-        raise StepFailure("SANDBOX_SESSION_DEAD", str(exc)) from exc
+        raise StepFailure(ErrorCode.SANDBOX_SESSION_DEAD, str(exc)) from exc
     except SandboxUnavailable as exc:
-        raise StepFailure("POLICY_BLOCKED", str(exc)) from exc
+        raise StepFailure(ErrorCode.POLICY_BLOCKED, str(exc)) from exc
 
 
 def program_failure(result: SandboxResult, policy: SandboxPolicy) -> StepFailure | None:
     """How a finished program failed (seed 000 §6.5 classes), or None when it exited 0."""
     if result.killed_by == "memory":
-        return StepFailure("SANDBOX_OOM", f"killed: memory limit {policy.memory_mb} MB")
+        return StepFailure(ErrorCode.SANDBOX_OOM, f"killed: memory limit {policy.memory_mb} MB")
     if result.killed_by in ("wall_clock", "cpu"):
-        return StepFailure("SANDBOX_TIMEOUT", f"killed: {result.killed_by} limit reached")
+        return StepFailure(ErrorCode.SANDBOX_TIMEOUT, f"killed: {result.killed_by} limit reached")
     if result.killed_by == "file_size":
-        return StepFailure("CODE_ERROR", f"killed: file size limit {policy.file_size_mb} MB")
+        return StepFailure(
+            ErrorCode.CODE_ERROR, f"killed: file size limit {policy.file_size_mb} MB"
+        )
     if result.killed_by is not None:
-        return StepFailure("SANDBOX_SESSION_DEAD", f"sandbox died: {result.killed_by}")
+        return StepFailure(ErrorCode.SANDBOX_SESSION_DEAD, f"sandbox died: {result.killed_by}")
     if result.violations:
         # Planted links or special files in meta/ or output/: the platform refuses the attempt
         # even when the code exited 0.
-        return StepFailure("CONTRACT_VIOLATION", "; ".join(result.violations))
+        return StepFailure(ErrorCode.CONTRACT_VIOLATION, "; ".join(result.violations))
     if result.exit_code != 0:
         tail = result.stderr.strip().splitlines()[-5:]
-        return StepFailure("CODE_ERROR", f"exit {result.exit_code}: " + " | ".join(tail))
+        return StepFailure(ErrorCode.CODE_ERROR, f"exit {result.exit_code}: " + " | ".join(tail))
     return None
 
 
@@ -246,7 +257,7 @@ def verify_outputs(receipt: Receipt, step: CompiledStep) -> None:
         elif check_placeholders and f.placeholder_sentinels:
             problems.append(f"{f.path} has placeholders: {', '.join(f.placeholder_sentinels)}")
     if problems:
-        raise StepFailure("OUTPUT_SHAPE", "; ".join(problems))
+        raise StepFailure(ErrorCode.OUTPUT_SHAPE, "; ".join(problems))
 
 
 # 8a'. An `invoke skill:` step's JSON outputs must match the skill's declared output schema
@@ -275,7 +286,7 @@ def verify_skill_output(workspace: Path, step: CompiledStep) -> None:
             problems.append(f"{path} at {where}: {err.message}")
     if problems:
         raise StepFailure(
-            "SKILL_OUTPUT_INVALID",
+            ErrorCode.SKILL_OUTPUT_INVALID,
             f"output does not match skill {step.invoke_skill}'s schema: " + "; ".join(problems),
         )
 
@@ -287,11 +298,11 @@ def check_undeclared_writes(workspace: Path, step: CompiledStep, preflight: Rece
     try:
         written = safe_walk(workspace, "output")
     except WorkspaceViolation as exc:
-        raise StepFailure("CONTRACT_VIOLATION", str(exc)) from exc
+        raise StepFailure(ErrorCode.CONTRACT_VIOLATION, str(exc)) from exc
     extra = sorted(set(written) - declared - set(inputs))
     if extra:
         raise StepFailure(
-            "CONTRACT_VIOLATION",
+            ErrorCode.CONTRACT_VIOLATION,
             f"wrote undeclared paths {', '.join(extra)}; only {', '.join(sorted(declared))} "
             "and work/ are writable",
         )
@@ -302,11 +313,11 @@ def check_undeclared_writes(workspace: Path, step: CompiledStep, preflight: Rece
             now, _ = hash_file(workspace / path)
         except (OSError, ValueError) as exc:
             raise StepFailure(
-                "CONTRACT_VIOLATION", f"input {path} was removed or replaced: {exc}"
+                ErrorCode.CONTRACT_VIOLATION, f"input {path} was removed or replaced: {exc}"
             ) from exc
         if now != sha:
             raise StepFailure(
-                "CONTRACT_VIOLATION", f"modified its input {path}; inputs are read-only"
+                ErrorCode.CONTRACT_VIOLATION, f"modified its input {path}; inputs are read-only"
             )
 
 

@@ -17,6 +17,8 @@ from typing import Any, Literal
 import yaml
 
 from activities.sandbox.artifact_parse import Inspection, Limits, inspect_file
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.plan import ArtifactContract
 from schemas.receipts import FileReceipt, ParseValidation, Receipt
 
@@ -72,8 +74,10 @@ _SENTINELS: tuple[tuple[str, re.Pattern[bytes]], ...] = (
 )
 
 
-class NotRegularFileError(OSError):
+class NotRegularFileError(ForgeError, OSError):
     """The path is a symlink, FIFO, directory or device: its content is never read."""
+
+    code = ErrorCode.NOT_REGULAR_FILE
 
 
 # -- opening without following links ------------------------------------------------------------

@@ -39,6 +39,8 @@ from activities.sandbox.workspace import (
     safe_walk,
     scan_violations,
 )
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 
 __all__ = [
     "BRIDGE_LIB",
@@ -66,12 +68,16 @@ _BUSY = os.strerror(errno.EAGAIN)  # "Resource temporarily unavailable": other s
 BRIDGE_LIB = "/forge/lib"
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(ForgeError, RuntimeError):
     """The requested isolation cannot be provided on this host; the step must not run."""
+
+    code = ErrorCode.SANDBOX_UNAVAILABLE
 
 
 class SandboxBusy(SandboxUnavailable):
     """The sandbox user is out of processes right now (EAGAIN): a later attempt may succeed."""
+
+    code = ErrorCode.SANDBOX_BUSY
 
 
 class SandboxResult(BaseModel):

@@ -52,6 +52,9 @@ _BRIDGE_SUBDIR = "bridge"
 _BUILD_COMMAND = "make runtime"
 
 
+# Not a ForgeError: this module also runs on its own (`python -m activities.sandbox.step_runtime
+# build`, by `make runtime`) with none of Forge's other packages importable. The runner turns
+# it into SandboxUnavailable.
 class StepRuntimeError(RuntimeError):
     """The step runtime is missing, stale or cannot be built; the message says what to run."""
 

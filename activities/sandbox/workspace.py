@@ -9,6 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
+
 __all__ = [
     "WORKSPACE_DIRS",
     "WorkspaceViolation",
@@ -28,8 +31,10 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 
 
-class WorkspaceViolation(Exception):
+class WorkspaceViolation(ForgeError):
     """A workspace path is a symlink, a special file or otherwise not what the platform expects."""
+
+    code = ErrorCode.WORKSPACE_VIOLATION
 
     def __init__(self, path: str, problem: str) -> None:
         self.path = path

@@ -16,6 +16,7 @@ from schemas.base import FrozenModel
 from schemas.bridge import BridgePolicy
 from schemas.compiled import CompiledPlan, CompiledStep, DispatchPacket
 from schemas.context import ContextPack, RunContext
+from schemas.error_codes import ErrorCode
 from schemas.event_catalogue import STEP_STARTED, payload_of
 from schemas.event_ids import event_id, stream_id
 from schemas.events import EventDraft
@@ -214,7 +215,7 @@ def _workspace(runs_dir: Path, inp: StepExecuteInput, attempt: int) -> Path:
     workspace = (root / inp.run_id / inp.step_key / name).resolve()
     if not workspace.is_relative_to(root) or workspace == root:
         raise step_failure(
-            "CONTRACT_VIOLATION",
+            ErrorCode.CONTRACT_VIOLATION,
             f"workspace {workspace} escapes {root}",
             attempt=attempt,
             retryable=False,

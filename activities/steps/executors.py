@@ -29,6 +29,7 @@ from activities.steps.ledger import AttemptLog, budget_refusal
 from activities.store.skills_registry import registry_skills_for
 from compiler.typesystem.library import TypeLibrary
 from schemas.budget import TOOL_CALLED, ToolCalled
+from schemas.error_codes import ErrorCode
 from schemas.events import Event
 from schemas.profile import MODEL_BACKENDS, ConsumerBinding
 from schemas.receipts import Receipt
@@ -60,7 +61,7 @@ def check_evaluations(attempt: StepAttempt, ledger: list[Event]) -> None:
     blocked = blocked_evaluations(ledger, attempt.number, attempt.iteration)
     if blocked:
         raise StepFailure(
-            "EVALUATION_FAILED",
+            ErrorCode.EVALUATION_FAILED,
             f"step {attempt.step.step_key}: a blocking evaluation did not pass: "
             + "; ".join(blocked),
         )
@@ -85,7 +86,7 @@ def _skill_dirs(attempt: StepAttempt, services: StepServices) -> dict[str, Path]
             attempt.skills_staging,
         )
     except SkillGovernanceError as exc:
-        raise StepFailure("POLICY_BLOCKED", f"step {step.step_key}: {exc}") from None
+        raise StepFailure(ErrorCode.POLICY_BLOCKED, f"step {step.step_key}: {exc}") from None
 
 
 def _execute(
@@ -134,7 +135,7 @@ def _adapter_source(library: TypeLibrary, adapter_id: str) -> bytes:
 def _models(attempt: StepAttempt, services: StepServices) -> ModelServices:
     if services.models is None:
         raise StepFailure(
-            "EXECUTOR_UNAVAILABLE",
+            ErrorCode.EXECUTOR_UNAVAILABLE,
             f"step {attempt.step.step_key} needs a model ({attempt.step.backend}) and this "
             "worker has no model provider: set ANTHROPIC_API_KEY (or FORGE_MODEL_SCRIPT to a "
             "script file) and restart the worker",
@@ -148,7 +149,7 @@ def _binding(attempt: StepAttempt) -> ConsumerBinding:
     binding = attempt.profile.executor_by_backend.get(key)
     if binding is None:
         raise StepFailure(
-            "EXECUTOR_UNAVAILABLE",
+            ErrorCode.EXECUTOR_UNAVAILABLE,
             f"the execution profile {attempt.plan.profile_snapshot.profile_id} binds no model "
             f"for the {key} backend (executor_by_backend.{key})",
         )

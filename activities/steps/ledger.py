@@ -12,6 +12,7 @@ from activities.store.records import PublishedArtifact
 from compiler.budget import LedgerError, step_budget_refusal, usage_from_events
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
+from schemas.error_codes import ErrorCode
 from schemas.events import Event, EventDraft
 from schemas.run import StepExecuteInput, StepUsageInput
 
@@ -183,7 +184,7 @@ def ledger_usages(
     try:
         return [usage_from_events(ledger, attempt=a) for a in attempts]
     except LedgerError as exc:
-        raise StepFailure("LEDGER_CORRUPT", f"step {inp.step_key}: {exc}") from None
+        raise StepFailure(ErrorCode.LEDGER_CORRUPT, f"step {inp.step_key}: {exc}") from None
 
 
 def recorded_usage(

@@ -12,6 +12,7 @@ from activities.steps.ledger import AttemptLog, ledger_usages
 from compiler.budget import step_overrun
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
+from schemas.error_codes import ErrorCode
 from schemas.event_catalogue import (
     ARTIFACT_PUBLISHED,
     STEP_COMPLETED,
@@ -138,7 +139,7 @@ def _within_budget(attempt: StepAttempt, ledger: list[Event]) -> Usage:
         bridge_call_budget=contract.bridge_call_budget,
     )
     if overrun is not None:
-        raise StepFailure("BUDGET_EXHAUSTED", f"step {attempt.step.step_key}: {overrun}")
+        raise StepFailure(ErrorCode.BUDGET_EXHAUSTED, f"step {attempt.step.step_key}: {overrun}")
     return usage
 
 

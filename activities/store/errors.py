@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
+
 __all__ = [
     "ArtifactCorrupt",
     "ArtifactNotFound",
@@ -15,12 +18,16 @@ __all__ = [
 ]
 
 
-class StoreError(Exception):
+class StoreError(ForgeError):
     """Base class of every store error."""
+
+    code = ErrorCode.STORE_ERROR
 
 
 class ConcurrencyError(StoreError):
     """A stream moved on since the caller read it (optimistic concurrency)."""
+
+    code = ErrorCode.STORE_CONCURRENCY
 
     def __init__(self, stream_id: str, expected: int, actual: int) -> None:
         self.stream_id = stream_id
@@ -35,9 +42,13 @@ class ConcurrencyError(StoreError):
 class ConflictError(StoreError):
     """An event_id is already stored with different content (or in another stream)."""
 
+    code = ErrorCode.STORE_CONFLICT
+
 
 class MissingCauseError(StoreError, ValueError):
     """A non-root event was appended without `caused_by`."""
+
+    code = ErrorCode.MISSING_CAUSE
 
     def __init__(self, event_type: str, event_id: str) -> None:
         self.event_type = event_type
@@ -51,22 +62,28 @@ class MissingCauseError(StoreError, ValueError):
 class SchemaNotMigrated(StoreError):
     """The database schema is missing or older than this version of Forge."""
 
+    code = ErrorCode.SCHEMA_NOT_MIGRATED
+
 
 class ArtifactNotFound(StoreError, KeyError):
     """No blob is stored under the requested sha256."""
 
-    def __str__(self) -> str:
-        # KeyError would repr() the message; people read this one.
-        return str(self.args[0]) if self.args else "artifact not found"
+    code = ErrorCode.ARTIFACT_NOT_FOUND  # ForgeError's str(), not KeyError's repr()
 
 
 class ArtifactCorrupt(StoreError):
     """A stored blob's bytes no longer hash to its address."""
 
+    code = ErrorCode.ARTIFACT_CORRUPT
+
 
 class ArtifactTooLarge(StoreError, ValueError):
     """A blob is larger than the caller allowed."""
 
+    code = ErrorCode.ARTIFACT_TOO_LARGE
+
 
 class UnsafeSource(StoreError, ValueError):
     """A source path is a symlink or not a regular file, so it is not read."""
+
+    code = ErrorCode.UNSAFE_SOURCE

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from activities.store.errors import StoreError
 from compiler.hashing import sha256_of
+from schemas.error_codes import ErrorCode
 
 __all__ = [
     "MAX_FILES",
@@ -46,13 +47,19 @@ class SkillRegistryError(StoreError):
 class SkillPackageRefused(SkillRegistryError, ValueError):
     """A package directory cannot be registered (unsafe, too large, or an invalid SKILL.md)."""
 
+    code = ErrorCode.SKILL_PACKAGE_REFUSED
+
 
 class SkillNotRegistered(SkillRegistryError, LookupError):
     """The tenant has no such skill (or not at the requested digest)."""
 
+    code = ErrorCode.SKILL_NOT_REGISTERED
+
 
 class SkillIntegrityError(SkillRegistryError):
     """Stored bytes or rows no longer match the digest a skill was registered (or bound) with."""
+
+    code = ErrorCode.SKILL_INTEGRITY
 
 
 def package_digest(skill_id: str, files: Mapping[str, str]) -> str:

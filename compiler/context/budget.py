@@ -12,6 +12,7 @@ from fractions import Fraction
 
 from compiler.context.errors import ContextError
 from schemas.context import BUCKETS, Bucket, BudgetAllocation, ContextPack, IntentRow, RunContext
+from schemas.error_codes import ErrorCode
 
 DEFAULT_SPLIT: dict[Bucket, float] = {
     "system": 0.05,
@@ -60,7 +61,7 @@ def allocate_budget(pack: ContextPack, ctx: RunContext, intent: IntentRow) -> Bu
         problem = split_problem(declared)
         if problem is not None:
             raise ContextError(
-                "CONTEXT_BAD_SPLIT",
+                ErrorCode.CONTEXT_BAD_SPLIT,
                 f"budget.splits[{intent.intent_id!r}] of context pack "
                 f"{pack.contract_name}@{pack.contract_version}: {problem}. "
                 "Make the fractions non-negative and sum to 1.",

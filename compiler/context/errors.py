@@ -2,21 +2,24 @@
 
 from collections.abc import Sequence
 
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 
-class ContextError(Exception):
+
+class ContextError(ForgeError):
     """Permanent: the pack, the run context or the request is wrong; retrying will not help.
 
     `code` is stable (CONTEXT_UNKNOWN_INTENT, CONTEXT_BAD_SPLIT, CONTEXT_POLICY_RULE,
     CONTEXT_PACK_INVALID); `problems` holds one line per problem (what, where, what to do).
     """
 
-    def __init__(self, code: str, problems: str | Sequence[str]) -> None:
-        self.code = code
+    message_is_complete = True  # each problem line says what, where and what to do
+    __str__ = ForgeError.line  # `CODE: message`, as before the catalogue
+
+    def __init__(self, code: ErrorCode, problems: str | Sequence[str]) -> None:
         self.problems = [problems] if isinstance(problems, str) else list(problems)
         if len(self.problems) == 1:
-            text = f"{code}: {self.problems[0]}"
+            text = self.problems[0]
         else:
-            text = f"{code}: {len(self.problems)} problems:\n" + "\n".join(
-                f"  {p}" for p in self.problems
-            )
-        super().__init__(text)
+            text = f"{len(self.problems)} problems:\n" + "\n".join(f"  {p}" for p in self.problems)
+        super().__init__(text, code=ErrorCode(code))

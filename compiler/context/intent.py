@@ -2,6 +2,7 @@
 
 from compiler.context.errors import ContextError
 from schemas.context import ContextPack, IntentRow, InvokeRequest, RunContext
+from schemas.error_codes import ErrorCode
 
 
 def classify_intent(pack: ContextPack, ctx: RunContext, req: InvokeRequest) -> IntentRow:
@@ -11,7 +12,7 @@ def classify_intent(pack: ContextPack, ctx: RunContext, req: InvokeRequest) -> I
             return row
     known = ", ".join(r.intent_id for r in pack.intents)
     raise ContextError(
-        "CONTEXT_UNKNOWN_INTENT",
+        ErrorCode.CONTEXT_UNKNOWN_INTENT,
         f"intent {req.intent_id!r} is not in context pack "
         f"{pack.contract_name}@{pack.contract_version} ({pack.consumer}); it serves: {known}. "
         "Send one of those intents, or add a row for it to the pack's intents.",

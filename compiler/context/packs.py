@@ -19,6 +19,7 @@ from compiler.context.errors import ContextError
 from compiler.hashing import first_unsafe_int, unsafe_integer_message
 from compiler.ladder.rules import rule_problem
 from schemas.context import ContextPack
+from schemas.error_codes import ErrorCode
 
 MAX_RULE_DEPTH = 32
 
@@ -96,14 +97,14 @@ def parse_pack(data: Any, source: str) -> ContextPack:
     """Validate one pack document; ContextError lists every problem as `source: field: what`."""
     if not isinstance(data, dict):
         raise ContextError(
-            "CONTEXT_PACK_INVALID",
+            ErrorCode.CONTEXT_PACK_INVALID,
             f"{source}: (document): a context pack is a mapping, got {type(data).__name__}",
         )
     try:
         pack = ContextPack.model_validate(data)
     except ValidationError as exc:
         raise ContextError(
-            "CONTEXT_PACK_INVALID",
+            ErrorCode.CONTEXT_PACK_INVALID,
             [
                 f"{source}: {'.'.join(str(x) for x in e['loc']) or '(document)'}: {e['msg']}"
                 for e in exc.errors()
@@ -111,5 +112,5 @@ def parse_pack(data: Any, source: str) -> ContextPack:
         ) from None
     problems = _problems(pack)
     if problems:
-        raise ContextError("CONTEXT_PACK_INVALID", [f"{source}: {p}" for p in problems])
+        raise ContextError(ErrorCode.CONTEXT_PACK_INVALID, [f"{source}: {p}" for p in problems])
     return pack

@@ -22,6 +22,7 @@ from schemas.context import (
     RunContext,
     Verdict,
 )
+from schemas.error_codes import ErrorCode
 
 
 def decision_id(bundle_id: str, rule_id: str) -> str:
@@ -55,7 +56,7 @@ def resolve_policy(
             value, problem = evaluate(rule.if_, data)
             if problem is not None:
                 raise ContextError(
-                    "CONTEXT_POLICY_RULE",
+                    ErrorCode.CONTEXT_POLICY_RULE,
                     f"rule {rule.rule_id!r} of bundle {bundle.bundle_id!r} in context pack "
                     f"{pack.contract_name}@{pack.contract_version} failed on the run's facts: "
                     f"{problem}. Guard the rule against missing or non-numeric facts.",

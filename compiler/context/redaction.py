@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from compiler.context.errors import ContextError
 from schemas.context import ContextPack
+from schemas.error_codes import ErrorCode
 
 REDACTED = "[REDACTED]"
 
@@ -55,7 +56,7 @@ def redactors(pack: ContextPack) -> tuple[Redactor, ...]:
                 re.compile(rule)
             except re.error as exc:
                 raise ContextError(
-                    "CONTEXT_PACK_INVALID",
+                    ErrorCode.CONTEXT_PACK_INVALID,
                     f"redaction_rules[{i}] {rule!r} of context pack {pack.contract_name}@"
                     f"{pack.contract_version} is not a valid regex ({exc}); fix or remove it.",
                 ) from None

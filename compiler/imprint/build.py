@@ -219,7 +219,7 @@ class Compiler:
             try:
                 out.append(self.node(schema, pos))
             except TemplateError as err:
-                if err.code != "unsatisfiable":
+                if err.reason != "unsatisfiable":
                     raise
         return out
 

@@ -65,7 +65,7 @@ def _attempt(
     try:
         converted, error = inv.convert(alt, value, path, depth, required), None
     except TemplateError as err:
-        if err.code == "limit":
+        if err.reason == "limit":
             raise  # too deep or too much work: every other alternative would hit it too
         converted, error = None, err
     inv.tried[key] = (value, converted, error)

@@ -3,26 +3,35 @@
 import json
 import re
 
+from schemas.diagnostic_codes import TemplateReason
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
+
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class TemplateError(ValueError):
+class TemplateError(ForgeError, ValueError):
     """A schema, template, filled template or payload that cannot be used as it is.
 
+    Its code is TEMPLATE_INVALID; `reason` says which rule was broken.
+
     Attributes:
-        code: a stable machine-readable reason (`unfilled`, `type`, `enum`, `range`, `ref`, ...).
+        reason: a stable machine-readable reason (`unfilled`, `type`, `enum`, `range`, `ref`,
+            ...; schemas.diagnostic_codes.TEMPLATE_REASONS says what each means).
         path: where: a JSON path into the template/payload (`$.customer.tags[0]`) or a JSON
             pointer into the schema/document (`#/components/schemas/Pet`).
         problem: what was wrong, in one sentence.
         hint: what to do about it.
     """
 
-    def __init__(self, code: str, path: str, problem: str, hint: str) -> None:
-        self.code = code
+    code = ErrorCode.TEMPLATE_INVALID
+    message_is_complete = True  # `path: problem (fix: hint)`
+
+    def __init__(self, reason: TemplateReason, path: str, problem: str, hint: str) -> None:
+        super().__init__(f"{path}: {problem} (fix: {hint})", where=path, hint=hint)
+        self.reason: TemplateReason = reason
         self.path = path
         self.problem = problem
-        self.hint = hint
-        super().__init__(f"{path}: {problem} (fix: {hint})")
 
 
 def child_path(path: str, key: str | int) -> str:
@@ -44,7 +53,7 @@ def unsatisfiable(where: str, why: str) -> TemplateError:
     """The error for a schema no value can satisfy (`false`, or something that requires it).
 
     Callers that can do without the value (an optional property, one alternative of several,
-    the items of an array that may stay empty) catch code `unsatisfiable` and leave it out.
+    the items of an array that may stay empty) catch reason `unsatisfiable` and leave it out.
     """
     return TemplateError(
         "unsatisfiable", where, f"no value can satisfy this schema: {why}", "fix the schema"

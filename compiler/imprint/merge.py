@@ -12,6 +12,8 @@ from typing import Any
 from compiler.imprint.errors import TemplateError, pointer_child, unsatisfiable
 from compiler.imprint.limits import MAX_ALTERNATIVES, MAX_NESTING
 from compiler.imprint.refs import ANNOTATIONS, JSON_SCHEMA, OAS31, Resolver
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 
 # Private keys the merge leaves on its result (never on a caller's schema).
 INHERITED = "x-forge-inherited-discriminator"
@@ -20,8 +22,10 @@ _LOWER = ("minLength", "minItems", "minProperties")
 _UPPER = ("maxLength", "maxItems", "maxProperties")
 
 
-class CircularMerge(Exception):
+class CircularMerge(ForgeError):
     """An allOf member re-enters a reference already being expanded on this path."""
+
+    code = ErrorCode.TEMPLATE_INVALID
 
     def __init__(self, pointer: str) -> None:
         super().__init__(pointer)

@@ -3,14 +3,19 @@
 from collections.abc import Sequence
 from typing import Any
 
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
+
 Token = str | int
 Path = tuple[Token, ...]
 
 WILDCARD = "*"
 
 
-class PointerError(ValueError):
+class PointerError(ForgeError, ValueError):
     """A pointer is malformed or does not lead to a value."""
+
+    code = ErrorCode.POINTER_INVALID
 
 
 def encode(path: Sequence[Token]) -> str:

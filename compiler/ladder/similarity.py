@@ -12,12 +12,16 @@ from typing import Protocol
 
 from compiler.ladder.model import LadderModel
 from compiler.ladder.synonyms import normalize_name
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 
 _SIZES = (2, 3, 4)
 
 
-class BackendError(ValueError):
+class BackendError(ForgeError, ValueError):
     """A similarity backend answered with something unusable (wrong count, bad vectors)."""
+
+    code = ErrorCode.SIMILARITY_BACKEND
 
 
 class SimilarityBackend(Protocol):

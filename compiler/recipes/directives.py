@@ -7,6 +7,8 @@ fence, is text: citing a recipe is not calling it.
 
 import re
 
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.recipes import SLUG_PATTERN, Directives, LoopSpec
 
 HARD_CAP = 25  # no loop, however written, runs more often than this
@@ -18,8 +20,10 @@ _SKILL_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 _NUMBER = re.compile(r"^-?\d+$")
 
 
-class DirectiveError(ValueError):
+class DirectiveError(ForgeError, ValueError):
     """A directive line that does not parse; the message names the line and what is allowed."""
+
+    code = ErrorCode.RECIPE_INVALID
 
 
 def leading_directive_lines(body: str) -> tuple[list[tuple[str, str]], str]:

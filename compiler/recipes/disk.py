@@ -15,14 +15,18 @@ from compiler.recipes.document import render_document as _render
 from compiler.recipes.library import RecipeLibrary
 from compiler.recipes.skills import RecipeImportError, spec_dict, transpile_skill
 from compiler.recipes.validate import normalize_spec, validate_spec
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.recipes import LibraryProblem, Recipe, RecipeSpec
 
 RECIPE_FILE = "recipe.md"
 MAX_FILE = 256 * 1024
 
 
-class RecipeAuthorError(ValueError):
+class RecipeAuthorError(ForgeError, ValueError):
     """An authored recipe that was not written; `problems` lists every reason."""
+
+    code = ErrorCode.RECIPE_AUTHOR_REFUSED
 
     def __init__(self, message: str, problems: list[str] | None = None) -> None:
         super().__init__(message)

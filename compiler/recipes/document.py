@@ -13,6 +13,8 @@ import yaml
 from compiler.recipes.directives import parse_directives
 from compiler.recipes.frontmatter import split_frontmatter
 from compiler.recipes.validate import normalize_spec, validate_spec
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.recipes import Recipe, RecipeStep
 
 _STEP = re.compile(r"^###\s+(\d+)\.\s+(.+?)\s*$", re.MULTILINE)
@@ -20,8 +22,10 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 MAX_DOCUMENT = 256 * 1024
 
 
-class RecipeFormatError(ValueError):
+class RecipeFormatError(ForgeError, ValueError):
     """A document that is not recipe/1.0; the message says where and what to fix."""
+
+    code = ErrorCode.RECIPE_INVALID
 
 
 def parse_document(text: str, source: str = "<recipe>") -> dict[str, Any]:

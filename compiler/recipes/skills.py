@@ -14,6 +14,8 @@ from compiler.recipes.directives import leading_directive_lines
 from compiler.recipes.frontmatter import split_frontmatter
 from compiler.recipes.text import tokens
 from compiler.recipes.validate import validate_spec
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.recipes import RecipeSpec, RecipeStepSpec
 
 NAME = re.compile(r"^[a-z0-9](?:[a-z0-9]|-(?!-)){0,63}$")
@@ -27,8 +29,10 @@ MAX_SKILL = 256 * 1024
 MAX_TITLE = 72
 
 
-class RecipeImportError(ValueError):
+class RecipeImportError(ForgeError, ValueError):
     """A skill that cannot become a recipe; the message says why (nothing was written)."""
+
+    code = ErrorCode.RECIPE_IMPORT_REFUSED
 
 
 def transpile_skill(text: str, dirname: str, source: str = "SKILL.md") -> RecipeSpec:

@@ -4,11 +4,15 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 from compiler.run.dag import WAITING, skip_dependents
+from schemas.error_codes import ErrorCode
 from schemas.run import DecideGateInput, GateDecision, GateState, StepError, StepNode, StepState
 
 DECIDED = ("approved", "rejected", "changes_requested")
 STATUS_OF = {"approve": "approved", "reject": "rejected", "request_changes": "changes_requested"}
-FAILURE_OF = {"rejected": "GATE_REJECTED", "changes_requested": "GATE_CHANGES_REQUESTED"}
+FAILURE_OF = {
+    "rejected": ErrorCode.GATE_REJECTED,
+    "changes_requested": ErrorCode.GATE_CHANGES_REQUESTED,
+}
 
 
 def refusal(gates: Mapping[str, GateState], inp: DecideGateInput, finished: bool) -> str | None:

@@ -31,7 +31,7 @@ def test_a_false_property_is_left_out_and_refused() -> None:
     required = {**schema, "required": ["b"]}
     with pytest.raises(TemplateError) as unsat:
         schema_to_template(required)
-    assert unsat.value.code == "unsatisfiable"
+    assert unsat.value.reason == "unsatisfiable"
 
 
 def test_a_ref_to_false_and_an_unsatisfiable_optional_part_are_left_out() -> None:
@@ -55,10 +55,10 @@ def test_false_alternatives_are_dropped() -> None:
     assert schema_to_template(two) == {"{ONE_OF}": ["{FILL|string}", "{FILL|integer}"]}
     with pytest.raises(TemplateError) as caught:
         schema_to_template({"anyOf": [False, {"allOf": [False]}]})
-    assert caught.value.code == "unsatisfiable"
+    assert caught.value.reason == "unsatisfiable"
     with pytest.raises(TemplateError) as member:
         schema_to_template({"allOf": [{"type": "string"}, False]})
-    assert member.value.code == "unsatisfiable"
+    assert member.value.reason == "unsatisfiable"
 
 
 def test_items_false_without_positions_is_an_empty_array() -> None:
@@ -110,7 +110,7 @@ def test_a_closed_tuple_refuses_further_items_and_gaps() -> None:
     }
     with pytest.raises(TemplateError) as extra:
         template_to_payload(["a", 1, 2], schema)
-    assert extra.value.code == "count" and extra.value.path == "$[2]"
+    assert extra.value.reason == "count" and extra.value.path == "$[2]"
     with pytest.raises(TemplateError) as gap:
         template_to_payload(["{OPTIONAL|string}", 1], schema)
     assert gap.value.path == "$[0]"
@@ -128,4 +128,4 @@ def test_property_names_enum_becomes_a_key_enum() -> None:
     assert _round_trip(schema, {"aa": 1, "{KEY_ENUM|aa|bb}": "{FILL|integer}"}) == {"aa": 1}
     with pytest.raises(TemplateError) as caught:
         template_to_payload({"cc": 1}, schema)
-    assert caught.value.code == "key" and "aa, bb" in caught.value.hint
+    assert caught.value.reason == "key" and "aa, bb" in caught.value.hint

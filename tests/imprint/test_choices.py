@@ -44,7 +44,7 @@ def test_recursive_choices_are_converted_in_linear_steps(monkeypatch: pytest.Mon
 def test_a_value_too_deep_for_every_alternative_fails_at_once() -> None:
     with pytest.raises(TemplateError) as caught:
         template_to_payload(_nest(200), _tree(3))
-    assert caught.value.code == "limit"
+    assert caught.value.reason == "limit"
 
 
 def test_the_conversion_has_a_work_budget(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,7 +52,7 @@ def test_the_conversion_has_a_work_budget(monkeypatch: pytest.MonkeyPatch) -> No
     schema = {"type": "array", "items": {"type": "integer"}}
     with pytest.raises(TemplateError) as caught:
         template_to_payload(list(range(100)), schema)
-    assert caught.value.code == "limit"
+    assert caught.value.reason == "limit"
 
 
 def test_closed_alternatives_are_told_apart_by_their_keys_and_constants() -> None:

@@ -161,7 +161,7 @@ def test_form_bodies_from_documents_round_trip_through_the_wire() -> None:
 def test_payloads_a_media_type_cannot_carry_are_refused(payload, media_type, code) -> None:
     with pytest.raises(TemplateError) as info:
         encode_body(payload, media_type, {})
-    assert info.value.code == code
+    assert info.value.reason == code
 
 
 def test_text_and_octet_stream() -> None:

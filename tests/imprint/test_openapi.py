@@ -52,12 +52,12 @@ def test_openapi_3_0_parameters_and_no_body() -> None:
     assert operation_payload(doc, "get", "/pet/{petId}", None) is None
     with pytest.raises(TemplateError) as info:
         operation_payload(doc, "get", "/pet/{petId}", {"x": 1})
-    assert info.value.code == "operation" and "no request body" in info.value.problem
+    assert info.value.reason == "operation" and "no request body" in info.value.problem
     filled = {"path": {"petId": 7}}
     assert operation_parameters(doc, "get", "/pet/{petId}", filled) == {"path": {"petId": 7}}
     with pytest.raises(TemplateError) as info:
         operation_parameters(doc, "get", "/pet/{petId}", result.parameters_template)
-    assert info.value.path == "$.path.petId" and info.value.code == "unfilled"
+    assert info.value.path == "$.path.petId" and info.value.reason == "unfilled"
 
 
 def test_openapi_3_0_request_body_ref_and_array_body() -> None:
@@ -100,7 +100,7 @@ def test_unknown_paths_and_methods_say_what_exists() -> None:
     doc = load("oas30-petstore.json")
     with pytest.raises(TemplateError) as info:
         operation_template(doc, "get", "/pets/{petId}")
-    assert info.value.code == "operation" and "/pet/{petId}" in info.value.hint
+    assert info.value.reason == "operation" and "/pet/{petId}" in info.value.hint
     with pytest.raises(TemplateError) as info:
         operation_template(doc, "patch", "/pet/{petId}")
     assert "GET" in info.value.hint and "DELETE" in info.value.hint
@@ -124,7 +124,7 @@ def test_a_dangling_request_body_ref_is_reported() -> None:
     }
     with pytest.raises(TemplateError) as info:
         operation_template(doc, "post", "/x")
-    assert info.value.code == "ref" and "Note" in info.value.hint
+    assert info.value.reason == "ref" and "Note" in info.value.hint
 
 
 def test_swagger_2_upload_converts_and_encodes_as_multipart() -> None:

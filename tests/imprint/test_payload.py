@@ -74,7 +74,7 @@ def test_a_filled_template_becomes_the_payload() -> None:
 
 def test_a_required_token_left_unfilled_names_its_path() -> None:
     err = error_of(filled_customer(status="paused"), CUSTOMER, auto=FIXED)
-    assert err.code == "unfilled" and err.path == "$.customer.profile.name"
+    assert err.reason == "unfilled" and err.path == "$.customer.profile.name"
     assert "{FILL|string" in err.problem
 
 
@@ -82,14 +82,14 @@ def test_a_touched_optional_object_must_be_complete() -> None:
     filled = filled_customer(name="Ada", status="active")
     filled["customer"]["address"]["zip"] = "75001"
     err = error_of(filled, CUSTOMER, auto=FIXED)
-    assert err.code == "unfilled" and err.path == "$.customer.address.city"
+    assert err.reason == "unfilled" and err.path == "$.customer.address.city"
 
 
 def test_a_missing_required_key_is_named_with_its_template() -> None:
     filled = filled_customer(name="Ada", status="active")
     del filled["customer"]["profile"]["status"]
     err = error_of(filled, CUSTOMER, auto=FIXED)
-    assert err.code == "missing" and err.path == "$.customer.profile.status"
+    assert err.reason == "missing" and err.path == "$.customer.profile.status"
     assert "{FILL_ENUM|active|paused|archived}" in err.hint
 
 
@@ -107,7 +107,7 @@ def test_a_missing_required_key_is_named_with_its_template() -> None:
 def test_a_value_that_breaks_its_token_is_refused(profile, code, path, hint) -> None:
     base = {"name": "Ada", "status": "active"}
     err = error_of(filled_customer(**{**base, **profile}), CUSTOMER, auto=FIXED)
-    assert (err.code, err.path) == (code, path)
+    assert (err.reason, err.path) == (code, path)
     assert hint in err.hint
 
 
@@ -137,9 +137,9 @@ def test_auto_values_come_from_the_provider_or_the_default() -> None:
         "at": "2024-05-01T10:00:00Z",
     }
     err = error_of(template, schema)
-    assert err.code == "auto" and err.path == "$.id" and "auto=" in err.hint
+    assert err.reason == "auto" and err.path == "$.id" and "auto=" in err.hint
     err = error_of(template, schema, auto=AutoByFormat({}))
-    assert err.code == "auto" and "cannot make" in err.problem
+    assert err.reason == "auto" and "cannot make" in err.problem
 
 
 def test_one_of_accepts_the_chosen_alternative_in_either_form() -> None:
@@ -169,10 +169,10 @@ def test_one_of_accepts_the_chosen_alternative_in_either_form() -> None:
     kept = {"pay": {ONE_OF: [{"iban": "{FILL|string}"}, {"card": "4242"}]}}
     assert template_to_payload(kept, schema) == {"pay": {"card": "4242"}}
     both = {"pay": {ONE_OF: [{"iban": "DE00"}, {"card": "4242"}]}}
-    assert error_of(both, schema).code == "one_of"
-    assert error_of(template, schema).code == "unfilled"
+    assert error_of(both, schema).reason == "one_of"
+    assert error_of(template, schema).reason == "unfilled"
     err = error_of({"pay": {"cash": 5}}, schema)
-    assert err.code == "one_of" and err.path == "$.pay"
+    assert err.reason == "one_of" and err.path == "$.pay"
 
 
 def test_the_discriminator_picks_the_alternative() -> None:
@@ -198,7 +198,7 @@ def test_the_discriminator_picks_the_alternative() -> None:
     assert template_to_payload({"t": "b", "v": 5}, schema, document=doc) == {"t": "b", "v": 5}
     # the discriminator says B, so a string v is an error about B, not a silent switch to A
     err = error_of({"t": "b", "v": "five"}, schema, document=doc)
-    assert err.code == "type" and err.path == "$.v"
+    assert err.reason == "type" and err.path == "$.v"
     template = schema_to_template(schema, document=doc)
     chosen = template[ONE_OF][0]  # the model keeps A's discriminator token as it is
     chosen["v"] = "x"
@@ -219,9 +219,9 @@ def test_maps_take_real_keys() -> None:
     filled = {"labels": {"env": "prod", "{KEY|string}": "{OPTIONAL|string}"}, "x-rate": 5}
     assert template_to_payload(filled, schema) == {"labels": {"env": "prod"}, "x-rate": 5}
     err = error_of({"labels": {"{KEY|string}": "prod"}}, schema)
-    assert err.code == "unfilled" and "real key" in err.hint
+    assert err.reason == "unfilled" and "real key" in err.hint
     err = error_of({"x-rate": "fast"}, schema)
-    assert err.code == "type" and err.path == '$["x-rate"]'
+    assert err.reason == "type" and err.path == '$["x-rate"]'
 
 
 def test_key_rules_are_enforced() -> None:
@@ -231,7 +231,7 @@ def test_key_rules_are_enforced() -> None:
         "propertyNames": {"pattern": "^[a-z]+$"},
     }
     assert template_to_payload({"ok": 1}, schema) == {"ok": 1}
-    assert error_of({"Not OK": 1}, schema).code == "key"
+    assert error_of({"Not OK": 1}, schema).reason == "key"
 
 
 def test_embedded_json_is_serialized_back() -> None:
@@ -260,7 +260,7 @@ def test_embedded_json_is_serialized_back() -> None:
     # JSON text is accepted too, and checked against the nested schema
     assert template_to_payload({"config": '{"depth": 3}'}, schema) == {"config": '{"depth":3}'}
     assert error_of({"config": '{"depth": "deep"}'}, schema).path == "$.config.depth"
-    assert error_of({"config": "{not json"}, schema).code == "json"
+    assert error_of({"config": "{not json"}, schema).reason == "json"
 
 
 def test_synonyms_rename_keys_in_either_direction() -> None:
@@ -276,7 +276,7 @@ def test_synonyms_rename_keys_in_either_direction() -> None:
     reverse = {"customer_id": "user_id"}
     assert template_to_payload({"user_id": "u1"}, schema, synonyms=reverse) == {"customer_id": "u1"}
     err = error_of({"user_id": "u1", "customer_id": "u2"}, schema, synonyms=synonyms)
-    assert err.code == "synonym" and "keep only 'customer_id'" in err.hint
+    assert err.reason == "synonym" and "keep only 'customer_id'" in err.hint
 
 
 def test_unknown_keys_are_refused_with_a_suggestion() -> None:
@@ -285,7 +285,7 @@ def test_unknown_keys_are_refused_with_a_suggestion() -> None:
         "properties": {"name": {"type": "string"}, "email": {"type": "string"}},
     }
     err = error_of({"nmae": "Ada"}, schema)
-    assert err.code == "unknown" and err.path == "$.nmae" and "did you mean 'name'" in err.hint
+    assert err.reason == "unknown" and err.path == "$.nmae" and "did you mean 'name'" in err.hint
     open_schema = {**schema, "additionalProperties": True}
     assert template_to_payload({"nmae": "Ada"}, open_schema) == {"nmae": "Ada"}
 
@@ -299,10 +299,10 @@ def test_array_counts_and_uniqueness() -> None:
         "uniqueItems": True,
     }
     assert template_to_payload([1, 2], schema) == [1, 2]
-    assert error_of([], schema).code == "count"
-    assert error_of([1, 2, 3], schema).code == "count"
+    assert error_of([], schema).reason == "count"
+    assert error_of([1, 2, 3], schema).reason == "count"
     err = error_of([1, 1], schema)
-    assert err.code == "unique" and err.path == "$[1]"
+    assert err.reason == "unique" and err.path == "$[1]"
 
 
 def test_a_filled_recursive_marker_is_read_with_the_referenced_schema() -> None:
@@ -348,13 +348,13 @@ def test_nullable_values() -> None:
         "o": None,
     }
     err = error_of({"t": None}, schema, document=doc)
-    assert err.code == "type" and "null" in err.problem
+    assert err.reason == "type" and "null" in err.problem
 
 
 def test_bytes_are_read_as_json_text() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "integer"}}}
     assert template_to_payload(json.dumps({"a": 1}).encode(), schema) == {"a": 1}
-    assert error_of(b'{"a": 1', schema).code == "json"
+    assert error_of(b'{"a": 1', schema).reason == "json"
 
 
 def test_arguments_are_checked() -> None:

@@ -390,5 +390,5 @@ def test_contradictory_all_of_is_refused_with_its_location() -> None:
     schema = {"allOf": [{"type": "string"}, {"type": "integer"}]}
     with pytest.raises(TemplateError) as info:
         schema_to_template(schema)
-    assert info.value.code == "schema" and info.value.path == "#/allOf/1"
+    assert info.value.reason == "schema" and info.value.path == "#/allOf/1"
     assert "disagree on type" in info.value.problem

@@ -125,7 +125,7 @@ def test_bounds_combine_inclusive_and_exclusive_ranges() -> None:
 def test_malformed_tokens_are_reported(text, says) -> None:
     with pytest.raises(TemplateError) as info:
         parse_token(text, path="$.x")
-    assert info.value.code == "token" and info.value.path == "$.x"
+    assert info.value.reason == "token" and info.value.path == "$.x"
     assert says in info.value.problem
 
 

@@ -157,7 +157,7 @@ def test_defaults_a_writer_left_out_are_not_stored():
 def test_payload_of_refuses_an_unknown_type_and_the_wrong_model():
     with pytest.raises(UnknownEventType):
         payload_of("step.exploded.v1", RunStarted())
-    with pytest.raises(TypeError, match="RunCompleted"):
+    with pytest.raises(UnknownEventType, match="RunCompleted"):
         payload_of("run.completed.v1", RunStarted())
 
 

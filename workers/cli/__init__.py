@@ -1,11 +1,15 @@
 """The `forge` command line: one typer app; each verb lives in its own module."""
 
 import typer
+from rich.markup import escape
 
+from schemas.errors import ForgeError
 from workers.cli.artifacts import artifacts_cmd, receipts_cmd
 from workers.cli.budget import budget_app
+from workers.cli.common import EXIT_REJECTED, err
 from workers.cli.compile import compile_cmd, explain_cmd
 from workers.cli.dev import dev_app
+from workers.cli.errors import errors_cmd
 from workers.cli.events import db_app, events_app
 from workers.cli.gates import approve_cmd, gates_cmd, reject_cmd
 from workers.cli.packs import packs_app
@@ -38,6 +42,7 @@ app.command("resume")(resume_cmd)
 app.command("gates")(gates_cmd)
 app.command("approve")(approve_cmd)
 app.command("reject")(reject_cmd)
+app.command("errors")(errors_cmd)
 app.add_typer(budget_app, name="budget")
 app.add_typer(dev_app, name="dev")
 app.add_typer(events_app, name="events")
@@ -50,6 +55,10 @@ app.add_typer(skills_app, name="skills")
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: a ForgeError no verb handled is one line and exit 2."""
     tune_gc()
-    app()
+    try:
+        app()
+    except ForgeError as exc:
+        err.print(f"[red]error:[/] {escape(exc.line())}", soft_wrap=True)
+        raise SystemExit(EXIT_REJECTED) from None

@@ -16,6 +16,7 @@ from activities.typelib import load_library, load_profiles
 from compiler.errors import CompilerError, PackError
 from compiler.plan.context import CompileContext
 from schemas.diagnostics import Diagnostic
+from schemas.errors import ForgeError
 from schemas.scope import DEFAULT_TENANT, SCOPE_ID_PATTERN, Scope
 from workers import runs
 from workers.devserver import DevServerError
@@ -59,11 +60,17 @@ def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
         )
 
 
+def fail_error(exc: ForgeError) -> NoReturn:
+    """A ForgeError as its one line, `CODE: message (where) — what to do`, on stderr; exit 2."""
+    err.print(f"[red]error:[/] {escape(exc.line())}", soft_wrap=True)
+    raise typer.Exit(EXIT_REJECTED)
+
+
 def settings() -> Settings:
     try:
         return Settings.from_env()
     except SettingsError as exc:
-        fail(str(exc))
+        fail_error(exc)
 
 
 async def temporal_client(s: Settings) -> Client:
@@ -71,7 +78,7 @@ async def temporal_client(s: Settings) -> Client:
     try:
         return await runs.connect(s)
     except DevServerError as exc:
-        fail(exc.message, exc.detail)
+        fail(exc.line(), exc.detail)  # the detail is a log tail: its own, dim lines
     except RuntimeError as exc:
         fail(
             f"cannot reach Temporal: {exc}",
@@ -150,7 +157,7 @@ def read_plan(path: Path) -> dict[str, Any]:
     try:
         return runs.load_plan_document(path, read_json(path))
     except runs.PlanFileError as exc:
-        fail(str(exc))
+        fail_error(exc)
 
 
 def refusal(exc: WorkflowUpdateFailedError) -> str:

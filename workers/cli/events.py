@@ -20,7 +20,7 @@ from activities.store.records import ChainVerification, stored_envelope
 from schemas.event_catalogue import CATALOGUE
 from schemas.events import Event
 from schemas.scope import DEFAULT_TENANT
-from workers.cli.common import fail, out, settings
+from workers.cli.common import fail, fail_error, out, settings
 
 __all__ = ["db_app", "events_app"]
 
@@ -38,7 +38,9 @@ def _guard(action: Callable[[], _T], what: str) -> _T:
     """Run a store action; store and database errors exit 2 with what went wrong."""
     try:
         return action()
-    except (StoreError, ValueError) as exc:
+    except StoreError as exc:
+        fail_error(exc)
+    except ValueError as exc:
         fail(str(exc))
     except SQLAlchemyError as exc:
         # The driver's first line says what failed (refused, auth, unknown database).
