@@ -9,9 +9,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import (
     ActivityError,
@@ -21,12 +18,10 @@ from temporalio.exceptions import (
 )
 from temporalio.service import RPCError
 
-from activities.compile import step_nodes
 from activities.store.artifacts import ArtifactStore
-from compiler.plan.context import CompileContext, resolve_profile
+from compiler.plan.context import CompileContext
 from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
-from schemas import names
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan
@@ -238,16 +233,6 @@ def prepare_objective_run(
     )
 
 
-def planner_provider_of(ctx: CompileContext) -> str | None:
-    """The provider of the profile's planner model (Pass A), whose workers plan the run.
-
-    Raises:
-        CompilerError: E_UNKNOWN_PROFILE, the profile named is not defined.
-    """
-    binding = resolve_profile(ctx).profile.planner_phase_bindings.get("pass_a")
-    return names.provider_of(binding.model_binding_ref) if binding is not None else None
-
-
 async def connect(settings: Settings) -> Client:
     """A client for the configured cluster, or the embedded dev server (started if needed)."""
     address = await ensure_address(settings)
@@ -400,42 +385,3 @@ async def resume_input(
             "reusable": reusable,
         }
     )
-
-
-# How long a run started by `forge run` lets model work wait when, at its start, no worker
-# served the provider: long enough for a worker that is starting, short enough to say so.
-UNSERVED_WAIT_S = 10
-
-
-async def polled_providers(client: Client, task_queue: str, providers: set[str]) -> set[str]:
-    """Which of `providers` a worker polls the model queue of on `task_queue` right now."""
-    polled: set[str] = set()
-    for provider in sorted(providers):
-        answer = await client.workflow_service.describe_task_queue(
-            DescribeTaskQueueRequest(
-                namespace=client.namespace,
-                task_queue=TaskQueue(name=names.model_queue(task_queue, provider)),
-                task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-            )
-        )
-        if answer.pollers:
-            polled.add(provider)
-    return polled
-
-
-def model_providers(plan: CompiledPlan) -> set[str]:
-    """The providers whose workers a compiled plan's model steps need."""
-    return {n.model_provider for n in step_nodes(plan) if n.model_provider is not None}
-
-
-def profile_providers(ctx: CompileContext, *, planner: bool) -> set[str]:
-    """The providers a run on the context's profile may need: its executors', and its planner's.
-
-    Raises:
-        CompilerError: E_UNKNOWN_PROFILE, the profile named is not defined.
-    """
-    profile = resolve_profile(ctx).profile
-    refs = {b.model_binding_ref for b in profile.executor_by_backend.values()}
-    if planner and "pass_a" in profile.planner_phase_bindings:
-        refs.add(profile.planner_phase_bindings["pass_a"].model_binding_ref)
-    return {names.provider_of(ref) for ref in refs}

@@ -86,6 +86,15 @@ def test_a_failing_run_exits_1_and_says_why(cli, tmp_path):
     assert ran.exit_code == 1
     assert "CODE_ERROR" in ran.output and "no rates loaded" in ran.output
     assert "upstream step 'boom' failed" in ran.output
+    # Its workflow completed (with a failed result): `forge runs` says what became of the run.
+    run_id = _run_id(ran.output)
+    failed = cli("runs", "--status", "failed")
+    assert failed.exit_code == 0 and run_id in failed.output
+    assert re.search(rf"{run_id}\s+│?\s*failed", failed.output), failed.output
+    assert run_id not in cli("runs", "--status", "completed").output
+    # An ended run cannot be cancelled: one clear line, exit 2, nothing changed.
+    late = cli("cancel", run_id)
+    assert late.exit_code == 2 and "already ended (completed); nothing was changed" in late.output
 
 
 async def test_detach_then_cancel(cli, temporal_env, task_queue, tmp_path):
@@ -98,9 +107,16 @@ async def test_detach_then_cancel(cli, temporal_env, task_queue, tmp_path):
     path.write_text(json.dumps(doc))
     started = await asyncio.to_thread(cli, "run", path, "--detach")
     assert started.exit_code == 0, started.output
+    assert f"no worker polls task queue {task_queue} now" in started.output
     run_id = _run_id(started.output)
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         await wait_for_event(eng.services.events, run_id, "step.started.v1")
+        quick = tmp_path / "quick.json"
+        quick.write_text(
+            json.dumps(plan(code_step("q", write_json("output/q.json"), ["output/q.json"])))
+        )
+        second = await asyncio.to_thread(cli, "run", quick, "--detach")
+        assert second.exit_code == 0 and "no worker polls" not in second.output, second.output
         cancelled = await asyncio.to_thread(cli, "cancel", run_id)
         assert cancelled.exit_code == 0
         handle = eng.client.get_workflow_handle(run_id)

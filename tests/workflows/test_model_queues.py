@@ -24,7 +24,7 @@ from tests.workflows.model_env import executor, model_engine, run_python, text, 
 from tests.workflows.test_evaluator_runs import RUBRIC, report_plan
 from tests.workflows.test_model_runs import OBJECTIVE, ONE_STEP, SALES, TOTALS_CODE
 from tests.workflows.test_model_runs import RUBRIC as PLAN_RUBRIC
-from workers import runs
+from workers import queues
 from workers.settings import Settings
 from workers.worker import Services, known_providers, worker_plan
 
@@ -103,7 +103,7 @@ async def test_a_worker_without_a_model_leaves_the_planner_call_to_one_with_it(
         handle = await plain.start_objective(
             OBJECTIVE,
             inputs={"sales": ref},
-            planner_provider=runs.planner_provider_of(ctx),
+            planner_provider=queues.planner_provider_of(ctx),
             model_wait_s=600,
         )
         await still_waiting(handle, plain.services.events, "compile__plan")

@@ -8,13 +8,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.client import Client
 
 from activities.sandbox.workspace import WorkspaceViolation
 from compiler.errors import CompilerError
 from schemas.run import RunInput
 from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
-from workers import runs
+from workers import queues, runs
 from workers.cli.common import (
     ProjectOption,
     TenantOption,
@@ -97,8 +98,8 @@ def run_cmd(
             fail("the objective is empty: say what the run should do")
         try:
             ctx = compile_context(profile)
-            planner = runs.planner_provider_of(ctx)
-            needs = runs.profile_providers(ctx, planner=True)
+            planner = queues.planner_provider_of(ctx)
+            needs = queues.profile_providers(ctx, planner=True)
         except CompilerError as exc:
             reject_plan(exc, "--profile")
         services = Services.from_settings(s)
@@ -141,7 +142,7 @@ def run_cmd(
         f"compiled {len(plan.compiled.steps)} steps · plan {plan.compiled.plan_hash[:19]}… · "
         f"run [bold]{run.run_id}[/]"
     )
-    needs = runs.model_providers(plan.compiled)
+    needs = queues.model_providers(plan.compiled)
     code = asyncio.run(_run(s, services, run, detach, needs))
     raise typer.Exit(code)
 
@@ -156,7 +157,7 @@ async def _unserved(
     client: Client, s: Settings, needs: set[str], own: frozenset[str] = frozenset()
 ) -> set[str]:
     """The model providers the run may need that no worker on its task queue serves now."""
-    return needs - own - await runs.polled_providers(client, s.task_queue, needs - own)
+    return needs - own - await queues.polled_providers(client, s.task_queue, needs - own)
 
 
 def _unserved_note(missing: set[str], s: Settings, wait_s: int) -> None:
@@ -182,10 +183,11 @@ async def _run_started(
             f"started [bold]{run.run_id}[/] on task queue {s.task_queue}. "
             f"Follow it with `forge watch {run.run_id}`."
         )
-        if s.temporal_address is None:
+        workflows = TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
+        if not await queues.polled(client, s.task_queue, workflows):
             out.print(
-                "[yellow]note:[/] the embedded default has no standing worker; run "
-                "`forge worker` in another terminal so the run makes progress."
+                f"[yellow]note:[/] no worker polls task queue {s.task_queue} now; run "
+                "`forge worker` (in another terminal, or on any host) so the run makes progress."
             )
         elif missing:
             _unserved_note(missing, s, run.model_wait_s)
@@ -197,7 +199,7 @@ async def _run_started(
         async with _worker(client, s, services, pool) as worker:
             missing = await _unserved(client, s, needs, worker.providers)
             if missing:  # this process cannot serve it, nor another worker now: say so, soon
-                run = run.model_copy(update={"model_wait_s": runs.UNSERVED_WAIT_S})
+                run = run.model_copy(update={"model_wait_s": queues.UNSERVED_WAIT_S})
                 _unserved_note(missing, s, run.model_wait_s)
             handle = await runs.start_run(client, s, run)
             return await follow(handle, s, services)
@@ -259,7 +261,7 @@ def resume_cmd(
             reject_plan(exc, f"the plan of {run_id}")
         names = ", ".join(r.step_key for r in run.reusable) or "none"
         out.print(f"resuming {run_id} as [bold]{run.run_id}[/]; may reuse: {names}")
-        needs = runs.profile_providers(ctx, planner=False)
+        needs = queues.profile_providers(ctx, planner=False)
         return await _run_started(client, s, services, run, detach, needs)
 
     raise typer.Exit(asyncio.run(go()))

@@ -6,8 +6,10 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 from rich.table import Table
+from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
 
+from schemas.event_catalogue import RUN_FAILED
 from workers import runs
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out, settings, temporal_client
@@ -98,7 +100,9 @@ def runs_cmd(
         }
         if status not in names:
             fail(f"--status {status!r}: use one of {', '.join(names)}")
-        query += f' AND ExecutionStatus = "{names[status]}"'
+        # A run whose steps failed completes its workflow: both are read, the log decides.
+        closed = "Completed" if status in ("completed", "failed") else names[status]
+        query += f' AND ExecutionStatus IN ("{closed}", "{names[status]}")'
 
     async def go() -> None:
         client = await temporal_client(s)
@@ -106,10 +110,14 @@ def runs_cmd(
         for col in ("run", "status", "started", "closed"):
             table.add_column(col)
         n = 0
+        services = Services.from_settings(s)
         async for wf in client.list_workflows(query):
+            outcome = run_outcome_of(wf.id, wf.status, services)
+            if status is not None and outcome != status:
+                continue
             table.add_row(
                 wf.id,
-                wf.status.name.lower() if wf.status else "?",
+                outcome,
                 f"{wf.start_time:%Y-%m-%d %H:%M:%S}",
                 f"{wf.close_time:%H:%M:%S}" if wf.close_time else "",
             )
@@ -121,16 +129,38 @@ def runs_cmd(
     asyncio.run(go())
 
 
+def run_outcome_of(run_id: str, status: WorkflowExecutionStatus | None, services: Services) -> str:
+    """What became of a run: Forge's outcome, not its workflow's.
+
+    A run whose steps failed (or whose gate was rejected) ends its workflow normally, with a
+    failed RunResult; the event log's run.failed.v1 says so.
+    """
+    if status is None:
+        return "?"
+    if status == WorkflowExecutionStatus.COMPLETED:
+        failed = services.events.list_events(run_id=run_id, type=RUN_FAILED, limit=1)
+        return "failed" if failed else "completed"
+    return {"CANCELED": "cancelled"}.get(status.name, status.name.lower())
+
+
 def cancel_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     """Ask a run to stop; steps in flight are cancelled, nothing published is taken back."""
     s = settings()
 
     async def go() -> None:
         client = await temporal_client(s)
+        handle = client.get_workflow_handle(run_id)
         try:
-            await client.get_workflow_handle(run_id).cancel()
+            described = await handle.describe()
+            if described.status != WorkflowExecutionStatus.RUNNING:
+                ended = described.status.name.lower() if described.status else "ended"
+                fail(
+                    f"cannot cancel {run_id}: it already ended ({ended}); nothing was changed",
+                    f"see how with `forge status {run_id}`",
+                )
+            await handle.cancel()
         except RPCError as exc:
-            fail(f"cannot cancel {run_id}: {exc.message}")
+            fail(f"cannot cancel {run_id}: {exc.message}", "list runs with `forge runs`")
         out.print(f"cancellation requested for {run_id}")
 
     asyncio.run(go())
