@@ -33,6 +33,4 @@ def test_every_verb_has_an_example_in_docs_cli():
     missing = [
         verb for verb in VERBS if not any(f"{cmd} ".startswith(f"forge {verb} ") for cmd in SHOWN)
     ]
-    assert not missing, (
-        f"docs/cli*.md show no `$ forge VERB …` line for: {missing}"
-    )
+    assert not missing, f"docs/cli*.md show no `$ forge VERB …` line for: {missing}"
