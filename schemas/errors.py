@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 from schemas.error_catalogue import CATALOGUE
 from schemas.error_codes import ErrorCode
 
-__all__ = ["ErrorCode", "ForgeError", "Where"]
+__all__ = ["ErrorCode", "ForgeError", "RunFailure", "Where"]
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,8 @@ class ForgeError(Exception):
 
     def line(self) -> str:
         """`CODE: message (where) — hint`: one line unless the message spans several."""
-        text = f"{self.code.value}: {self.message}" if self.message else self.code.value
+        # The code's name: three codes keep an older class name as the value Temporal records.
+        text = f"{self.code.name}: {self.message}" if self.message else self.code.name
         if self.message_is_complete:
             return text
         if self.where:
@@ -90,3 +91,11 @@ class ForgeError(Exception):
         if self.hint and self.hint not in self.message:
             text += f" — {self.hint}"
         return text
+
+
+class RunFailure(ForgeError):
+    """A failure the run workflow decides on purpose: it fails the run at once.
+
+    A rejected plan, no planner, a refused decision. Any other error in workflow code fails
+    only its task, which Temporal retries, so a redeployed worker can still finish the run.
+    """

@@ -37,8 +37,10 @@ __all__ = [
 ActorKind = Literal["human", "agent", "system"]
 
 # Tenant and project ids name key prefixes in the artifact store and rows in the event log:
-# a letter or digit first (never "." or ".."), then letters, digits, "_", "-" or ".", no "/".
-SCOPE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$"
+# a lower-case letter or digit first (never "." or ".."), then lower-case letters, digits, "_",
+# "-" or ".", no "/". Lower case only: on a case-insensitive filesystem "Acme" and "acme" would
+# be one directory of the local artifact store, and so one tenant.
+SCOPE_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
 ScopeId = Annotated[str, StringConstraints(pattern=SCOPE_ID_PATTERN)]
 
 DEFAULT_TENANT = "default"

@@ -11,7 +11,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from activities.errors import ForgeFailureConverter
 from schemas import names
-from schemas.errors import ForgeError
+from schemas.errors import RunFailure
 from workflows.run import CompiledRunWorkflow
 
 # Modules the workflow sandbox may share with the host instead of re-importing per run.
@@ -72,8 +72,9 @@ class ForgePlugin(SimplePlugin):
                 )
             ),
             # A payload that fails validation inside workflow code fails the same way on
-            # every replay: fail the workflow instead of retrying its task forever. A ForgeError
-            # is a failure Forge named (a refused plan, a failed sub-recipe): it fails the
-            # workflow too, and the failure converter turns it into its ApplicationError.
-            workflow_failure_exception_types=[pydantic.ValidationError, ForgeError],
+            # every replay: fail the workflow instead of retrying its task forever. A RunFailure
+            # is a failure the workflow decided on (a refused plan, no planner): it fails the
+            # workflow too, and the failure converter turns it into its ApplicationError. Any
+            # other ForgeError fails the task only (retried: a redeploy can still finish it).
+            workflow_failure_exception_types=[pydantic.ValidationError, RunFailure],
         )

@@ -4,6 +4,8 @@ Model work goes to its provider's task queue (schemas/names.model_queue); the su
 Temporal which of those queues have pollers, so a run nobody can serve says so at its start.
 """
 
+from datetime import UTC, datetime, timedelta
+
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
@@ -25,14 +27,22 @@ def planner_provider_of(ctx: CompileContext) -> str | None:
     return names.provider_of(binding.model_binding_ref) if binding is not None else None
 
 
+POLLER_FRESH = timedelta(seconds=90)  # a long poll lasts up to 60 s, then the worker polls again
+
+
 async def polled(client: Client, queue: str, kind: TaskQueueType.ValueType) -> bool:
-    """Whether a worker polls `queue` for `kind` tasks right now."""
+    """Whether a worker polls `queue` for `kind` tasks right now.
+
+    Temporal lists pollers seen over the last minutes; one whose last poll is older than a
+    poll's own timeout (about a minute) has stopped.
+    """
     answer = await client.workflow_service.describe_task_queue(
         DescribeTaskQueueRequest(
             namespace=client.namespace, task_queue=TaskQueue(name=queue), task_queue_type=kind
         )
     )
-    return bool(answer.pollers)
+    recent = datetime.now(UTC) - POLLER_FRESH
+    return any(p.last_access_time.ToDatetime(tzinfo=UTC) >= recent for p in answer.pollers)
 
 
 # How long a run started by `forge run` lets model work wait when, at its start, no worker

@@ -9,7 +9,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError, WorkflowHandle
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import (
     ActivityError,
     ApplicationError,
@@ -242,8 +248,20 @@ async def connect(settings: Settings) -> Client:
 async def start_run(
     client: Client, settings: Settings, run: RunInput
 ) -> WorkflowHandle[CompiledRunWorkflow, RunResult]:
+    """Start the run's workflow; a run id is used once, ever.
+
+    Its streams and events are keyed by it: a second run under the same id would read the
+    first one's records.
+
+    Raises:
+        WorkflowAlreadyStartedError: a run with this id exists (running or ended).
+    """
     return await client.start_workflow(
-        CompiledRunWorkflow.run, run, id=run.run_id, task_queue=settings.task_queue
+        CompiledRunWorkflow.run,
+        run,
+        id=run.run_id,
+        task_queue=settings.task_queue,
+        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
     )
 
 

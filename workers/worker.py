@@ -165,12 +165,20 @@ class ForgeWorker:
     """The worker of the run's task queue and, beside it, one per model queue it serves.
 
     A model step is scheduled on its provider's queue (schemas/names.model_queue), so a worker
-    without that model never takes it: the step waits for one that has it.
+    without that model never takes it: the step waits for one that has it. Each model queue's
+    worker has a thread pool of its own (`pools`, shut down on exit): an activity a Worker
+    accepted always has a thread, so none waits for one past its heartbeat timeout.
     """
 
-    def __init__(self, workers: list[Worker], providers: frozenset[str]) -> None:
+    def __init__(
+        self,
+        workers: list[Worker],
+        providers: frozenset[str],
+        pools: list[concurrent.futures.ThreadPoolExecutor] | None = None,
+    ) -> None:
         self.workers = workers
         self.providers = providers  # whose model queues it polls
+        self._pools = pools or []
         self._stack = contextlib.AsyncExitStack()
 
     @property
@@ -185,11 +193,21 @@ class ForgeWorker:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
-        await self._stack.aclose()
+        try:
+            await self._stack.aclose()
+        finally:
+            self._shutdown_pools()
 
     async def run(self) -> None:
         """Poll every queue until cancelled (Ctrl-C)."""
-        await asyncio.gather(*(worker.run() for worker in self.workers))
+        try:
+            await asyncio.gather(*(worker.run() for worker in self.workers))
+        finally:
+            self._shutdown_pools()
+
+    def _shutdown_pools(self) -> None:
+        for pool in self._pools:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def build_worker(
@@ -207,19 +225,27 @@ def build_worker(
     """
     sweep_orphans()
     plan = worker_plan(settings, services)
-    queues = [settings.task_queue] + [
+    model_queues = [
         names.model_queue(settings.task_queue, provider) for provider in sorted(plan.providers)
     ]
+    pools = [
+        concurrent.futures.ThreadPoolExecutor(
+            max_workers=max_concurrent_activities, thread_name_prefix=queue
+        )
+        for queue in model_queues
+    ]
+    executors = [activity_executor, *pools]
     return ForgeWorker(
         [
             Worker(
                 client,
                 task_queue=queue,
                 activities=plan.activities,
-                activity_executor=activity_executor,
+                activity_executor=executor,
                 max_concurrent_activities=max_concurrent_activities,
             )
-            for queue in queues
+            for queue, executor in zip([settings.task_queue, *model_queues], executors, strict=True)
         ],
         plan.providers,
+        pools,
     )

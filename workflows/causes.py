@@ -1,6 +1,7 @@
 """What a failed activity or child run says: its application error, message, attempt and usage."""
 
 import asyncio
+from typing import Any
 
 from temporalio.exceptions import (
     ActivityError,
@@ -73,3 +74,18 @@ def unserved_message(what: str, provider: str | None, wait_s: int, then: str) ->
         "ANTHROPIC_API_KEY (or FORGE_MODEL_SCRIPT to a script file) for `forge worker` or "
         f"`forge run` on this task queue, then {then}"
     )
+
+
+TOLD_KEYS = frozenset({"code", "hint", "where"})  # activities.errors.to_application_error's
+
+
+def own_details(cause: ApplicationError) -> list[Any]:
+    """The error's own details, without the code-and-hint entry the converter appends.
+
+    What a run records of a failure stays what older workers recorded for the same event id.
+    """
+    return [
+        d
+        for d in cause.details
+        if not (isinstance(d, dict) and "code" in d and set(d) <= TOLD_KEYS)
+    ]

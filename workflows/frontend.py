@@ -13,7 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from schemas.artifacts import ArtifactRef
     from schemas.budget import BudgetState
     from schemas.error_codes import ErrorCode, parse_code
-    from schemas.errors import ForgeError
+    from schemas.errors import RunFailure
     from schemas.event_catalogue import RUN_COMPILED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
     from schemas.recipes import (
         RUN_TAGGED,
@@ -35,7 +35,13 @@ with workflow.unsafe.imports_passed_through():
     )
     from schemas.run_events import RunCompiled, RunCompleted, RunFailed, RunStarted, RunTagged
     from workflows import policies
-    from workflows.causes import cause_message, cause_type, unserved, unserved_message
+    from workflows.causes import (
+        cause_message,
+        cause_type,
+        own_details,
+        unserved,
+        unserved_message,
+    )
     from workflows.core import RunCore
     from workflows.patches import (
         PATCH_FRONT_END,
@@ -98,7 +104,7 @@ class FrontEnd(RunCore):
                 await self._trail_events([TrailEntry(verb="warn", summary=summary)])
                 return None
             await self._fail_run("recipes", err)
-            raise ForgeError(
+            raise RunFailure(
                 f"no plan: {cause_message(err)}", code=ErrorCode.COMPILER_ERROR, retryable=False
             ) from err
         self._recipes = RecipeView(effort=found.effort, seeded_by=found.seeded_by)
@@ -123,7 +129,7 @@ class FrontEnd(RunCore):
                 self._root,
                 RunFailed(stage="plan", error=found.message, hints=found.hints),
             )
-            raise ForgeError(
+            raise RunFailure(
                 found.message,
                 code=ErrorCode.PLANNER_UNAVAILABLE,
                 retryable=False,
@@ -176,7 +182,7 @@ class FrontEnd(RunCore):
                 if hints:
                     why += f" (recipes that matched weakly: {', '.join(hints)})"
             told = cause_type(err)
-            raise ForgeError(
+            raise RunFailure(
                 f"no plan: {why}",
                 code=parse_code(told) if told else ErrorCode.PLANNER_UNAVAILABLE,
                 retryable=False,
@@ -245,7 +251,7 @@ class FrontEnd(RunCore):
                 frozen = await self._compile_per_pass(pass_input)
         except ActivityError as err:
             await self._fail_run("compile", err)
-            raise ForgeError(
+            raise RunFailure(
                 f"plan rejected by the compiler: {cause_message(err)}",
                 code=ErrorCode.COMPILER_ERROR,
                 retryable=False,
@@ -306,7 +312,7 @@ class FrontEnd(RunCore):
     async def _fail_run(self, stage: str, err: ActivityError) -> None:
         self._status = "failed"
         cause = err.cause
-        details = list(cause.details) if isinstance(cause, ApplicationError) else []
+        details = own_details(cause) if isinstance(cause, ApplicationError) else []
         await self._log.emit(
             RUN_FAILED,
             "run",

@@ -15,7 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from compiler.run import gates as gatebook
     from schemas.budget import BudgetState, ExtendBudgetInput
     from schemas.error_codes import ErrorCode
-    from schemas.errors import ForgeError
+    from schemas.errors import RunFailure
     from schemas.event_catalogue import RUN_CANCELLED, RUN_FAILED, STEP_SKIPPED
     from schemas.run import (
         DecideGateInput,
@@ -73,7 +73,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
     def _validate_decision(self, inp: DecideGateInput) -> None:
         problem = gatebook.refusal(self._gates, inp, self._finished)
         if problem is not None:
-            raise ForgeError(problem, code=ErrorCode.DECISION_REFUSED, retryable=False)
+            raise RunFailure(problem, code=ErrorCode.DECISION_REFUSED, retryable=False)
 
     @workflow.signal(name="decide_gate")
     async def decide_gate_signal(self, inp: DecideGateInput) -> None:
@@ -102,7 +102,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
     def _validate_extension(self, inp: ExtendBudgetInput) -> None:
         problem = self._extension_refusal(inp)
         if problem is not None:
-            raise ForgeError(problem, code=ErrorCode.EXTENSION_REFUSED, retryable=False)
+            raise RunFailure(problem, code=ErrorCode.EXTENSION_REFUSED, retryable=False)
 
     @workflow.signal(name="extend_budget")
     async def extend_budget_signal(self, inp: ExtendBudgetInput) -> None:

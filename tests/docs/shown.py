@@ -18,6 +18,7 @@ _VOLATILE = (
     (re.compile(r"run-\d{8}-\d{6}-[0-9a-f]{6}"), "run-ID"),
     (re.compile(r"\b\d+(\.\d+)?s\b"), "Ns"),
     (re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?"), "TIME"),
+    (re.compile(r"\b\d{2}:\d{2}:\d{2}\b"), "HH:MM:SS"),  # a clock time in a table
 )
 
 
@@ -74,3 +75,14 @@ def missing_lines(shown: list[str], actual: str) -> list[str]:
         except ValueError:
             missing.append(line)
     return missing
+
+
+def shown_width(output: list[str]) -> int:
+    """The terminal width the output was shown at, so a table wraps as the page shows.
+
+    The widest line, plus one for a borderless table (its rule under the header, `─` only):
+    its lines end in a column of padding the page does not keep.
+    """
+    width = max((len(x) for x in output), default=80)
+    borderless = any(set(x.strip()) == {"─"} and x.startswith(" ") for x in output)
+    return width + 1 if borderless else width

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.docs.shown import ROOT, Shown, missing_lines, shown_commands
+from tests.docs.shown import ROOT, Shown, missing_lines, shown_commands, shown_width
 from workers.cli import app
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
@@ -80,7 +80,7 @@ def forge_home() -> Iterator[str]:
 
 def _printed(shown: Shown, home: str, monkeypatch) -> str:
     # The width the output was shown at: a table squeezed to fit shows the same wrapping.
-    monkeypatch.setenv("COLUMNS", str(max((len(x) for x in shown.output), default=80)))
+    monkeypatch.setenv("COLUMNS", str(shown_width(shown.output)))
     command = shown.command.split(";")[0]  # `forge …; echo "exit $?"`: the exit code is checked
     args = [a.replace("$FORGE_HOME", home) for a in shlex.split(command, comments=True)[1:]]
     result = CliRunner().invoke(app, args)

@@ -129,7 +129,7 @@ def test_the_event_envelope_moves_tenant_project_and_actor_into_the_scope() -> N
         EventDraft.model_validate({**flat, "scope": ACME, "actor": ANN})
 
 
-@pytest.mark.parametrize("bad", ["", "a/b", "..", ".hidden", "x" * 200, "tab\there", "ünï"])
+@pytest.mark.parametrize("bad", ["", "a/b", "..", ".hidden", "x" * 200, "tab\there", "ünï", "Acme"])
 def test_scope_ids_are_safe_names(bad: str) -> None:
     with pytest.raises(ValidationError):
         Scope(tenant=bad)

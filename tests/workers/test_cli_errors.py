@@ -36,7 +36,7 @@ def test_errors_verb_lists_and_shows_codes():
     runner = CliRunner()
     listed = runner.invoke(app, ["errors"], env={"COLUMNS": "200"})
     assert listed.exit_code == 0, listed.output
-    assert "GATE_REJECTED" in listed.output and "ConflictError" in listed.output
+    assert "GATE_REJECTED" in listed.output and "STORE_CONFLICT" in listed.output
     one = runner.invoke(app, ["errors", "gate_rejected"], env={"COLUMNS": "200"})
     assert one.exit_code == 0 and "GATE_REJECTED" in one.output
     assert "PLAN_REJECTED" not in one.output
@@ -97,7 +97,7 @@ def test_a_rejected_plan_carries_every_diagnostic_first():
     app_err = to_application_error(CompilerError([diag]))
     assert app_err.type == "CompilerError" and app_err.non_retryable
     assert app_err.details[0] == diag.model_dump(mode="json")
-    assert CompilerError([diag]).line().startswith("CompilerError: 1 problem(s) in the plan:")
+    assert CompilerError([diag]).line().startswith("COMPILER_ERROR: 1 problem(s) in the plan:")
 
 
 def test_a_step_failure_is_benign_with_its_attempt_first():

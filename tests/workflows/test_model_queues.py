@@ -6,6 +6,7 @@ whose other worker had one, and failed it with EXECUTOR_UNAVAILABLE. Now the ste
 """
 
 import asyncio
+import concurrent.futures
 import json
 from typing import Any
 
@@ -19,14 +20,14 @@ from activities.typelib import load_library, load_profiles
 from compiler.plan.context import CompileContext
 from schemas import names
 from schemas.scope import Scope
-from tests.workflows.engine import engine
+from tests.workflows.engine import engine, forge_client
 from tests.workflows.model_env import executor, model_engine, run_python, text, verdict
 from tests.workflows.test_evaluator_runs import RUBRIC, report_plan
 from tests.workflows.test_model_runs import OBJECTIVE, ONE_STEP, SALES, TOTALS_CODE
 from tests.workflows.test_model_runs import RUBRIC as PLAN_RUBRIC
 from workers import queues
 from workers.settings import Settings
-from workers.worker import Services, known_providers, worker_plan
+from workers.worker import Services, build_worker, known_providers, worker_plan
 
 
 async def pending(handle: WorkflowHandle, events: EventStore, activity: str) -> Any:
@@ -130,6 +131,28 @@ async def test_model_work_no_worker_serves_fails_after_its_wait(temporal_env, ta
     planner = info.value.cause
     assert isinstance(planner, ApplicationError) and planner.type == "PLANNER_UNAVAILABLE"
     assert "no worker serving anthropic models took the planner call within 1 s" in str(planner)
+
+
+async def test_each_model_queue_worker_has_threads_for_all_it_accepts(
+    temporal_env, task_queue, tmp_path
+):
+    """An accepted activity never waits for a thread (and misses its heartbeats)."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": []}))
+    settings = Settings(home=tmp_path / "h", task_queue=task_queue, model_script=script)
+    client = await forge_client(temporal_env)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        group = build_worker(client, settings, Services.from_settings(settings), pool)
+        configs = [w.config() for w in group.workers]
+        assert len(configs) >= 3  # the run's queue, anthropic, unprefixed
+        executors = [c["activity_executor"] for c in configs]
+        assert len({id(e) for e in executors}) == len(executors)
+        for config, executor in zip(configs, executors, strict=True):
+            assert isinstance(executor, concurrent.futures.ThreadPoolExecutor)
+            assert executor._max_workers >= config["max_concurrent_activities"]
+        async with group:
+            pass
+    assert all(e._shutdown for e in executors[1:])  # the group's own pools end with it
 
 
 def test_a_worker_polls_the_queues_of_the_providers_it_serves(tmp_path):

@@ -56,7 +56,8 @@ def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
             f"--tenant {tenant!r}"
             + (f" / --project {project!r}" if project is not None else "")
             + " is not a valid id",
-            f"ids match {SCOPE_ID_PATTERN}: a letter or digit, then letters, digits, '_', '-', '.'",
+            f"ids match {SCOPE_ID_PATTERN}: a lower-case letter or digit, then lower-case "
+            "letters, digits, '_', '-', '.'",
         )
 
 

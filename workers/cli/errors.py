@@ -37,7 +37,8 @@ def render_markdown() -> str:
     for code, entry in CATALOGUE.items():
         retry = "yes" if entry.retryable else "no"
         lines.append(
-            f"| `{code.value}` | {entry.category} | {retry} | {_cell(entry.meaning)} "
+            f"| `{code.name}`{_recorded_as(code)} | {entry.category} | {retry} "
+            f"| {_cell(entry.meaning)} "
             f"| {_cell(entry.hint)} |"
         )
     lines += [
@@ -90,5 +91,10 @@ def errors_cmd(
     for c in chosen:
         entry = CATALOGUE[c]
         retry = "yes" if entry.retryable else "no"
-        table.add_row(c.value, retry, escape(entry.meaning), escape(entry.hint))
+        table.add_row(c.name, retry, escape(entry.meaning), escape(entry.hint))
     out.print(table)
+
+
+def _recorded_as(code: ErrorCode) -> str:
+    """Where a code's recorded failure type is an older class name, say so."""
+    return f" (recorded as `{code.value}`)" if code.value != code.name else ""

@@ -21,6 +21,7 @@ from workers.cli.common import (
     TenantOption,
     compile_context,
     fail,
+    fail_error,
     out,
     read_plan,
     reject_plan,
@@ -115,7 +116,7 @@ def run_cmd(
                 planner_provider=planner,
             )
         except runs.PlanFileError as exc:
-            fail(str(exc))
+            fail_error(exc)
         out.print(f"run [bold]{run.run_id}[/]: matching the objective to a recipe or the planner …")
         raise typer.Exit(asyncio.run(_run(s, services, run, detach, needs)))
     assert plan_file is not None
@@ -137,7 +138,7 @@ def run_cmd(
             max_cost=max_cost,
         )
     except runs.PlanFileError as exc:
-        fail(str(exc))
+        fail_error(exc)
     out.print(
         f"compiled {len(plan.compiled.steps)} steps · plan {plan.compiled.plan_hash[:19]}… · "
         f"run [bold]{run.run_id}[/]"
@@ -256,7 +257,7 @@ def resume_cmd(
         try:
             run = await runs.resume_input(client, services, run_id, from_step, ctx)
         except runs.PlanFileError as exc:
-            fail(str(exc))
+            fail_error(exc)
         except CompilerError as exc:
             reject_plan(exc, f"the plan of {run_id}")
         names = ", ".join(r.step_key for r in run.reusable) or "none"

@@ -23,7 +23,7 @@ from activities.sandbox.workspace import prepare_workspace_root
 from activities.typelib import load_profiles
 from compiler.errors import PackError
 from schemas.profile import SandboxPolicy
-from workers.cli.common import err, fail, out, settings
+from workers.cli.common import err, fail, fail_error, out, settings
 
 __all__ = ["sandbox_app"]
 
@@ -122,7 +122,7 @@ def exec_cmd(
             isolation=policy.isolation,
         )
     except (SandboxUnavailable, WorkspaceViolation) as exc:
-        fail(str(exc))
+        fail_error(exc)
     except OSError as exc:
         fail(f"cannot prepare the workspace {ws}: {exc}")
     finally:
