@@ -49,6 +49,15 @@ def test_run_then_inspect_with_every_verb(cli, tmp_path):
     assert "preflight" in receipts.output and "postflight" in receipts.output
     assert "output/contract_applicability.json" in receipts.output
     assert cli("receipts", run_id, "nope").exit_code == 2
+    # Another tenant sees nothing of this run: not its outputs, not its bytes, not its receipts.
+    for other in (
+        ("artifacts", run_id, "--tenant", "globex"),
+        ("artifacts", "get", run_id, "output/discrepancies.json", "-o", dest, "--tenant", "globex"),
+        ("receipts", run_id, "find_discrepancies", "--tenant", "globex"),
+    ):
+        refused = cli(*other)
+        assert refused.exit_code == 2 and f"no run '{run_id}' for tenant 'globex'" in refused.output
+        assert "output/" not in refused.output.split("for tenant")[0]
 
     runs = cli("runs", "--status", "completed")
     assert runs.exit_code == 0 and run_id in runs.output

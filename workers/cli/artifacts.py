@@ -9,7 +9,7 @@ from rich.table import Table
 
 from activities.store.artifacts import open_artifact_store
 from activities.store.errors import StoreError
-from activities.store.events import open_event_store
+from activities.store.events import EventStore, open_event_store
 from schemas.event_catalogue import STEP_RECEIPT_POSTFLIGHT, STEP_RECEIPT_PREFLIGHT
 from schemas.event_ids import stream_id
 from schemas.receipts import Receipt
@@ -23,13 +23,14 @@ def artifacts_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """`forge artifacts RUN` lists published outputs; `forge artifacts get RUN PATH -o FILE`."""
-    scope = scope_of(tenant)  # `get` reads the bytes from this tenant's store only
+    scope = scope_of(tenant)  # the run must be this tenant's; bytes come from its store only
     s = settings()
     events = open_event_store(s.database_url)
     if words[0] == "get":
         if len(words) != 3 or output is None:
             fail("usage: forge artifacts get RUN PATH -o FILE")
         _, run_id, path = words
+        _tenants_run(events, run_id, scope.tenant)
         latest = events.latest(run_id, path)
         if latest is None:
             fail(f"{run_id} published nothing at {path}", f"see `forge artifacts {run_id}`")
@@ -44,6 +45,7 @@ def artifacts_cmd(
         return
     if len(words) != 1:
         fail("usage: forge artifacts RUN, or forge artifacts get RUN PATH -o FILE")
+    _tenants_run(events, words[0], scope.tenant)
     published = events.list_published(words[0])
     if not published:
         fail(f"run {words[0]!r} has published no artifacts")
@@ -62,13 +64,26 @@ def artifacts_cmd(
     out.print(table)
 
 
+def _tenants_run(events: EventStore, run_id: str, tenant: str) -> None:
+    """Exit 2 unless `run_id` is a run of `tenant` (another tenant's run is not found either)."""
+    started = events.read_stream(stream_id(run_id, "run"))
+    if not started or started[0].scope.tenant != tenant:
+        fail(
+            f"no run {run_id!r} for tenant {tenant!r}",
+            "check the run id with `forge runs`, and pass --tenant with the run's tenant",
+        )
+
+
 def receipts_cmd(
     run_id: Annotated[str, typer.Argument(metavar="RUN")],
     step_key: Annotated[str, typer.Argument(metavar="STEP")],
+    tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """The preflight and postflight receipts of a step: hashes, parse checks, schema summaries."""
+    scope = scope_of(tenant)
     s = settings()
     events = open_event_store(s.database_url)
+    _tenants_run(events, run_id, scope.tenant)
     store = open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint)
     found = [
         e
@@ -83,8 +98,7 @@ def receipts_cmd(
     for event in found:
         ref = event.payload["receipt_ref"]
         try:
-            # The receipt is the artifact of the tenant whose event names it.
-            raw = store.read_bytes(event.scope, ref["sha256"], 16 * 1024 * 1024)
+            raw = store.read_bytes(scope, ref["sha256"], 16 * 1024 * 1024)
         except StoreError as exc:
             fail(
                 f"the {event.type} receipt of {step_key} is not in the artifact store: {exc}",
