@@ -3,13 +3,7 @@
 import asyncio
 from typing import Any
 
-from temporalio.exceptions import (
-    ActivityError,
-    ApplicationError,
-    CancelledError,
-    TimeoutError,
-    TimeoutType,
-)
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from schemas.budget import Usage
 
@@ -57,23 +51,6 @@ def cancelled(err: BaseException) -> bool:
     if isinstance(err, asyncio.CancelledError):
         return True
     return isinstance(err, ActivityError) and isinstance(err.cause, CancelledError)
-
-
-def unserved(err: Failure) -> bool:
-    """Whether model work timed out waiting on its provider's queue: no worker serving it."""
-    return (
-        isinstance(err, ActivityError)
-        and isinstance(err.cause, TimeoutError)
-        and err.cause.type == TimeoutType.SCHEDULE_TO_START
-    )
-
-
-def unserved_message(what: str, provider: str | None, wait_s: int, then: str) -> str:
-    return (
-        f"no worker serving {provider} models took {what} within {wait_s} s: set "
-        "ANTHROPIC_API_KEY (or FORGE_MODEL_SCRIPT to a script file) for `forge worker` or "
-        f"`forge run` on this task queue, then {then}"
-    )
 
 
 TOLD_KEYS = frozenset({"code", "hint", "where"})  # activities.errors.to_application_error's

@@ -1,15 +1,12 @@
 """The front end of a run: run.started, the recipe match, the planner, the compile passes."""
 
 from collections.abc import Callable
-from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES
-    from schemas import names
     from schemas.artifacts import ArtifactRef
     from schemas.budget import BudgetState
     from schemas.error_codes import ErrorCode, parse_code
@@ -39,16 +36,14 @@ with workflow.unsafe.imports_passed_through():
         cause_message,
         cause_type,
         own_details,
-        unserved,
-        unserved_message,
     )
     from workflows.core import RunCore
     from workflows.patches import (
         PATCH_FRONT_END,
-        PATCH_MODEL_QUEUES,
         PATCH_PLANNER,
         PATCH_RECIPES,
     )
+    from workflows.routing import model_routing, unserved, unserved_message
 
 
 class FrontEnd(RunCore):
@@ -165,7 +160,7 @@ class FrontEnd(RunCore):
                 result_type=PlanResult,
                 start_to_close_timeout=policies.PLAN_TIMEOUT,
                 retry_policy=policies.PLAN_RETRY,
-                **self._planner_routing(),
+                **model_routing(inp.planner_provider, inp.model_wait_s),
             )
         except ActivityError as err:
             await self._fail_run("plan", err)
@@ -198,16 +193,6 @@ class FrontEnd(RunCore):
             RunTagged(tags=["planner"], plan_ref=planned.candidate_ref),
         )
         self._input = inp.model_copy(update={"plan_ref": planned.candidate_ref})
-
-    def _planner_routing(self) -> dict[str, Any]:
-        """The planner provider's queue (only a worker with that model plans); else the run's."""
-        provider = self._input.planner_provider
-        if provider is None or not workflow.patched(PATCH_MODEL_QUEUES):
-            return {}
-        return {
-            "task_queue": names.model_queue(workflow.info().task_queue, provider),
-            "schedule_to_start_timeout": timedelta(seconds=self._input.model_wait_s),
-        }
 
     def _with_effort(self, carry: RunCarry) -> RunCarry:
         """A recipe-seeded run takes its parallelism from the effort tier.

@@ -2,7 +2,6 @@
 
 import asyncio
 from datetime import timedelta
-from typing import Any
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -11,7 +10,6 @@ with workflow.unsafe.imports_passed_through():
     from compiler import budget as budgetbook
     from compiler.recipes import directives as loopbook
     from compiler.run import dag
-    from schemas import names
     from schemas.budget import Usage
     from schemas.error_codes import ErrorCode
     from schemas.event_catalogue import STEP_ITERATION
@@ -35,29 +33,14 @@ with workflow.unsafe.imports_passed_through():
         attempts,
         cause_message,
         failure_usage,
-        unserved,
-        unserved_message,
     )
     from workflows.children import ChildRuns
-    from workflows.patches import PATCH_LOST_USAGE, PATCH_MODEL_QUEUES
+    from workflows.patches import PATCH_LOST_USAGE
+    from workflows.routing import model_routing, unserved, unserved_message
 
 
 def step_timeout(node: StepNode) -> timedelta:
     return policies.STEP_HARNESS_MARGIN + timedelta(seconds=node.timeout_s)
-
-
-def model_routing(node: StepNode, wait_s: int) -> dict[str, Any]:
-    """A model step goes to its provider's queue, which only a worker with that model polls.
-
-    It waits there at most `wait_s` for such a worker (then fails EXECUTOR_UNAVAILABLE). Runs
-    compiled before model queues carry no provider and keep the run's queue on replay.
-    """
-    if node.model_provider is None or not workflow.patched(PATCH_MODEL_QUEUES):
-        return {}
-    return {
-        "task_queue": names.model_queue(workflow.info().task_queue, node.model_provider),
-        "schedule_to_start_timeout": timedelta(seconds=wait_s),
-    }
 
 
 class Stepping(ChildRuns, Budgeting):
@@ -113,7 +96,7 @@ class Stepping(ChildRuns, Budgeting):
                 heartbeat_timeout=policies.STEP_HEARTBEAT_TIMEOUT,
                 retry_policy=policies.step_retry(node.max_attempts),
                 activity_id=node.step_key if iteration == 1 else f"{node.step_key}:{iteration}",
-                **model_routing(node, inp.model_wait_s),
+                **model_routing(node.model_provider, inp.model_wait_s),
             )
         )
 

@@ -17,27 +17,27 @@ from schemas.events import EventDraft
 __all__ = ["BridgeCall", "ToolError", "ToolHandler", "ToolRefused", "call_key"]
 
 
-class ToolRefused(ForgeError):
-    """Raised by a handler to refuse a call before any side effect: recorded, not charged."""
+class _ToolFailure(ForgeError):
+    """A handler's failure as step code sees it: `CODE: message`, as before the catalogue."""
 
     message_is_complete = True  # returned to step code as the call's failure
-    __str__ = ForgeError.line  # `CODE: message`, as before the catalogue
-
-    def __init__(self, failure_class: ErrorCode, reason: str) -> None:
-        super().__init__(reason, code=ErrorCode(failure_class))
-        self.failure_class = self.code
-        self.reason = reason
-
-
-class ToolError(ForgeError):
-    """Raised by a handler when the dispatched call failed: recorded as ok=false and charged."""
-
-    message_is_complete = True  # returned to step code as the call's failure
-    __str__ = ForgeError.line  # `CODE: message`, as before the catalogue
+    __str__ = ForgeError.line
 
     def __init__(self, failure_class: ErrorCode, message: str) -> None:
         super().__init__(message, code=ErrorCode(failure_class))
         self.failure_class = self.code
+
+
+class ToolRefused(_ToolFailure):
+    """Raised by a handler to refuse a call before any side effect: recorded, not charged."""
+
+    def __init__(self, failure_class: ErrorCode, reason: str) -> None:
+        super().__init__(failure_class, reason)
+        self.reason = reason
+
+
+class ToolError(_ToolFailure):
+    """Raised by a handler when the dispatched call failed: recorded as ok=false and charged."""
 
 
 @dataclass(frozen=True)

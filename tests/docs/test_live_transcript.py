@@ -9,15 +9,12 @@ the shown plan hash, step table, outputs and event sequence stay true.
 import os
 import re
 import secrets
-import shlex
 import shutil
 import sys
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from tests.docs.shown import ROOT, Shown, missing_lines, shown_commands, shown_width
-from workers.cli import app
+from tests.docs.running import assert_prints_shown, printed_by
+from tests.docs.shown import ROOT, Shown, shown_commands
 
 PAGE = ROOT / "docs" / "cli.md"
 DEMO = "forge run examples/billing-audit/frozen-plan.json"
@@ -35,26 +32,6 @@ def demo_transcript() -> tuple[Shown, list[Shown]]:
     return run, about
 
 
-def _invoke(shown: Shown, command: str) -> str:
-    width = shown_width(shown.output)
-    args = shlex.split(command.split(";")[0], comments=True)[1:]
-    result = CliRunner().invoke(app, args, env={"COLUMNS": str(width)})
-    printed = result.output
-    if 'echo "exit $?"' in command:
-        printed += f"\nexit {result.exit_code}"
-    return printed
-
-
-def _check(shown: Shown, printed: str, home: str) -> None:
-    missing = missing_lines(shown.output, printed.replace(home, "$FORGE_HOME"))
-    assert not missing, (
-        f"{shown.source}: `{shown.command}` no longer prints these shown lines:\n"
-        + "\n".join(missing)
-        + "\n--- it prints:\n"
-        + printed
-    )
-
-
 def test_the_demo_run_and_what_the_page_shows_about_it(cli, tmp_path, monkeypatch):
     run, about = demo_transcript()
     assert {s.command.split()[1] for s in about} >= {"status", "artifacts", "receipts", "events"}
@@ -67,8 +44,8 @@ def test_the_demo_run_and_what_the_page_shows_about_it(cli, tmp_path, monkeypatc
     finally:
         sys.path.pop(0)
     generate.generate(data, seed=2)
-    printed = _invoke(run, run.command.replace(SHOWN_DATA, str(data)))
-    _check(run, printed.replace(str(data), SHOWN_DATA), home)
+    printed = printed_by(run, run.command.replace(SHOWN_DATA, str(data)))
+    assert_prints_shown(run, printed.replace(str(data), SHOWN_DATA), home)
     shown_id = RUN_ID.search("\n".join(run.output))
     new_id = RUN_ID.search(printed)
     assert shown_id and new_id, printed
@@ -76,17 +53,17 @@ def test_the_demo_run_and_what_the_page_shows_about_it(cli, tmp_path, monkeypatc
         command = shown.command.replace(shown_id.group(0), new_id.group(0))
         target = re.search(r"-o (\S+)", command)
         if target is None:
-            _check(shown, _invoke(shown, command), home)
+            assert_prints_shown(shown, printed_by(shown, command), home)
             continue
         # `artifacts get … -o FILE`: a directory of this test's own, as long as the page's (so
         # the line wraps alike), named back to the page's in the output.
         shown_dir = str(Path(target.group(1)).parent)
         own = same_length_dir(len(shown_dir))
         try:
-            printed = _invoke(shown, command.replace(shown_dir, own))
+            printed = printed_by(shown, command.replace(shown_dir, own))
         finally:
             shutil.rmtree(own, ignore_errors=True)
-        _check(shown, printed.replace(own, shown_dir), home)
+        assert_prints_shown(shown, printed.replace(own, shown_dir), home)
 
 
 def same_length_dir(length: int) -> str:

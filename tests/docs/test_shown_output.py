@@ -1,16 +1,14 @@
 """What README.md and docs/ show a command printing is what the command prints today."""
 
 import secrets
-import shlex
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from tests.docs.shown import ROOT, Shown, missing_lines, shown_commands, shown_width
-from workers.cli import app
+from tests.docs.running import assert_prints_shown, printed_by
+from tests.docs.shown import ROOT, Shown, shown_commands
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
 SHOWN = [s for page in PAGES for s in shown_commands(page)]
@@ -78,29 +76,11 @@ def forge_home() -> Iterator[str]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def _printed(shown: Shown, home: str, monkeypatch) -> str:
-    # The width the output was shown at: a table squeezed to fit shows the same wrapping.
-    monkeypatch.setenv("COLUMNS", str(shown_width(shown.output)))
-    command = shown.command.split(";")[0]  # `forge …; echo "exit $?"`: the exit code is checked
-    args = [a.replace("$FORGE_HOME", home) for a in shlex.split(command, comments=True)[1:]]
-    result = CliRunner().invoke(app, args)
-    printed = result.output
-    if 'echo "exit $?"' in shown.command:
-        printed += f"\nexit {result.exit_code}"
-    return printed
-
-
 @pytest.mark.parametrize("block", list(BLOCKS), ids=list(BLOCKS))
 def test_shown_output_is_what_the_command_prints(block: str, monkeypatch, forge_home: str):
     monkeypatch.chdir(ROOT)
     home = forge_home
     monkeypatch.setenv("FORGE_HOME", home)
     for shown in BLOCKS[block]:
-        printed = _printed(shown, home, monkeypatch)
-        missing = missing_lines(shown.output, printed.replace(home, "$FORGE_HOME"))
-        assert not missing, (
-            f"{shown.source}: `{shown.command}` no longer prints these shown lines:\n"
-            + "\n".join(missing)
-            + "\n--- it prints:\n"
-            + printed
-        )
+        printed = printed_by(shown, shown.command.replace("$FORGE_HOME", home))
+        assert_prints_shown(shown, printed, home)

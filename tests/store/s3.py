@@ -4,10 +4,13 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from activities.store.artifacts_s3 import S3ArtifactStore, s3_client
 
 # Dummy credentials handed to the client directly, so nothing depends on the environment.
 CREDENTIALS = {
@@ -46,3 +49,11 @@ def moto_endpoint() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def new_s3_store(endpoint: str) -> S3ArtifactStore:
+    """An artifact store on a fresh bucket of the test server (one per test: nothing shared)."""
+    client = s3_client(endpoint, **CREDENTIALS)
+    bucket = f"forge-{uuid.uuid4().hex[:16]}"
+    client.create_bucket(Bucket=bucket)
+    return S3ArtifactStore(bucket, "runs/", client=client)

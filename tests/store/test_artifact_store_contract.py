@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import abc
 import hashlib
 import os
 import threading
-import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -21,18 +21,19 @@ from activities.store.errors import (
     UnsafeSource,
 )
 from schemas.scope import Scope
-from tests.store.s3 import CREDENTIALS
+from tests.store.s3 import CREDENTIALS, new_s3_store
 
 DATA = b"invoice,amount\nA-1,12.50\n"
 DIGEST = "sha256:" + hashlib.sha256(DATA).hexdigest()
 SCOPE = Scope.default()  # the layout from before tenants; tests/store/test_artifact_tenancy.py
 
 
-class ArtifactStoreContract:
+class ArtifactStoreContract(abc.ABC):
     """Every backend must pass these; subclasses provide `store` and `tamper`."""
 
+    @abc.abstractmethod
     def tamper(self, store: ArtifactStore, sha256: str, data: bytes) -> None:
-        raise NotImplementedError
+        """Overwrite the stored blob behind the store's back."""
 
     def test_put_and_get_round_trip(self, store: ArtifactStore, tmp_path: Path) -> None:
         source = tmp_path / "in.csv"
@@ -265,10 +266,7 @@ class TestLocalNotDurable(TestLocal):
 class TestS3(ArtifactStoreContract):
     @pytest.fixture
     def store(self, moto_endpoint: str) -> S3ArtifactStore:
-        client = s3_client(moto_endpoint, **CREDENTIALS)
-        bucket = f"forge-{uuid.uuid4().hex[:16]}"
-        client.create_bucket(Bucket=bucket)
-        return S3ArtifactStore(bucket, "runs/", client=client)
+        return new_s3_store(moto_endpoint)
 
     def tamper(self, store: ArtifactStore, sha256: str, data: bytes) -> None:
         assert isinstance(store, S3ArtifactStore)

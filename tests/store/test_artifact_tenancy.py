@@ -6,10 +6,10 @@ digest is a miss that reads exactly like a digest nobody stored.
 
 from __future__ import annotations
 
+import abc
 import hashlib
 import json
 import os
-import uuid
 from pathlib import Path
 
 import pytest
@@ -17,7 +17,7 @@ import pytest
 from activities.models.prompts import PromptNotFound, PromptStore
 from activities.steps.plans import CompiledPlans
 from activities.store.artifacts import ArtifactStore, LocalArtifactStore
-from activities.store.artifacts_s3 import S3ArtifactStore, s3_client
+from activities.store.artifacts_s3 import S3ArtifactStore
 from activities.store.errors import ArtifactCorrupt, ArtifactNotFound
 from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
@@ -26,7 +26,7 @@ from schemas.events import Actor
 from schemas.models import Message, ModelRequest, TextBlock
 from schemas.scope import Scope
 from tests.compiler.conftest import make_ctx
-from tests.store.s3 import CREDENTIALS
+from tests.store.s3 import new_s3_store
 
 DATA = b"invoice,amount\nA-1,12.50\n"
 DIGEST = "sha256:" + hashlib.sha256(DATA).hexdigest()
@@ -48,14 +48,16 @@ def _miss(store: ArtifactStore, scope: Scope, sha256: str, dest: Path) -> str:
     return str(by_read.value)
 
 
-class TenancyContract:
+class TenancyContract(abc.ABC):
     """Every backend keeps tenants apart; subclasses provide `store`, `blob_key` and `tamper`."""
 
+    @abc.abstractmethod
     def blob_key(self, store: ArtifactStore, scope: Scope, sha256: str) -> str:
-        raise NotImplementedError
+        """The backend's key of the blob `sha256` in `scope`; raises when it is not stored."""
 
+    @abc.abstractmethod
     def tamper(self, store: ArtifactStore, scope: Scope, sha256: str, data: bytes) -> None:
-        raise NotImplementedError
+        """Overwrite the stored blob behind the store's back."""
 
     def test_written_as_a_read_as_b_is_refused(self, store: ArtifactStore, tmp_path: Path) -> None:
         ref = store.put_bytes(ACME, DATA, logical_path="input/a.csv")
@@ -151,10 +153,7 @@ class TestLocalTenancy(TenancyContract):
 class TestS3Tenancy(TenancyContract):
     @pytest.fixture
     def store(self, moto_endpoint: str) -> S3ArtifactStore:
-        client = s3_client(moto_endpoint, **CREDENTIALS)
-        bucket = f"forge-{uuid.uuid4().hex[:16]}"
-        client.create_bucket(Bucket=bucket)
-        return S3ArtifactStore(bucket, "runs/", client=client)
+        return new_s3_store(moto_endpoint)
 
     def blob_key(self, store: ArtifactStore, scope: Scope, sha256: str) -> str:
         assert isinstance(store, S3ArtifactStore)

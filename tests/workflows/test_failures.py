@@ -162,11 +162,9 @@ async def test_cancel_stops_the_run_and_records_it(temporal_env, task_queue, tmp
         assert [p.path for p in published] == ["output/a.json"]  # kept, not clawed back
 
 
-async def test_missing_required_input_fails_closed(temporal_env, task_queue, tmp_path):
-    from schemas.run import RunInput
-    from workers import runs
-
-    doc = plan(
+def reading_plan() -> dict:
+    """One step reading the run input `data` (input/data.csv)."""
+    return plan(
         code_step(
             "read",
             "open('input/data.csv').read()\n" + write_json("output/r.json"),
@@ -175,6 +173,13 @@ async def test_missing_required_input_fails_closed(temporal_env, task_queue, tmp
         ),
         run_inputs=[{"name": "data", "path": "input/data.csv", "kind_key": "table.csv"}],
     )
+
+
+async def test_missing_required_input_fails_closed(temporal_env, task_queue, tmp_path):
+    from schemas.run import RunInput
+    from workers import runs
+
+    doc = reading_plan()
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         ref = eng.services.artifacts.put_bytes(
             Scope.default(), runs.plan_bytes(doc), logical_path="meta/p.json"
@@ -269,15 +274,7 @@ async def test_an_input_of_another_tenant_is_missing_not_read(temporal_env, task
     from schemas.run import RunInput
     from workers import runs
 
-    doc = plan(
-        code_step(
-            "read",
-            "open('input/data.csv').read()\n" + write_json("output/r.json"),
-            ["output/r.json"],
-            reads=["input/data.csv"],
-        ),
-        run_inputs=[{"name": "data", "path": "input/data.csv", "kind_key": "table.csv"}],
-    )
+    doc = reading_plan()
     acme, globex = Scope(tenant="acme"), Scope(tenant="globex")
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         store = eng.services.artifacts
