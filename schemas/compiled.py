@@ -6,7 +6,7 @@ from pydantic import Field
 
 from schemas.base import FrozenModel
 from schemas.budget import StepProjection
-from schemas.plan import ArtifactContract, ResolvedStep, RunInputDecl
+from schemas.plan import ArtifactContract, ParameterDecl, ResolvedStep, RunInputDecl
 from schemas.profile import ExecutionProfileSnapshot
 from schemas.typesystem import RepairPolicy
 
@@ -171,6 +171,7 @@ class CompiledPlan(FrozenModel):
     schema_version: Literal["forge.compiled/1"] = "forge.compiled/1"
     mission: str
     run_inputs: list[RunInputDecl]
+    parameters: list[ParameterDecl] = Field(default_factory=list)
     steps: list[CompiledStep]
     library_snapshot_hash: str
     plan_hash: str
@@ -186,6 +187,7 @@ class ContractPlan(FrozenModel):
     schema_version: Literal["forge.contracts/1"] = "forge.contracts/1"
     mission: str
     run_inputs: list[RunInputDecl]
+    parameters: list[ParameterDecl] = Field(default_factory=list)
     steps: list[CompiledStep]
     library_snapshot_hash: str
     plan_hash: str

@@ -308,6 +308,38 @@ _OTHER_CODES: dict[C, I] = {
         "Stored skill bytes or rows no longer match the registered digest.",
         "Register the skill again; do not trust runs that loaded it.",
     ),
+    C.CAPSULE_NOT_FOUND: I(
+        False,
+        "capsule",
+        "The tenant has no capsule of that name, or not that version.",
+        "See `forge capsule list` and `forge capsule versions NAME`; names are NAME or NAME@V.",
+    ),
+    C.CAPSULE_REFUSED: I(
+        False,
+        "capsule",
+        "A run cannot become a capsule (it did not complete, a step's outputs were not verified, "
+        "a receipt shows undeclared writes) or a capsule option does not apply.",
+        "Fix what the message names; extract from a run that completed with every step verified.",
+    ),
+    C.CAPSULE_TAMPERED: I(
+        False,
+        "capsule",
+        "A capsule's content, plan or code no longer matches the hash it was sealed with.",
+        "Do not run it: export the capsule again from the installation that made it.",
+    ),
+    C.PARAMETER_INVALID: I(
+        False,
+        "capsule",
+        "A run parameter or input is missing, unknown, of the wrong type or shape.",
+        "Give the parameter the message names in the form it expects (`forge capsule show`).",
+    ),
+    C.INPUT_LOCATION_REFUSED: I(
+        False,
+        "capsule",
+        "An input location Forge is not configured to read (a path outside the input roots, an "
+        "S3 bucket not named, another scheme).",
+        "Put the file under FORGE_INPUT_ROOTS or an S3 bucket in FORGE_INPUT_BUCKETS.",
+    ),
     C.SETTINGS_INVALID: I(
         False,
         "config",

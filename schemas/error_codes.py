@@ -17,7 +17,17 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BeforeValidator
 
 Category = Literal[
-    "plan", "recipe", "context", "model", "step", "sandbox", "tool", "run", "store", "config"
+    "plan",
+    "recipe",
+    "capsule",
+    "context",
+    "model",
+    "step",
+    "sandbox",
+    "tool",
+    "run",
+    "store",
+    "config",
 ]
 
 
@@ -40,6 +50,12 @@ class ErrorCode(StrEnum):
     RECIPE_NOT_FOUND = "RECIPE_NOT_FOUND"
     RECURSION_GUARD = "RECURSION_GUARD"
     SUB_RECIPE_FAILED = "SUB_RECIPE_FAILED"
+    # capsule: extracting, storing, moving and running capsules
+    CAPSULE_NOT_FOUND = "CAPSULE_NOT_FOUND"
+    CAPSULE_REFUSED = "CAPSULE_REFUSED"
+    CAPSULE_TAMPERED = "CAPSULE_TAMPERED"
+    PARAMETER_INVALID = "PARAMETER_INVALID"
+    INPUT_LOCATION_REFUSED = "INPUT_LOCATION_REFUSED"
     # context: compiling a model call's context pack
     CONTEXT_UNKNOWN_INTENT = "CONTEXT_UNKNOWN_INTENT"
     CONTEXT_BAD_SPLIT = "CONTEXT_BAD_SPLIT"

@@ -23,6 +23,7 @@ from schemas.bridge import (
     ToolReplayed,
 )
 from schemas.budget import MODEL_CALLED, TOOL_CALLED, ModelCalled, ToolCalled
+from schemas.capsule import CAPSULE_EXTRACTED, CAPSULE_IMPORTED, CapsuleRecorded
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.evaluator import EVALUATION_PROOF
@@ -63,6 +64,8 @@ __all__ = [
     "BUDGET_EXHAUSTED",
     "BUDGET_EXTENDED",
     "BUDGET_EXTENSION_REFUSED",
+    "CAPSULE_EXTRACTED",
+    "CAPSULE_IMPORTED",
     "CATALOGUE",
     "EVALUATION_PROOF",
     "GATE_DECIDED",
@@ -200,6 +203,9 @@ _TYPES = (
     EventType(TOOL_REPLAYED, ToolReplayed, "A bridge call answered from an earlier same call."),
     EventType(LOG_NOTED, LogNoted, "A note step code left through `log.note`."),
     EventType(EVALUATION_PROOF, EvaluationProofRecorded, "An evaluator's verdict and its proof."),
+    # A tenant's capsule (`capsules:<name>`): its versions as they are added.
+    EventType(CAPSULE_EXTRACTED, CapsuleRecorded, "A run was extracted into a capsule version."),
+    EventType(CAPSULE_IMPORTED, CapsuleRecorded, "An exported capsule version was imported."),
 )
 
 CATALOGUE: Mapping[str, EventType] = MappingProxyType({t.name: t for t in _TYPES})

@@ -9,6 +9,9 @@ from schemas.evaluator import EvaluationSpec
 from schemas.recipes import LoopSpec
 from schemas.typesystem import ArtifactFormat, ParseValidator, TopLevelType
 
+PARAM_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"
+ScalarType = Literal["string", "integer", "number", "boolean"]
+Scalar = str | int | float | bool
 StepKind = Literal["code", "evaluate", "gate", "adapter", "recipe"]
 ResolutionStatus = Literal["resolved", "ambiguous", "unresolved", "pinned"]
 
@@ -72,6 +75,20 @@ class RunInputDecl(FrozenModel):
     description: str = ""
 
 
+class ParameterDecl(FrozenModel):
+    """A scalar parameter of the run; step code reads it with `forge_bridge.param(name)`.
+
+    A run's value for it is given at start (`forge run --param NAME=VALUE`), else the default;
+    the step runtime records which step read which parameter, and a capsule extracted from the
+    run makes the parameters read into its own.
+    """
+
+    name: str = Field(pattern=PARAM_NAME_PATTERN)
+    type: ScalarType = "string"
+    default: Scalar | None = None
+    description: str = ""
+
+
 class ApprovalRequest(FrozenModel):
     """Who must approve a step before it runs, and what happens if nobody does."""
 
@@ -130,6 +147,9 @@ class PlannerCandidate(FrozenModel):
     schema_version: Literal["forge.plan/1"] = "forge.plan/1"
     mission: str
     run_inputs: list[RunInputDecl] = Field(default_factory=list)
+    parameters: list[ParameterDecl] = Field(
+        default_factory=list, description="scalar parameters step code reads (not hashed)"
+    )
     steps: list[PlannerStep]
 
 
@@ -161,4 +181,5 @@ class ResolvedPlan(FrozenModel):
     schema_version: Literal["forge.plan/1"] = "forge.plan/1"
     mission: str
     run_inputs: list[RunInputDecl] = Field(default_factory=list)
+    parameters: list[ParameterDecl] = Field(default_factory=list)
     steps: list[ResolvedStep]

@@ -8,9 +8,11 @@ from pydantic import Field, model_validator
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel, PlainData
 from schemas.budget import BudgetLimits, BudgetState, StepProjection, Usage
+from schemas.capsule import CapsuleRunSpec
 from schemas.compiled import GateSpec
 from schemas.error_codes import RecordedCode
 from schemas.events import Actor, EventDraft
+from schemas.plan import Scalar
 from schemas.recipes import EffortPolicy, LoopSpec, TrailEntry
 from schemas.scope import Scope, Scoped
 
@@ -43,6 +45,11 @@ class StepNode(FrozenModel):
         default=None,
         description="a model step's provider: only a worker serving it takes the step "
         "(schemas/names.model_queue); None for code steps and for runs compiled before it",
+    )
+    replay: list[ArtifactRef] = Field(
+        default_factory=list,
+        description="a sealed capsule step: the programs it runs, in order, instead of asking "
+        "a model for code",
     )
 
 
@@ -117,6 +124,12 @@ class RunInput(Scoped):
     )
     objective: str | None = Field(default=None, max_length=20_000)
     inputs: dict[str, ArtifactRef] = Field(default_factory=dict)
+    params: dict[str, Scalar] = Field(
+        default_factory=dict, description="scalar parameter values (ParameterDecl), checked"
+    )
+    capsule: CapsuleRunSpec | None = Field(
+        default=None, description="a capsule run: the version it runs, sealed or structural"
+    )
     profile_ref: str | None = None
     profile_document: dict[str, Any] | None = None
     planner_provider: str | None = Field(
@@ -146,8 +159,10 @@ class RunInput(Scoped):
 
     @model_validator(mode="after")
     def _plan_or_objective(self) -> "RunInput":
-        if self.plan_ref is None and not (self.objective or "").strip():
-            raise ValueError("a run needs a plan (plan_ref) or an objective to match a recipe to")
+        if self.plan_ref is None and self.capsule is None and not (self.objective or "").strip():
+            raise ValueError(
+                "a run needs a plan (plan_ref), a capsule or an objective to match a recipe to"
+            )
         return self
 
 
@@ -259,6 +274,12 @@ class StepExecuteInput(Scoped):
         default=None,
         description="what the run had left for this step when it started (caps minus recorded "
         "spend minus what steps in flight hold); the step's model and bridge calls stop there",
+    )
+    params: dict[str, Scalar] = Field(
+        default_factory=dict, description="the run's scalar parameters (meta/params.json)"
+    )
+    replay: list[ArtifactRef] = Field(
+        default_factory=list, description="a sealed capsule step: its programs, run in order"
     )
 
 

@@ -10,7 +10,9 @@ from pydantic import Field
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel, PlainData
 from schemas.budget import BudgetLimits, Usage
+from schemas.capsule import CapsuleRunSpec
 from schemas.compiled import GateSpec
+from schemas.plan import Scalar
 from schemas.run import Decision
 
 # ---- the run --------------------------------------------------------------------------------
@@ -24,6 +26,10 @@ class RunStarted(FrozenModel):
     profile: str | None = Field(default=None, description="the profile ref it was started with")
     objective: str | None = None
     recipe_chain: list[str] = Field(default_factory=list, description="a sub-recipe's callers")
+    capsule: CapsuleRunSpec | None = Field(
+        default=None, description="a capsule run: the name, version and hash it runs"
+    )
+    params: dict[str, Scalar] = Field(default_factory=dict, description="scalar parameters")
 
 
 class RunCompiled(FrozenModel):

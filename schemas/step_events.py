@@ -57,6 +57,9 @@ class StepCompleted(_StepPayload):
     receipt: ReceiptSummary = Field(default_factory=dict)
     note: str | None = None
     code_ref: ArtifactRef | None = Field(default=None, description="model-written code")
+    params_read: list[str] = Field(
+        default_factory=list, description="scalar parameters the step's code read"
+    )
 
 
 class StepFailed(_StepPayload):

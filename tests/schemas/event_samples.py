@@ -251,4 +251,18 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "call_index": 2,
     },
     "evaluation.proof.v1": PROOF,
+    "capsule.extracted.v1": {
+        "name": "billing",
+        "version": 2,
+        "capsule_hash": "sha256:9",
+        "source_run_id": "r1",
+        "created": True,
+    },
+    "capsule.imported.v1": {
+        "name": "billing",
+        "version": 1,
+        "capsule_hash": "sha256:9",
+        "source_run_id": "r1",
+        "created": False,
+    },
 }

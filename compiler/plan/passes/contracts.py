@@ -82,6 +82,7 @@ def contracts(plan: ResolvedPlan, *, ctx: CompileContext) -> ContractPlan:
     return ContractPlan(
         mission=plan.mission,
         run_inputs=plan.run_inputs,
+        parameters=plan.parameters,
         steps=compiled,
         library_snapshot_hash=lib.snapshot_hash,
         plan_hash=plan_hash(plan.mission, compiled),

@@ -81,6 +81,7 @@ def freeze(plan: ContractPlan, *, ctx: CompileContext) -> CompiledPlan:
     return CompiledPlan(
         mission=plan.mission,
         run_inputs=plan.run_inputs,
+        parameters=plan.parameters,
         steps=plan.steps,
         library_snapshot_hash=plan.library_snapshot_hash,
         plan_hash=plan.plan_hash,

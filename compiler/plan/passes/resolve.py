@@ -24,7 +24,9 @@ def resolve(plan: PlannerCandidate, *, ctx: CompileContext) -> ResolvedPlan:
     steps = [_resolve_step(step, lib, texts, default_policy, problems) for step in plan.steps]
     if problems:
         raise CompilerError(problems)
-    return ResolvedPlan(mission=plan.mission, run_inputs=plan.run_inputs, steps=steps)
+    return ResolvedPlan(
+        mission=plan.mission, run_inputs=plan.run_inputs, parameters=plan.parameters, steps=steps
+    )
 
 
 def _texts(lib: TypeLibrary) -> tuple[tuple[PackText, ...], tuple[PackText, ...]]:

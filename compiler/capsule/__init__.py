@@ -1,0 +1,1 @@
+"""Capsules, pure parts: sealing (seal.py), extraction (extract.py), diffs (diff.py)."""
