@@ -86,6 +86,8 @@ class Stepping(ChildRuns, Budgeting):
             iteration=iteration,
             effort=self._recipes.effort if self._recipes.seeded_by else None,
             budget_left=budgetbook.left_for_step(self._budget, self._reserved()),
+            params=inp.params,
+            replay=node.replay,
         )
         return asyncio.ensure_future(
             workflow.execute_activity(
