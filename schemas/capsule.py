@@ -34,6 +34,7 @@ class InputParameter(FrozenModel):
 
     name: str
     path: str = Field(description="where the run reads it (input/...)")
+    required: bool = True
     kind_key: str | None = None
     validator: str | None = Field(default=None, description="csv, json_rows, json, ...")
     columns: list[InputColumn] = Field(

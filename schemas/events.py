@@ -9,8 +9,9 @@ from schemas.scope import SYSTEM_ACTOR, Actor, ActorKind, Scope, Scoped
 
 __all__ = ["ROOT_EVENT_TYPES", "SYSTEM_ACTOR", "Actor", "ActorKind", "Event", "EventDraft"]
 
-# Root events may omit caused_by; every other event must name its cause.
-ROOT_EVENT_TYPES = frozenset({"run.started.v1", "run.submitted.v1"})
+# Root events may omit caused_by; every other event must name its cause. An imported capsule
+# version's cause is in another installation.
+ROOT_EVENT_TYPES = frozenset({"run.started.v1", "run.submitted.v1", "capsule.imported.v1"})
 
 
 class EventDraft(Scoped):

@@ -8,6 +8,7 @@ one while a run or a history may still use it.
 """
 
 WORKFLOW = "CompiledRunWorkflow"
+CAPSULE_INSTANTIATE = "capsule__instantiate"
 
 ACTIVITIES: frozenset[str] = frozenset(
     {
@@ -19,6 +20,7 @@ ACTIVITIES: frozenset[str] = frozenset(
         "compile__contracts",
         "compile__skills",
         "compile__freeze",
+        "capsule__instantiate",  # a capsule run's front end: the sealed plan, re-verified
         "step__execute",  # one attempt of one step in the sandbox
         "step__reuse",  # a resumed run adopting a verified output
         "step__usage",  # a step's recorded spend, read after a failure

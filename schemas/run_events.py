@@ -38,6 +38,9 @@ class RunCompiled(FrozenModel):
     plan_hash: str
     profile_id: str
     steps: list[str] = Field(description="step keys in plan order")
+    compiled_ref: ArtifactRef | None = Field(
+        default=None, description="the compiled plan (forge.compiled/1) the run executes"
+    )
 
 
 class RunCost(FrozenModel):

@@ -32,12 +32,15 @@ ENV_VARS: Mapping[str, str] = {
     "anthropic_base_url": "ANTHROPIC_BASE_URL",
     "model_script": "FORGE_MODEL_SCRIPT",
     "workspace_root": "FORGE_WORKSPACE_ROOT",
+    "input_roots": "FORGE_INPUT_ROOTS",
+    "input_buckets": "FORGE_INPUT_BUCKETS",
 }
 
 _DEFAULT_HOME = ".forge"
 # Mirrors the server's namespace name rule so a typo fails here, not on the first RPC.
 _NAMESPACE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")
 _ADDRESS_RE = re.compile(r"(?P<host>\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):(?P<port>[0-9]+)")
+_BUCKET_RE = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 _POSTGRES_SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")
 _DATABASE_EXPECTED = (
     "sqlite:///PATH (e.g. sqlite:////var/lib/forge/forge.db) or "
@@ -105,6 +108,10 @@ class Settings(BaseModel):
     model_script: Path | None = None
     # Step workspaces are bound into sandboxes: a neutral path, never the checkout or a home.
     workspace_root: Path = Field(default_factory=default_workspace_root)
+    # Where a capsule run may read its inputs: local directories (the working directory when
+    # unset) and S3 buckets (none when unset). Anything else, and file:// elsewhere, is refused.
+    input_roots: tuple[Path, ...] = Field(default_factory=lambda: (Path.cwd(),))
+    input_buckets: tuple[str, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -146,6 +153,11 @@ class Settings(BaseModel):
     @classmethod
     def _packs_absolute(cls, value: tuple[Path, ...]) -> tuple[Path, ...]:
         return tuple(_absolute(p) for p in value)
+
+    @field_validator("input_roots")
+    @classmethod
+    def _roots_absolute(cls, value: tuple[Path, ...]) -> tuple[Path, ...]:
+        return tuple(_absolute(p).resolve() for p in value)
 
     @field_validator("database_url")
     @classmethod
@@ -255,6 +267,22 @@ def _parse_packs(variable: str, raw: str) -> tuple[Path, ...]:
     return tuple(Path(part) for part in raw.split(os.pathsep) if part.strip())
 
 
+def _parse_roots(variable: str, raw: str) -> tuple[Path, ...]:
+    roots = tuple(Path(part.strip()) for part in raw.split(os.pathsep) if part.strip())
+    if not all(p.is_absolute() for p in roots):
+        raise SettingsError(
+            variable, raw, f"absolute directories separated by {os.pathsep!r}, e.g. /srv/data"
+        )
+    return roots
+
+
+def _parse_buckets(variable: str, raw: str) -> tuple[str, ...]:
+    buckets = tuple(part.strip() for part in raw.split(",") if part.strip())
+    if not all(_BUCKET_RE.fullmatch(b) for b in buckets):
+        raise SettingsError(variable, raw, "S3 bucket names separated by ',', e.g. acme-billing")
+    return buckets
+
+
 def _check_database_url(raw: str) -> str:
     """The URL with a relative SQLite path made absolute; ValueError(expected) when unusable."""
     value = raw.strip()
@@ -325,6 +353,8 @@ _PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "task_queue": _parse_task_queue,
     "dev_server_port": _parse_port,
     "packs_path": _parse_packs,
+    "input_roots": _parse_roots,
+    "input_buckets": _parse_buckets,
     "database_url": _validated(_check_database_url, _redact_password),
     "artifacts_url": _validated(_check_artifacts_url),
     "s3_endpoint": _validated(_check_endpoint),

@@ -9,6 +9,7 @@ with workflow.unsafe.imports_passed_through():
     from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES
     from schemas.artifacts import ArtifactRef
     from schemas.budget import BudgetState
+    from schemas.capsule import CapsuleInstantiateInput
     from schemas.error_codes import ErrorCode, parse_code
     from schemas.errors import RunFailure
     from schemas.event_catalogue import RUN_COMPILED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
@@ -30,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         RunResult,
         StepState,
     )
+    from schemas.names import CAPSULE_INSTANTIATE
     from schemas.run_events import RunCompiled, RunCompleted, RunFailed, RunStarted, RunTagged
     from workflows import policies
     from workflows.causes import (
@@ -59,14 +61,18 @@ class FrontEnd(RunCore):
             profile=inp.profile_ref,
             **({"objective": inp.objective} if inp.objective else {}),
             **({"recipe_chain": inp.recipe_chain} if inp.recipe_chain else {}),
+            **({"capsule": inp.capsule} if inp.capsule else {}),
+            **({"params": inp.params} if inp.params else {}),
         )
-        if inp.plan_ref is not None and workflow.patched(PATCH_FRONT_END):
+        # A capsule run has its plan: no recipe match, no planner, no compile passes.
+        planned = inp.plan_ref is not None or inp.capsule is not None
+        if planned and workflow.patched(PATCH_FRONT_END):
             # A plan run's front end takes a moment: run.started and the recipe trail go out
             # with run.compiled (or run.failed), in one append.
             self._log.hold("run", [self._log.draft(RUN_STARTED, None, started)])
         else:
             await self._log.emit(RUN_STARTED, "run", None, started)
-        if not inp.recipe_chain and workflow.patched(PATCH_RECIPES):
+        if not inp.recipe_chain and inp.capsule is None and workflow.patched(PATCH_RECIPES):
             ended = await self._match_recipes()
             if ended is not None:
                 return ended
@@ -208,8 +214,10 @@ class FrontEnd(RunCore):
     async def _compile(self) -> RunCarry:
         """Passes B..E in compiler/plan/pipeline.py's order (compile__passes); E freezes."""
         inp = self._input
-        assert inp.plan_ref is not None
         root = self._root
+        if inp.capsule is not None:
+            return await self._carry_of(await self._instantiate(), root)
+        assert inp.plan_ref is not None
 
         def pass_input(ref: ArtifactRef) -> CompileInput:
             return CompileInput(
@@ -241,6 +249,36 @@ class FrontEnd(RunCore):
                 code=ErrorCode.COMPILER_ERROR,
                 retryable=False,
             ) from err
+        return await self._carry_of(frozen, root)
+
+    async def _instantiate(self) -> FreezeResult:
+        """capsule__instantiate: the capsule's sealed plan, every contract re-verified."""
+        inp = self._input
+        capsule = inp.capsule
+        assert capsule is not None
+        try:
+            frozen: FreezeResult = await workflow.execute_activity(
+                CAPSULE_INSTANTIATE,
+                CapsuleInstantiateInput(
+                    run_id=inp.run_id, scope=inp.scope, capsule=capsule, cause_event_id=self._root
+                ),
+                result_type=FreezeResult,
+                start_to_close_timeout=policies.COMPILE_TIMEOUT,
+                retry_policy=policies.COMPILE_RETRY,
+            )
+        except ActivityError as err:
+            await self._fail_run("capsule", err)
+            told = cause_type(err)
+            raise RunFailure(
+                f"capsule {capsule.name}@{capsule.version}: {cause_message(err)}",
+                code=parse_code(told) if told else ErrorCode.CAPSULE_TAMPERED,
+                retryable=False,
+            ) from err
+        return frozen
+
+    async def _carry_of(self, frozen: FreezeResult, root: str) -> RunCarry:
+        """run.compiled.v1 for the frozen plan, and the state the DAG starts from."""
+        inp = self._input
         compiled = await self._log.emit(
             RUN_COMPILED,
             "run",
@@ -249,6 +287,7 @@ class FrontEnd(RunCore):
                 plan_hash=frozen.plan_hash,
                 profile_id=frozen.profile_id,
                 steps=[n.step_key for n in frozen.nodes],
+                compiled_ref=frozen.compiled_ref,
             ),
         )
         return RunCarry(

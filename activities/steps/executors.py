@@ -26,6 +26,7 @@ from activities.skills_materialize import SkillGovernanceError, skill_dirs_for
 from activities.steps.attempt import StepAttempt, StepServices
 from activities.steps.bridge_session import bridge_session
 from activities.steps.ledger import AttemptLog, budget_refusal
+from activities.steps.replay import replay_programs
 from activities.store.skills_registry import registry_skills_for
 from compiler.typesystem.library import TypeLibrary
 from schemas.budget import TOOL_CALLED, ToolCalled
@@ -105,6 +106,12 @@ def _execute(
             timeout_s=attempt.packet.execution_contract.timeout_s,
         )
         return None
+    if step.backend == "sandbox.session" and attempt.inp.replay:  # a sealed capsule step
+
+        def record(turn: int, code: str, report: TurnReport) -> None:
+            _record_turn(attempt, services, turn=turn, code=code, report=report, replayed=True)
+
+        return replay_programs(attempt, services, pre, skill_dirs, record)
     models = _models(attempt, services)
     binding = _binding(attempt)
     try:
@@ -208,9 +215,18 @@ def _code_act(
 
 
 def _record_turn(
-    attempt: StepAttempt, services: StepServices, *, turn: int, code: str, report: TurnReport
+    attempt: StepAttempt,
+    services: StepServices,
+    *,
+    turn: int,
+    code: str,
+    report: TurnReport,
+    replayed: bool = False,
 ) -> None:
-    """One executor dispatch: a tool.called.v1 with the program and what the platform saw."""
+    """One executor dispatch: a tool.called.v1 with the program and what the platform saw.
+
+    A sealed capsule step's programs are recorded the same way, `replayed` in their detail.
+    """
     code_ref = services.artifacts.put_bytes(
         attempt.inp.scope,
         code.encode("utf-8"),
@@ -223,10 +239,11 @@ def _record_turn(
         tool="sandbox.session",
         channel="executor",
         iteration=attempt.iteration,
-        call_key=f"exec:{turn}",
+        call_key=f"replay:{turn}" if replayed else f"exec:{turn}",
         ok=report.verified,
         detail={
             "turn": turn,
+            **({"replayed": True} if replayed else {}),
             "code": code[:CODE_IN_EVENT],
             "code_ref": code_ref.model_dump(mode="json"),
             "exit_code": report.exit_code,
@@ -235,7 +252,8 @@ def _record_turn(
             "files": report.files,
         },
     )
+    kind = "replay" if replayed else "exec"
     draft = attempt.draft(
-        TOOL_CALLED, f"{attempt.number}.exec.{turn}", payload, caused_by=attempt.started
+        TOOL_CALLED, f"{attempt.number}.{kind}.{turn}", payload, caused_by=attempt.started
     )
     services.events.append([draft], stream_id=attempt.stream_id)

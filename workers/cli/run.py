@@ -151,7 +151,7 @@ def run_cmd(
 async def _run(
     s: Settings, services: Services, run: RunInput, detach: bool, needs: set[str]
 ) -> int:
-    return await _run_started(await temporal_client(s), s, services, run, detach, needs)
+    return await run_started(await temporal_client(s), s, services, run, detach, needs)
 
 
 async def _unserved(
@@ -169,7 +169,7 @@ def _unserved_note(missing: set[str], s: Settings, wait_s: int) -> None:
     )
 
 
-async def _run_started(
+async def run_started(
     client: Client,
     s: Settings,
     services: Services,
@@ -263,6 +263,6 @@ def resume_cmd(
         names = ", ".join(r.step_key for r in run.reusable) or "none"
         out.print(f"resuming {run_id} as [bold]{run.run_id}[/]; may reuse: {names}")
         needs = queues.profile_providers(ctx, planner=False)
-        return await _run_started(client, s, services, run, detach, needs)
+        return await run_started(client, s, services, run, detach, needs)
 
     raise typer.Exit(asyncio.run(go()))

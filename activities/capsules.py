@@ -1,0 +1,95 @@
+"""capsule__instantiate: a capsule run's front end, the sealed plan re-verified for one run.
+
+No recipe match, no planner, no compile pass: the capsule's compiled plan is loaded from the
+tenant's artifact store (its bytes checked against the sha256 the capsule names), the version's
+hash is checked against the one the run was started with, and every contract is re-hashed from
+the plan itself (compiler/capsule/seal.check_plan). Sealed steps get their recorded programs to
+run (StepNode.replay) and stay on the run's own task queue: no model is needed for them. Steps
+that get fresh code keep their model queue.
+"""
+
+from temporalio import activity
+
+from activities.compile import step_nodes
+from activities.errors import to_application_error
+from activities.store.artifacts import ArtifactStore
+from activities.store.capsules import CapsuleStore
+from activities.store.errors import StoreError
+from compiler.capsule.seal import SealBroken, check_plan
+from schemas.budget import BudgetLimits
+from schemas.capsule import CapsuleInstantiateInput, CapsuleVersion
+from schemas.compiled import CompiledPlan
+from schemas.errors import ForgeError
+from schemas.names import CAPSULE_INSTANTIATE
+from schemas.run import FreezeResult, StepNode
+
+MAX_PLAN_BYTES = 64 * 1024 * 1024
+
+
+class CapsuleActivities:
+    """The capsule store and the artifact store a capsule run's front end reads."""
+
+    def __init__(self, artifacts: ArtifactStore, capsules: CapsuleStore) -> None:
+        self._artifacts = artifacts
+        self._capsules = capsules
+
+    @activity.defn(name=CAPSULE_INSTANTIATE)
+    def instantiate(self, inp: CapsuleInstantiateInput) -> FreezeResult:
+        """The run's frozen plan and its step nodes, from the capsule version it names."""
+        try:
+            return self._instantiate(inp)
+        except (ForgeError, StoreError) as exc:
+            failure = exc if isinstance(exc, ForgeError) else SealBroken(str(exc))
+            raise to_application_error(failure) from None
+
+    def _instantiate(self, inp: CapsuleInstantiateInput) -> FreezeResult:
+        spec = inp.capsule
+        version = self._capsules.get(inp.scope, spec.name, spec.version)
+        if version.capsule_hash != spec.capsule_hash:
+            raise SealBroken(
+                f"{version.ref} is sealed as {version.capsule_hash}, the run was started for "
+                f"{spec.capsule_hash}: start the run again from `forge capsule run`"
+            )
+        content = version.content
+        data = self._artifacts.read_bytes(
+            inp.scope, content.plan_template.sha256, MAX_PLAN_BYTES
+        )
+        plan = CompiledPlan.model_validate_json(data)
+        check_plan(content, plan)
+        budgets = plan.profile_snapshot.profile.budgets
+        return FreezeResult(
+            compiled_ref=content.plan_template,
+            plan_hash=plan.plan_hash,
+            nodes=sealed_nodes(version, plan, set(spec.fresh)),
+            max_parallel=budgets.max_parallel_steps,
+            history_threshold=budgets.history_event_threshold,
+            profile_id=plan.profile_snapshot.profile_id,
+            gates=plan.gates,
+            budget=BudgetLimits(
+                max_tokens=budgets.max_tokens_per_run, max_cost_usd=budgets.max_cost_usd_per_run
+            ),
+        )
+
+
+def sealed_nodes(version: CapsuleVersion, plan: CompiledPlan, fresh: set[str]) -> list[StepNode]:
+    """The plan's step nodes; a sealed model-coded step replays its programs on the run's queue.
+
+    A structural step of the capsule, or one named in `fresh`, asks the executor for new code
+    under the same contract (its model queue kept); evaluator steps still evaluate (seed 000
+    §8.3: governed evaluator calls remain).
+    """
+    programs = {p.step_key: p for p in version.content.programs}
+    nodes = []
+    for node in step_nodes(plan):
+        program = programs.get(node.step_key)
+        if (
+            program is not None
+            and program.source == "session"
+            and not program.structural
+            and node.step_key not in fresh
+        ):
+            node = node.model_copy(
+                update={"replay": [c.code for c in program.cells], "model_provider": None}
+            )
+        nodes.append(node)
+    return nodes

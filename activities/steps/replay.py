@@ -1,0 +1,77 @@
+"""A sealed capsule step: the programs the source run's executor wrote, run again in order.
+
+No model is asked for code. Each program runs in the same workspace, one after the other, as
+the Code-Act loop ran them, each recorded as the loop records a turn (tool.called.v1, marked
+`replayed`); after the last one the platform verifies the outputs exactly as it would have. A
+program whose bytes no longer hash to the capsule's sha256 is refused before it runs.
+"""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from temporalio import activity
+
+from activities.codeact import HarnessSession
+from activities.executor import TurnReport
+from activities.sandbox.harness import StepFailure
+from activities.steps.attempt import StepAttempt, StepServices
+from activities.steps.ledger import budget_refusal
+from activities.store.errors import ArtifactCorrupt, ArtifactNotFound
+from schemas.artifacts import ArtifactRef
+from schemas.error_codes import ErrorCode
+from schemas.receipts import Receipt
+
+MAX_PROGRAM_BYTES = 8 * 1024 * 1024
+Record = Callable[[int, str, TurnReport], None]
+
+
+def replay_programs(
+    attempt: StepAttempt,
+    services: StepServices,
+    pre: Receipt,
+    skill_dirs: dict[str, Path],
+    record: Record,
+) -> str:
+    """Run the step's sealed programs in order; returns the last one (it made the outputs).
+
+    Raises:
+        StepFailure: a program is missing or altered (CAPSULE_TAMPERED), or the
+            outputs did not verify after the last program (the code does not fit this data).
+    """
+    step = attempt.step
+    session = HarnessSession(
+        attempt.workspace,
+        step,
+        pre,
+        attempt.profile.sandbox,
+        skills=skill_dirs,
+        heartbeat=activity.heartbeat,
+        budget_refusal=budget_refusal(services.events, attempt),
+        timeout_s=attempt.packet.execution_contract.timeout_s,
+    )
+    code, report = "", None
+    for turn, ref in enumerate(attempt.inp.replay, start=1):
+        code = _program(attempt, services, ref, turn)
+        report = session.run_code(code, turn)
+        record(turn, code, report)
+    if report is None or not report.verified:
+        problems = "; ".join(report.problems[:5]) if report else "no program to run"
+        raise StepFailure(
+            (report.failure_class if report else None) or ErrorCode.CODE_ERROR,
+            f"step {step.step_key}: the capsule's sealed code ran ({len(attempt.inp.replay)} "
+            f"program(s)) and its outputs did not verify: {problems}; the code does not fit "
+            f"this data: run the capsule with --fresh {step.step_key} to write new code",
+        )
+    return code
+
+
+def _program(attempt: StepAttempt, services: StepServices, ref: ArtifactRef, turn: int) -> str:
+    try:
+        data = services.artifacts.read_bytes(attempt.inp.scope, ref.sha256, MAX_PROGRAM_BYTES)
+    except (ArtifactNotFound, ArtifactCorrupt) as exc:
+        raise StepFailure(
+            ErrorCode.CAPSULE_TAMPERED,
+            f"step {attempt.step.step_key}: sealed program {turn} ({ref.sha256}) cannot be "
+            f"read: {exc}; import the capsule again",
+        ) from None
+    return data.decode("utf-8")

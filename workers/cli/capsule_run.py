@@ -1,0 +1,191 @@
+"""`forge capsule extract|run`: a completed run becomes a capsule; a capsule runs on new data."""
+
+import asyncio
+from typing import Annotated, get_args
+
+import typer
+from rich.markup import escape
+from temporalio.client import WorkflowFailureError
+
+from schemas.capsule import CapsuleVersion
+from schemas.plan import ScalarType
+from schemas.run import RunResult
+from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
+from workers import capsule_runs
+from workers.capsules import CapsuleServices, extract_run
+from workers.cli.common import (
+    ProjectOption,
+    TenantOption,
+    compile_context,
+    fail,
+    out,
+    scope_of,
+    settings,
+    temporal_client,
+)
+from workers.cli.run import run_started
+from workers.worker import Services
+
+__all__ = ["capsule_extract_cmd", "capsule_run_cmd"]
+
+_TYPES = get_args(ScalarType)
+
+
+def _pairs(pairs: list[str], option: str, value: str) -> dict[str, str]:
+    given: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep or not name.strip() or not text:
+            fail(f"{option} {pair!r}: expected NAME={value}")
+        if name in given:
+            fail(f"{option} {name} is given twice")
+        given[name.strip()] = text
+    return given
+
+
+def _typed_params(pairs: list[str]) -> dict[str, ScalarType]:
+    named: dict[str, ScalarType] = {}
+    for name, type_ in _pairs(pairs, "--param", "TYPE").items():
+        if type_ not in _TYPES:
+            fail(f"--param {name}={type_}: the type is one of {', '.join(_TYPES)}")
+        named[name] = type_  # type: ignore[assignment]  # checked against _TYPES just above
+    return named
+
+
+def capsule_extract_cmd(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    name: Annotated[str, typer.Option("--name", "-n", help="The capsule's name.")],
+    structural: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--structural",
+            metavar="STEP",
+            help="A model-coded step that gets fresh code on every run of the capsule.",
+        ),
+    ] = None,
+    params: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            metavar="NAME=TYPE",
+            help="Make a value step code read (forge_bridge.param) a parameter: "
+            "string, integer, number or boolean.",
+        ),
+    ] = None,
+    tenant: TenantOption = DEFAULT_TENANT,
+    project: ProjectOption = DEFAULT_PROJECT,
+) -> None:
+    """Extract a completed RUN into a version of capsule NAME (no-op if the content is there)."""
+    scope = scope_of(tenant, project)
+    s = settings()
+    services = Services.from_settings(s)
+    caps = CapsuleServices(
+        events=services.events,
+        artifacts=services.artifacts,
+        capsules=services.capsules,
+        library=compile_context(None).library,
+    )
+    version = extract_run(
+        caps, scope, run_id, name, structural=structural or [], params=_typed_params(params or [])
+    )
+    _extracted(version)
+
+
+def _extracted(version: CapsuleVersion) -> None:
+    content = version.content
+    shape = (
+        f"{len(content.programs)} steps, {len(content.inputs)} inputs, "
+        f"{len(content.scalars)} parameters"
+    )
+    if not version.created:
+        out.print(
+            f"= capsule [bold]{version.ref}[/] already holds this run "
+            f"({version.capsule_hash[:19]}…): nothing added"
+        )
+        return
+    source = content.provenance.source_run_id
+    out.print(
+        f"[green]✓[/] capsule [bold]{version.ref}[/] · {version.capsule_hash[:19]}… · from run "
+        f"{source} ({shape})"
+    )
+    out.print(f"  run it: forge capsule run {version.ref} " + _input_hint(version))
+
+
+def _input_hint(version: CapsuleVersion) -> str:
+    return " ".join(f"--input {i.name}=PATH" for i in version.content.inputs)
+
+
+def capsule_run_cmd(
+    ref: Annotated[str, typer.Argument(metavar="NAME[@V]")],
+    inputs: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--input", "-i", metavar="NAME=PATH|URI", help="An input: a local path or s3://."
+        ),
+    ] = None,
+    params: Annotated[
+        list[str] | None,
+        typer.Option("--param", metavar="NAME=VALUE", help="A scalar parameter's value."),
+    ] = None,
+    fresh: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--fresh", metavar="STEP", help="Let the executor write new code for this step."
+        ),
+    ] = None,
+    detach: Annotated[
+        bool,
+        typer.Option("--detach", help="Start the run and return; watch it with `forge watch RUN`."),
+    ] = False,
+    tenant: TenantOption = DEFAULT_TENANT,
+    project: ProjectOption = DEFAULT_PROJECT,
+) -> None:
+    """Run capsule NAME (newest version, or @V) on new inputs: sealed code, no planning."""
+    scope = scope_of(tenant, project)
+    s = settings()
+    services = Services.from_settings(s)
+    given = _pairs(inputs or [], "--input", "PATH|URI")
+    prepared = capsule_runs.prepare_capsule_run(
+        services.capsules,
+        services.artifacts,
+        s,
+        scope,
+        ref,
+        inputs=given,
+        params=_pairs(params or [], "--param", "VALUE"),
+        fresh=fresh or [],
+    )
+    spec = prepared.run.capsule
+    assert spec is not None
+    fresh_note = f"; fresh code for {', '.join(spec.fresh)}" if spec.fresh else ""
+    out.print(
+        f"capsule [bold]{prepared.version.ref}[/] ({spec.mode}{fresh_note}) · "
+        f"{prepared.version.capsule_hash[:19]}… · run [bold]{prepared.run.run_id}[/]"
+    )
+
+    async def go() -> int:
+        client = await temporal_client(s)
+        code = await run_started(client, s, services, prepared.run, detach, prepared.needs)
+        if not detach:
+            handle = client.get_workflow_handle(prepared.run.run_id, result_type=RunResult)
+            try:
+                result = await handle.result()
+            except WorkflowFailureError:
+                return code
+            out.print(spending_line(result, spec.fresh))
+        return code
+
+    raise typer.Exit(asyncio.run(go()))
+
+
+def spending_line(result: RunResult, fresh: list[str]) -> str:
+    """Where the run's tokens went: none for a sealed run, only fresh steps for a structural one."""
+    spent = {k: st.usage.tokens for k, st in result.steps.items() if st.usage.tokens}
+    total = sum(spent.values())
+    if not total:
+        return "tokens: 0 (no planning, no code generation: every step ran sealed code)"
+    where = ", ".join(f"{escape(k)} {n:,}" for k, n in sorted(spent.items()))
+    sealed = sorted(set(spent) - set(fresh))
+    note = f" (sealed steps that spent: {', '.join(sealed)})" if sealed else ""
+    return f"tokens: {total:,}, in {where}{note}"
+
