@@ -182,3 +182,86 @@ class CapsuleInstantiateInput(Scoped):
     scope: Scope
     capsule: CapsuleRunSpec
     cause_event_id: str
+
+
+# `forge capsule diff NAME@A NAME@B` (compiler/capsule/diff.py): what changed between versions.
+ChangeKind = Literal["added", "removed", "changed"]
+StepChangeKind = Literal["added", "removed", "changed", "unchanged"]
+
+
+class ValueChange(FrozenModel):
+    """One difference at `path`: a field name, a column, a dotted key or a JSON pointer."""
+
+    path: str
+    change: ChangeKind
+    old: PlainData = Field(default=None, description="absent when the change is `added`")
+    new: PlainData = Field(default=None, description="absent when the change is `removed`")
+
+
+class StepChange(FrozenModel):
+    """One step of either version: its contract hashes, changed fields and code diff."""
+
+    step_key: str
+    change: StepChangeKind
+    contract_a: str | None = None
+    contract_b: str | None = None
+    fields: list[ValueChange] = Field(
+        default_factory=list, description="backend, source, structural, params_read"
+    )
+    cells_a: int = Field(default=0, ge=0)
+    cells_b: int = Field(default=0, ge=0)
+    code_diff: str = Field(default="", description="unified diff of the programs that differ")
+
+
+class InputChange(FrozenModel):
+    """An input file parameter added, removed, or changed in its columns or its contract."""
+
+    name: str
+    change: ChangeKind
+    columns: list[ValueChange] = Field(
+        default_factory=list, description="column name -> its type, added/removed/retyped"
+    )
+    fields: list[ValueChange] = Field(default_factory=list)
+
+
+class ScalarChange(FrozenModel):
+    """A scalar parameter added, removed, or changed (type, default, description, readers)."""
+
+    name: str
+    change: ChangeKind
+    fields: list[ValueChange] = Field(default_factory=list)
+
+
+class CapsuleDiff(FrozenModel):
+    """What differs between two capsule versions; `identical` when their hashes are equal."""
+
+    ref_a: str = Field(description="NAME@A")
+    ref_b: str = Field(description="NAME@B")
+    capsule_hash_a: str
+    capsule_hash_b: str
+    identical: bool
+    plan_hash: ValueChange | None = None
+    goal_template: ValueChange | None = None
+    steps: list[StepChange] = Field(
+        default_factory=list, description="A's steps in order, then the steps only B has"
+    )
+    inputs: list[InputChange] = Field(default_factory=list)
+    scalars: list[ScalarChange] = Field(default_factory=list)
+    parameter_schema: list[ValueChange] = Field(
+        default_factory=list,
+        description="JSON-pointer changes not already shown as an input or scalar change",
+    )
+    governance: list[ValueChange] = Field(default_factory=list, description="dotted keys")
+    isolation_policy: list[ValueChange] = Field(default_factory=list, description="dotted keys")
+
+    @property
+    def steps_added(self) -> list[str]:
+        return [s.step_key for s in self.steps if s.change == "added"]
+
+    @property
+    def steps_removed(self) -> list[str]:
+        return [s.step_key for s in self.steps if s.change == "removed"]
+
+    @property
+    def steps_kept(self) -> list[str]:
+        return [s.step_key for s in self.steps if s.change in ("changed", "unchanged")]
