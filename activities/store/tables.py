@@ -1,4 +1,4 @@
-"""SQLAlchemy Core tables: the event store, the publish index, the skill registry (one MetaData)."""
+"""SQLAlchemy Core tables: events, the publish index, skills and capsules (one MetaData)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-__all__ = ["artifacts_published", "events", "metadata", "skills", "tenant_heads"]
+__all__ = ["artifacts_published", "capsules", "events", "metadata", "skills", "tenant_heads"]
 
 # Explicit names make migrations and schema comparison identical on SQLite and PostgreSQL.
 metadata = MetaData(
@@ -100,4 +100,21 @@ skills = Table(
     Column("registered_at", DateTime(timezone=True), nullable=False),
     Column("registered_by", String(_ID), nullable=False),
     PrimaryKeyConstraint("tenant_id", "skill_id", "version"),
+)
+
+# Capsules: one row per immutable version of a tenant's capsule; its blobs are artifacts.
+capsules = Table(
+    "capsules",
+    metadata,
+    Column("tenant_id", String(_ID), nullable=False),
+    Column("name", String(_ID), nullable=False),
+    Column("version", Integer, nullable=False, autoincrement=False),
+    Column("capsule_hash", String(_HASH), nullable=False),
+    Column("content", _JSON, nullable=False),  # the CapsuleContent, dumped mode="json"
+    Column("source_run_id", String(_ID), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("created_by", String(_ID), nullable=False),
+    PrimaryKeyConstraint("tenant_id", "name", "version"),
+    # The same content under the same name is that version, never a second one.
+    UniqueConstraint("tenant_id", "name", "capsule_hash"),
 )
