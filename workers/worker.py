@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from activities.capsules import CapsuleActivities
 from activities.codeact import ModelServices
 from activities.compile import CompileActivities
 from activities.context_packs import load_context_packs
@@ -26,6 +27,7 @@ from activities.steps.finalize import FinalizeActivities
 from activities.steps.plans import CompiledPlans
 from activities.steps.reuse import ReuseActivities
 from activities.store.artifacts import ArtifactStore, open_artifact_store
+from activities.store.capsules import CapsuleStore, open_capsule_store
 from activities.store.events import EventStore, open_event_store
 from activities.store.skills_registry import SkillRegistry, open_skill_registry
 from activities.typelib import load_library, load_prices, load_profiles
@@ -41,6 +43,7 @@ class Services:
     artifacts: ArtifactStore
     events: EventStore
     skills: SkillRegistry
+    capsules: CapsuleStore
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Services":
@@ -54,6 +57,7 @@ class Services:
             artifacts=artifacts,
             events=events,
             skills=open_skill_registry(settings.database_url, artifacts),
+            capsules=open_capsule_store(settings.database_url, artifacts),
         )
 
 
@@ -126,6 +130,7 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
     finalize = FinalizeActivities(services.artifacts, services.events, plans)
     events = EventActivities(services.events)
     reuse = ReuseActivities(services.artifacts, services.events)
+    capsules = CapsuleActivities(services.artifacts, services.capsules)
     recipes = RecipeActivities(
         library_dirs(settings.packs_path, settings.home),
         services.artifacts,
@@ -147,6 +152,7 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         steps.usage,
         events.append,
         reuse.reuse,
+        capsules.instantiate,
     ]
     served = models.gateway.providers_served(known_providers(layers)) if models else frozenset()
     return WorkerPlan(activities, served)

@@ -6,6 +6,7 @@ from rich.markup import escape
 from schemas.errors import ForgeError
 from workers.cli.artifacts import artifacts_cmd, receipts_cmd
 from workers.cli.budget import budget_app
+from workers.cli.capsule import capsule_app
 from workers.cli.common import EXIT_REJECTED, err
 from workers.cli.compile import compile_cmd, explain_cmd
 from workers.cli.dev import dev_app
@@ -44,6 +45,7 @@ app.command("approve")(approve_cmd)
 app.command("reject")(reject_cmd)
 app.command("errors")(errors_cmd)
 app.add_typer(budget_app, name="budget")
+app.add_typer(capsule_app, name="capsule")
 app.add_typer(dev_app, name="dev")
 app.add_typer(events_app, name="events")
 app.add_typer(db_app, name="db")

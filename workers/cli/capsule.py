@@ -1,0 +1,151 @@
+"""`forge capsule ...`: proven runs as versioned programs (list, show, versions, diff, export,
+import here; extract and run in capsule_run.py)."""
+
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from compiler.capsule.diff import diff_capsules
+from schemas.capsule import CapsuleVersion
+from schemas.scope import DEFAULT_TENANT, Scope
+from workers.capsule_runs import capsule_ref
+from workers.cli.capsule_diff import render_diff
+from workers.cli.capsule_run import capsule_extract_cmd, capsule_run_cmd
+from workers.cli.common import TenantOption, out, scope_of, settings
+from workers.worker import Services
+
+__all__ = ["capsule_app"]
+
+capsule_app = typer.Typer(
+    help="Capsules: a proven run sealed into a versioned program that runs again on new data.",
+    no_args_is_help=True,
+)
+capsule_app.command("extract")(capsule_extract_cmd)
+capsule_app.command("run")(capsule_run_cmd)
+
+MAX_CODE_BYTES = 8 * 1024 * 1024
+
+
+def _services() -> Services:
+    return Services.from_settings(settings())
+
+
+@capsule_app.command("list")
+def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
+    """The tenant's capsules, each at its newest version."""
+    scope = scope_of(tenant)
+    found = _services().capsules.list(scope)
+    if not found:
+        out.print(f"no capsules for tenant {tenant}: make one with `forge capsule extract RUN`")
+        return
+    table = Table(title=f"capsules of tenant {tenant}", title_justify="left")
+    for col in ("capsule", "versions", "hash", "steps", "inputs", "parameters", "from run"):
+        table.add_column(col, overflow="fold")
+    for v in found:
+        table.add_row(
+            escape(v.name),
+            str(v.version),
+            v.capsule_hash[7:19],
+            str(len(v.content.programs)),
+            ", ".join(i.name for i in v.content.inputs),
+            ", ".join(s.name for s in v.content.scalars) or "-",
+            v.content.provenance.source_run_id,
+        )
+    out.print(table)
+
+
+@capsule_app.command("show")
+def show_cmd(
+    ref: Annotated[str, typer.Argument(metavar="NAME[@V]")],
+    tenant: TenantOption = DEFAULT_TENANT,
+) -> None:
+    """One version: its goal, parameters, steps and what each runs, governance, provenance."""
+    name, number = capsule_ref(ref)
+    v = _services().capsules.get(scope_of(tenant), name, number)
+    c = v.content
+    out.print(f"[bold]{escape(v.ref)}[/] · {v.capsule_hash}")
+    out.print(f"goal: {escape(c.goal_template)}")
+    out.print(
+        f"from run {c.provenance.source_run_id} · plan {c.plan_hash[:19]}… · "
+        f"profile {c.governance.get('profile_id')}"
+    )
+    params = Table(title="parameters", title_justify="left")
+    for col in ("name", "kind", "expects", "default"):
+        params.add_column(col, overflow="fold")
+    for i in c.inputs:
+        cols = ", ".join(f"{col.name}:{col.type}" for col in i.columns)
+        expects = f"{i.kind_key or i.validator or 'file'} at {i.path}" + (
+            f" ({cols})" if cols else ""
+        )
+        params.add_row(i.name, "input", escape(expects), "")
+    for s in c.scalars:
+        read = f" (read by {', '.join(s.read_by)})" if s.read_by else ""
+        params.add_row(s.name, "scalar", f"{s.type}{read}", escape(repr(s.default)))
+    out.print(params)
+    steps = Table(title="steps", title_justify="left")
+    for col in ("step", "runs", "contract"):
+        steps.add_column(col, overflow="fold")
+    for p in c.programs:
+        runs = _runs(p.source, len(p.cells), p.structural)
+        steps.add_row(escape(p.step_key), runs, p.contract_hash[7:19])
+    out.print(steps)
+
+
+def _runs(source: str, cells: int, structural: bool) -> str:
+    if structural:
+        return "fresh code from the executor (structural)"
+    return {
+        "session": f"{cells} sealed program(s) the executor wrote",
+        "frozen": "frozen code in its contract",
+        "adapter": "a library adapter",
+        "evaluator": "a governed evaluation",
+        "gate": "a human decision",
+        "recipe": "a sub-recipe",
+    }[source]
+
+
+@capsule_app.command("versions")
+def versions_cmd(
+    name: Annotated[str, typer.Argument(metavar="NAME")],
+    tenant: TenantOption = DEFAULT_TENANT,
+) -> None:
+    """Every version of capsule NAME, oldest first."""
+    found = _services().capsules.versions(scope_of(tenant), capsule_ref(name)[0])
+    table = Table(title=f"versions of {name}", title_justify="left")
+    for col in ("version", "hash", "created", "by", "from run", "plan"):
+        table.add_column(col, overflow="fold")
+    for v in found:
+        table.add_row(
+            str(v.version),
+            v.capsule_hash[7:19],
+            f"{v.created_at:%Y-%m-%d %H:%M:%S}",
+            escape(v.created_by),
+            v.content.provenance.source_run_id,
+            v.content.plan_hash[7:19],
+        )
+    out.print(table)
+
+
+@capsule_app.command("diff")
+def diff_cmd(
+    a: Annotated[str, typer.Argument(metavar="NAME@A")],
+    b: Annotated[str, typer.Argument(metavar="NAME@B")],
+    tenant: TenantOption = DEFAULT_TENANT,
+) -> None:
+    """What changed between two versions: steps, contracts, code, parameters, governance."""
+    scope = scope_of(tenant)
+    services = _services()
+    first, second = (_version(services, scope, ref) for ref in (a, b))
+
+    def code_of(sha256: str) -> str:
+        data = services.artifacts.read_bytes(scope, sha256, MAX_CODE_BYTES)
+        return data.decode("utf-8", errors="replace")
+
+    render_diff(diff_capsules(first, second, code_of), out)
+
+
+def _version(services: Services, scope: Scope, ref: str) -> CapsuleVersion:
+    name, number = capsule_ref(ref)
+    return services.capsules.get(scope, name, number)
