@@ -109,12 +109,13 @@ class CapsuleStore:
         with self._write() as conn:
             self._lock(conn, f"capsules:{tenant}:{name}")
             mine = and_(capsules.c.tenant_id == tenant, capsules.c.name == name)
-            same = conn.execute(
-                select(capsules).where(mine, capsules.c.capsule_hash == sealed)
-            ).mappings()
-            found = same.first()
+            found = (
+                conn.execute(select(capsules).where(mine, capsules.c.capsule_hash == sealed))
+                .mappings()
+                .first()
+            )
             if found is not None:
-                return _version(found, where=where, created=False)
+                return _version(found, where=_where(found), created=False)
             latest = conn.execute(select(func.max(capsules.c.version)).where(mine)).scalar()
             row = {
                 "tenant_id": tenant,
