@@ -41,7 +41,9 @@ __all__ = [
     "CapsuleNotFound",
     "CapsuleStore",
     "SealBroken",
+    "check_name",
     "open_capsule_store",
+    "read_blob",
 ]
 
 # A capsule's plan, programs and receipts are small; anything larger is not one of them.
@@ -53,6 +55,7 @@ class CapsuleNotFound(ForgeError, KeyError):
     """The tenant has no capsule of that name, or not that version."""
 
     code = ErrorCode.CAPSULE_NOT_FOUND
+    message_is_complete = True  # the message says what exists and where to look
 
 
 class CapsuleNameInvalid(ForgeError, ValueError):
@@ -100,18 +103,19 @@ class CapsuleStore:
         check_name(name)
         where = f"capsule {name!r} of tenant {scope.tenant!r}"
         for ref in content_blobs(content):
-            self.verify_blob(scope, ref, where)
+            read_blob(self._artifacts, scope, ref, where)
         sealed = capsule_hash(content)
         tenant = scope.tenant
         with self._write() as conn:
             self._lock(conn, f"capsules:{tenant}:{name}")
             mine = and_(capsules.c.tenant_id == tenant, capsules.c.name == name)
-            same = conn.execute(
-                select(capsules).where(mine, capsules.c.capsule_hash == sealed)
-            ).mappings()
-            found = same.first()
+            found = (
+                conn.execute(select(capsules).where(mine, capsules.c.capsule_hash == sealed))
+                .mappings()
+                .first()
+            )
             if found is not None:
-                return _version(found, where=where, created=False)
+                return _version(found, where=_where(found), created=False)
             latest = conn.execute(select(func.max(capsules.c.version)).where(mine)).scalar()
             row = {
                 "tenant_id": tenant,
@@ -125,28 +129,6 @@ class CapsuleStore:
             }
             conn.execute(insert(capsules).values(**row))
         return _version(row, where=where, created=True)
-
-    def verify_blob(self, scope: Scope, ref: ArtifactRef, where: str) -> bytes:
-        """The blob's bytes, read from the tenant's artifacts and checked against `ref`.
-
-        Raises:
-            SealBroken: The blob is missing, corrupt, too large or not `ref.size_bytes` long.
-        """
-        label = f"{where}: artifact {ref.path} ({ref.sha256})"
-        try:
-            data = self._artifacts.read_bytes(scope, ref.sha256, MAX_BLOB_BYTES)
-        except ArtifactNotFound:
-            raise SealBroken(
-                f"{label} is not stored for tenant {scope.tenant!r}; store the capsule's "
-                "artifacts first (or import the capsule from its export file)"
-            ) from None
-        except (ArtifactCorrupt, ArtifactTooLarge) as exc:
-            raise SealBroken(f"{label} cannot be used: {exc}") from None
-        except ValueError as exc:  # not a sha256 digest at all
-            raise SealBroken(f"{label}: {exc}") from None
-        if len(data) != ref.size_bytes:
-            raise SealBroken(f"{label} is {len(data):,} bytes, the capsule says {ref.size_bytes:,}")
-        return data
 
     # ---- reading -----------------------------------------------------------------------------
 
@@ -228,6 +210,29 @@ class CapsuleStore:
         if backend_of(self._engine.url) == "postgresql":
             lock_id = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_id})
+
+
+def read_blob(artifacts: ArtifactStore, scope: Scope, ref: ArtifactRef, where: str) -> bytes:
+    """A blob the capsule names, read from the tenant's artifacts and checked against `ref`.
+
+    Raises:
+        SealBroken: The blob is missing, corrupt, too large or not `ref.size_bytes` long.
+    """
+    label = f"{where}: artifact {ref.path} ({ref.sha256})"
+    try:
+        data = artifacts.read_bytes(scope, ref.sha256, MAX_BLOB_BYTES)
+    except ArtifactNotFound:
+        raise SealBroken(
+            f"{label} is not stored for tenant {scope.tenant!r}; store the capsule's "
+            "artifacts first (or import the capsule from its export file)"
+        ) from None
+    except (ArtifactCorrupt, ArtifactTooLarge) as exc:
+        raise SealBroken(f"{label} cannot be used: {exc}") from None
+    except ValueError as exc:  # not a sha256 digest at all
+        raise SealBroken(f"{label}: {exc}") from None
+    if len(data) != ref.size_bytes:
+        raise SealBroken(f"{label} is {len(data):,} bytes, the capsule says {ref.size_bytes:,}")
+    return data
 
 
 def check_name(name: str) -> None:
