@@ -1,19 +1,22 @@
 """`forge capsule ...`: proven runs as versioned programs (list, show, versions, diff, export,
 import here; extract and run in capsule_run.py)."""
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from activities.store.capsule_bundle import export_bytes, export_capsule, import_capsule
 from compiler.capsule.diff import diff_capsules
-from schemas.capsule import CapsuleVersion
+from schemas.capsule import CAPSULE_IMPORTED, CapsuleVersion
 from schemas.scope import DEFAULT_TENANT, Scope
 from workers.capsule_runs import capsule_ref
+from workers.capsules import record_version
 from workers.cli.capsule_diff import render_diff
 from workers.cli.capsule_run import capsule_extract_cmd, capsule_run_cmd
-from workers.cli.common import TenantOption, out, scope_of, settings
+from workers.cli.common import TenantOption, fail, out, scope_of, settings
 from workers.worker import Services
 
 __all__ = ["capsule_app"]
@@ -149,3 +152,54 @@ def diff_cmd(
 def _version(services: Services, scope: Scope, ref: str) -> CapsuleVersion:
     name, number = capsule_ref(ref)
     return services.capsules.get(scope, name, number)
+
+
+@capsule_app.command("export")
+def export_cmd(
+    ref: Annotated[str, typer.Argument(metavar="NAME@V")],
+    output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write.")],
+    tenant: TenantOption = DEFAULT_TENANT,
+) -> None:
+    """Write a version and every blob it names to FILE, to import in another installation."""
+    scope = scope_of(tenant)
+    services = _services()
+    name, number = capsule_ref(ref)
+    export = export_capsule(services.capsules, services.artifacts, scope, name, number)
+    data = export_bytes(export)
+    try:
+        output.write_bytes(data)
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror or exc}")
+    out.print(
+        f"[green]✓[/] exported {escape(export.name)}@{export.version} "
+        f"({export.capsule_hash[:19]}…, {len(export.blobs)} blobs, {len(data):,} bytes) "
+        f"to {output}"
+    )
+
+
+@capsule_app.command("import")
+def import_cmd(
+    file: Annotated[Path, typer.Argument(metavar="FILE")],
+    tenant: TenantOption = DEFAULT_TENANT,
+) -> None:
+    """Import an exported capsule: every hash verified first; a tampered file changes nothing."""
+    scope = scope_of(tenant)
+    services = _services()
+    try:
+        data = file.read_bytes()
+    except OSError as exc:
+        fail(f"{file}: cannot read: {exc.strerror or exc}")
+    version = import_capsule(
+        services.capsules, services.artifacts, scope, data, actor=scope.actor.id, source=str(file)
+    )
+    record_version(services.events, scope, version, CAPSULE_IMPORTED)
+    if not version.created:
+        out.print(
+            f"= {escape(version.ref)} already holds this capsule ({version.capsule_hash[:19]}…): "
+            "nothing added"
+        )
+        return
+    out.print(
+        f"[green]✓[/] imported as [bold]{escape(version.ref)}[/] ({version.capsule_hash[:19]}…, "
+        f"verified; from run {version.content.provenance.source_run_id})"
+    )
