@@ -35,6 +35,7 @@ from schemas.models import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from schemas.plan import ParameterDecl, Scalar
 from schemas.profile import ConsumerBinding
 
 RUN_PYTHON = "run_python"
@@ -154,6 +155,8 @@ class LoopSpec:
     bridge_tools: Sequence[str]
     thinking_budget_tokens: int | None = None
     repair: RepairContext | None = None
+    # The run's declared parameters with this run's values (meta/params.json).
+    params: Sequence[tuple[ParameterDecl, Scalar]] = ()
 
 
 def packet_blocks(spec: LoopSpec) -> list[Block]:
@@ -198,9 +201,26 @@ def packet_blocks(spec: LoopSpec) -> list[Block]:
         )
         for i, (title, body) in enumerate(sections)
     ]
+    if spec.params:
+        blocks.append(params_block(spec.params))
     if spec.repair is not None:
         blocks.append(spec.repair.block())
     return blocks
+
+
+def params_block(params: Sequence[tuple[ParameterDecl, Scalar]]) -> Block:
+    """The run's parameters: values the user may change between runs, read, never hard-coded."""
+    lines = [
+        "### run parameters",
+        "Values the user may change from one run to the next. Read each one in your program "
+        'with `import forge_bridge; forge_bridge.param("name")` (it returns the typed value); '
+        "never write the value itself into the code: the same program must do the right thing "
+        "when the run is started with another value.",
+    ]
+    for decl, value in params:
+        about = f" — {decl.description}" if decl.description else ""
+        lines.append(f"- {decl.name} ({decl.type}) = {json.dumps(value)}{about}")
+    return Block(kind="parameters", text="\n".join(lines), priority=92)
 
 
 def _task(step: CompiledStep) -> str:

@@ -37,6 +37,7 @@ from schemas.event_catalogue import PLAN_REJECTED as PLAN_REJECTED_EVENT
 from schemas.event_ids import event_id, stream_id
 from schemas.events import EventDraft
 from schemas.models import CallScope, Consumer, Message, ModelRequest, TextBlock
+from schemas.plan import Scalar
 from schemas.profile import ConsumerBinding, ExecutionProfile
 from schemas.run import PlanInput, PlanResult
 from schemas.run_events import PlanDrafted, PlanRejected
@@ -60,6 +61,22 @@ def model_request(
         thinking_budget_tokens=o.thinking_budget_tokens if o.use_extended_thinking else None,
         timeout_s=o.timeout_ms / 1000 if o.timeout_ms else None,
     )
+
+
+def parameters_text(given: Mapping[str, Scalar]) -> str:
+    """What the planner is told about run parameters, with the values the user gave."""
+    lines = [
+        "Run parameters: declare in `parameters` every value the user might change from one run "
+        "to the next (dates, periods, thresholds, limits, names, currencies), with its type and "
+        "a default, and say in each step's objective which parameters it reads; the steps' code "
+        'reads them with forge_bridge.param("name") instead of writing the value into the code.'
+    ]
+    if given:
+        lines.append("The user started this run with (declare each, with a fitting type):")
+        lines += [f"- {name} = {json.dumps(value)}" for name, value in sorted(given.items())]
+    else:
+        lines.append("The user gave no parameter values: declare defaults for what you declare.")
+    return "\n".join(lines)
 
 
 class PlannerActivities:
@@ -160,7 +177,7 @@ class PlannerActivities:
             spent = spent.plus(result.usage())
             answer = result.response.text
             candidate, problems = candidate_from_answer(
-                answer, ctx=ctx, run_inputs=run_inputs, phase_mode=phase_mode
+                answer, ctx=ctx, run_inputs=run_inputs, phase_mode=phase_mode, params=inp.params
             )
             if candidate is not None:
                 ref = self._artifacts.put_bytes(
@@ -273,6 +290,7 @@ class PlannerActivities:
                 text="Run inputs (read them from these paths):\n" + (inputs or "- none"),
                 priority=95,
             ),
+            Block(kind="parameters", text=parameters_text(inp.params), priority=90),
             Block(kind="catalogue", text=catalogue(self._library), priority=60),
         ]
         if inp.hints:

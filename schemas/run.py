@@ -365,6 +365,10 @@ class PlanInput(Scoped):
     profile_ref: str | None = None
     profile_document: dict[str, Any] | None = None
     cause_event_id: str | None = None
+    params: dict[str, Scalar] = Field(
+        default_factory=dict,
+        description="the run's --param values as given: the planner declares each of them",
+    )
 
 
 class PlanResult(FrozenModel):

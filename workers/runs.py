@@ -26,6 +26,7 @@ from temporalio.service import RPCError
 
 from activities.store.artifacts import ArtifactStore
 from compiler.plan.context import CompileContext
+from compiler.plan.params import bind_params
 from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
 from schemas.artifacts import ArtifactRef
@@ -172,15 +173,22 @@ def prepare_plan_run(
     scope: Scope,
     max_tokens: int | None = None,
     max_cost: float | None = None,
+    params: Mapping[str, str] | None = None,
 ) -> RunInput:
     """Upload a checked plan's inputs and the plan itself; the RunInput that starts the run.
 
     `scope` is built once, by the submitter, and travels with the run from here on. Caps
-    given here fill in the other cap from the plan's profile.
+    given here fill in the other cap from the plan's profile. `params` (`--param NAME=VALUE`)
+    are checked against the plan's declared parameters before anything is uploaded; the run
+    carries them typed.
 
     Raises:
+        ParameterInvalid: a parameter the plan does not declare, a value not of its type, or
+            a parameter with no default that was not given.
         PlanFileError: an input the plan does not declare, a required one missing, or no file.
     """
+    given = params or {}
+    bound = bind_params(plan.candidate.parameters, given)
     refs = bind_inputs(plan.candidate, inputs, store, scope)
     plan_ref = store.put_bytes(
         scope,
@@ -195,6 +203,7 @@ def prepare_plan_run(
         scope=scope,
         plan_ref=plan_ref,
         inputs=refs,
+        params={name: bound[name] for name in sorted(given)},
         budget=BudgetLimits(
             max_tokens=max_tokens or budgets.max_tokens_per_run,
             max_cost_usd=max_cost or budgets.max_cost_usd_per_run,
@@ -218,10 +227,13 @@ def prepare_objective_run(
     max_tokens: int | None = None,
     max_cost: float | None = None,
     planner_provider: str | None = None,
+    params: Mapping[str, str] | None = None,
 ) -> RunInput:
     """Upload an objective run's inputs; the RunInput that starts it (planned by the workflow).
 
     `planner_provider` (planner_provider_of) routes the planner's call to a worker that has it.
+    `params` go to the run as given (strings): the planner declares them and each step coerces
+    them to the declared type.
 
     Raises:
         PlanFileError: an input name that cannot be a file name, or an input that is no file.
@@ -233,6 +245,7 @@ def prepare_objective_run(
         scope=scope,
         objective=objective,
         inputs=refs,
+        params=dict(params or {}),
         profile_ref=profile,
         budget=limits if max_tokens or max_cost else None,
         planner_provider=planner_provider,

@@ -3,10 +3,12 @@
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 
 from activities.codeact import ModelServices
 from activities.errors import step_failure
+from activities.steps.params import step_params
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from activities.store.skills_registry import SkillRegistry
@@ -21,6 +23,7 @@ from schemas.event_catalogue import STEP_STARTED, payload_of
 from schemas.event_ids import event_id, stream_id
 from schemas.events import EventDraft
 from schemas.models import CallScope
+from schemas.plan import Scalar
 from schemas.profile import ExecutionProfile
 from schemas.run import StepExecuteInput
 
@@ -84,6 +87,11 @@ class StepAttempt:
     def iteration(self) -> int:
         """Which pass of a loop this is (1 for a step without a loop)."""
         return self.inp.iteration
+
+    @cached_property
+    def params(self) -> dict[str, Scalar]:
+        """The run's declared parameters, typed (meta/params.json); StepFailure if one is not."""
+        return step_params(self.inp.step_key, self.plan.parameters, self.inp.params)
 
     @property
     def profile(self) -> ExecutionProfile:

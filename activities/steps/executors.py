@@ -186,6 +186,7 @@ def _code_act(
         repair=repair_context(
             services.events.read_stream(attempt.stream_id), attempt.number, attempt.iteration
         ),
+        params=[(d, attempt.params[d.name]) for d in attempt.plan.parameters],
     )
     session = HarnessSession(
         attempt.workspace,

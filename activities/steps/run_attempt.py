@@ -9,6 +9,7 @@ from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from activities.steps.attempt import StepAttempt, StepServices
 from activities.steps.executors import check_evaluations, run_executor
 from activities.steps.ledger import AttemptLog, ledger_usages
+from activities.steps.params import params_read, write_params
 from compiler.budget import step_overrun
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
@@ -55,6 +56,7 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     check_evaluations(attempt, ledger)
     usage = _within_budget(attempt, ledger)
     note = read_note(workspace)
+    read = params_read(workspace, [p.name for p in attempt.plan.parameters])
     harness.check_undeclared_writes(workspace, step, pre)
     post = harness.postflight(workspace, step)
     post_ref, post_draft = _receipt(attempt, services, post, STEP_RECEIPT_POSTFLIGHT)
@@ -76,6 +78,7 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
             receipt=summary,
             note=note,
             **({"code_ref": code_ref} if code_ref else {}),  # stored only for model-written code
+            **({"params_read": read} if read else {}),
         ),
         caused_by=post_draft.event_id,
     )
@@ -113,6 +116,8 @@ def _prepare(
     harness.prepare_workspace(workspace)
     # Which pass of a loop this is, for step code that adapts (1 for a step without a loop).
     (workspace / ITERATION_FILE).write_text(f"{attempt.iteration}\n", encoding="utf-8")
+    # The run's parameters, typed, for forge_bridge.param (written before any step code runs).
+    write_params(workspace, attempt.params)
     harness.materialize_inputs(
         workspace, attempt.step, attempt.inp.inputs, services.artifacts, scope=attempt.inp.scope
     )

@@ -8,7 +8,7 @@ fails on the way becomes the problems a repair call is given, within a bounded n
 repairs, after which the plan is rejected with every reason.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from compiler.errors import CompilerError
@@ -23,10 +23,11 @@ from compiler.imprint import (
 from compiler.ladder import LadderContract, run_ladder
 from compiler.ladder.runner import MODEL_STAGES, STAGE_IDS
 from compiler.plan.context import CompileContext
+from compiler.plan.params import declaration_problems, typed_declarations
 from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
 from compiler.typesystem.library import TypeLibrary
-from schemas.plan import PlannerCandidate
+from schemas.plan import PARAM_NAME_PATTERN, PlannerCandidate, Scalar
 
 MAX_REPAIRS = 2
 _PATH = r"^(input|output)/[A-Za-z0-9._/-]+\.[A-Za-z0-9]+$"
@@ -39,6 +40,25 @@ PLANNER_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
     "properties": {
         "mission": {"type": "string", "minLength": 1, "description": "the objective in a line"},
+        "parameters": {
+            "type": "array",
+            "maxItems": 30,
+            "description": "values the user may change between runs (dates, thresholds, names)",
+            "items": {
+                "type": "object",
+                "required": ["name", "type"],
+                "additionalProperties": False,
+                "properties": {
+                    "name": {"type": "string", "pattern": PARAM_NAME_PATTERN},
+                    "type": {"enum": ["string", "integer", "number", "boolean"]},
+                    "default": {
+                        "type": ["string", "integer", "number", "boolean"],
+                        "description": "the value when a run gives none",
+                    },
+                    "description": {"type": "string"},
+                },
+            },
+        },
         "steps": {
             "type": "array",
             "minItems": 1,
@@ -147,8 +167,13 @@ def candidate_from_answer(
     ctx: CompileContext,
     run_inputs: Sequence[dict[str, Any]],
     phase_mode: str,
+    params: Mapping[str, Scalar] | None = None,
 ) -> tuple[PlannerCandidate | None, list[str]]:
-    """The planner's filled template as a compiling candidate, or every problem found."""
+    """The planner's filled template as a compiling candidate, or every problem found.
+
+    `params` are the values the user started the run with (`--param NAME=VALUE`): each must be
+    declared among the plan's parameters, and every declared default must be of its type.
+    """
     try:
         filled = parse_json(text)
         payload = template_to_payload(filled, PLANNER_SCHEMA)
@@ -166,6 +191,12 @@ def candidate_from_answer(
     document["run_inputs"] = list(run_inputs)
     try:
         candidate = parse_candidate(document)
+        problems = declaration_problems(candidate.parameters, sorted(params or {}))
+        if problems:
+            return None, problems
+        candidate = candidate.model_copy(
+            update={"parameters": typed_declarations(candidate.parameters)}
+        )
         compile_plan(candidate, ctx=ctx)
     except CompilerError as exc:
         return None, [

@@ -35,6 +35,7 @@ PACKAGES = ("activities", "compiler", "schemas", "workers", "workflows")
 SANDBOX_SIDE = ROOT / "activities" / "sandbox" / "client"
 SEPARATE_PROGRAM_EXCEPTIONS = {
     "BridgeError": "forge_bridge.py runs inside the sandbox as its own program (stdlib only)",
+    "ParameterError": "forge_bridge.py's BridgeError for forge_bridge.param (stdlib only)",
 }
 # Modules that also run as programs of their own, without Forge's other packages.
 STANDALONE_EXCEPTIONS = {

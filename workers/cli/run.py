@@ -13,6 +13,7 @@ from temporalio.client import Client
 
 from activities.sandbox.workspace import WorkspaceViolation
 from compiler.errors import CompilerError
+from compiler.plan.params import ParameterInvalid, parse_assignments
 from schemas.run import RunInput
 from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers import queues, runs
@@ -65,6 +66,15 @@ def run_cmd(
             help="A run input: declared by the plan, or for an objective, put at input/NAME.ext.",
         ),
     ] = None,
+    params: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            metavar="NAME=VALUE",
+            help="A run parameter the plan declares (its steps read it with "
+            "forge_bridge.param); for an objective, the planner declares it.",
+        ),
+    ] = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p")] = None,
     detach: Annotated[
         bool,
@@ -94,6 +104,10 @@ def run_cmd(
             "give a plan file or an objective (exactly one)",
             'e.g. `forge run plan.json` or `forge run "reconcile invoices and rate cards"`',
         )
+    try:
+        given = parse_assignments(params or [])
+    except ParameterInvalid as exc:
+        fail_error(exc)
     if objective is not None:
         if not objective.strip():
             fail("the objective is empty: say what the run should do")
@@ -114,6 +128,7 @@ def run_cmd(
                 max_tokens=max_tokens,
                 max_cost=max_cost,
                 planner_provider=planner,
+                params=given,
             )
         except runs.PlanFileError as exc:
             fail_error(exc)
@@ -136,8 +151,9 @@ def run_cmd(
             scope=scope,
             max_tokens=max_tokens,
             max_cost=max_cost,
+            params=given,
         )
-    except runs.PlanFileError as exc:
+    except (runs.PlanFileError, ParameterInvalid) as exc:
         fail_error(exc)
     out.print(
         f"compiled {len(plan.compiled.steps)} steps · plan {plan.compiled.plan_hash[:19]}… · "

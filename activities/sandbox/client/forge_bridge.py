@@ -11,6 +11,18 @@ failure_class says why (TOOL_NOT_ALLOWED, BUDGET_EXHAUSTED, EGRESS_BLOCKED, ...)
 idempotent: the same tool and arguments (and `key`) in a retried attempt return the first
 attempt's result without running the tool again; pass a distinct `key` to make a call anew.
 
+The run's scalar parameters (dates, thresholds, names the user may change between runs) are
+read with `param`, never hard-coded:
+
+    cutoff = forge_bridge.param("cutoff")            # typed: str, int, float or bool
+    limit = forge_bridge.param("limit", default=10)  # the default only if the run has none
+
+They come from /workspace/meta/params.json, written by the platform before the step runs with
+each value already of its declared type ($FORGE_PARAMS_FILE overrides the path; else it is
+next to $FORGE_BRIDGE_SOCKET). Each read is recorded in meta/params-read, so the platform
+knows which step read which parameter. A name the run does not have, without a default,
+raises ParameterError (a BridgeError and a KeyError).
+
 Standard library only, Python 3.11: this file runs inside the sandbox, not in the platform.
 """
 
@@ -27,16 +39,24 @@ __all__ = [
     "DEFAULT_SOCKET",
     "MAX_REQUEST_BYTES",
     "MAX_RESPONSE_BYTES",
+    "PARAMS_ENV",
+    "PARAMS_FILE",
+    "PARAMS_READ_FILE",
     "SOCKET_ENV",
     "BridgeError",
     "Client",
+    "ParameterError",
     "call",
+    "param",
 ]
 
 DEFAULT_SOCKET = "/workspace/meta/bridge.sock"
 SOCKET_ENV = "FORGE_BRIDGE_SOCKET"
 MAX_REQUEST_BYTES = 1 << 20  # one request line, newline included
 MAX_RESPONSE_BYTES = 8 << 20  # one response line, newline included
+PARAMS_FILE = "/workspace/meta/params.json"
+PARAMS_ENV = "FORGE_PARAMS_FILE"
+PARAMS_READ_FILE = "params-read"  # next to the parameters file: one name per line, per read
 _SUN_PATH_MAX = 107  # sockaddr_un.sun_path is 108 bytes with its NUL
 
 
@@ -47,6 +67,13 @@ class BridgeError(Exception):
         super().__init__(f"{failure_class}: {message}")
         self.failure_class = failure_class
         self.message = message
+
+
+class ParameterError(BridgeError, KeyError):
+    """A parameter the run does not have (and no default was given), or an unreadable file."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return f"{self.failure_class}: {self.message}"
 
 
 class Client:
@@ -258,3 +285,72 @@ def call(
             _default = Client()
         client = _default
     return client.call(tool, args, key=key, timeout=timeout)
+
+
+_MISSING: Any = object()
+
+
+def _params_path() -> str:
+    explicit = os.environ.get(PARAMS_ENV)
+    if explicit:
+        return explicit
+    # meta/ holds both; the runner names the socket where the workspace is not at /workspace
+    # (isolation "none").
+    sock = os.environ.get(SOCKET_ENV)
+    if sock:
+        return os.path.join(os.path.dirname(sock), os.path.basename(PARAMS_FILE))
+    return PARAMS_FILE
+
+
+def _load_params(path: str) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ParameterError(
+            "PARAMETER_INVALID", f"cannot read the run's parameters at {path}: {exc}"
+        ) from None
+    if not isinstance(data, dict):
+        raise ParameterError(
+            "PARAMETER_INVALID", f"the run's parameters at {path} are not a JSON object"
+        )
+    return data
+
+
+def _record_read(path: str, name: str) -> None:
+    # Best effort: the value was read whether or not the record can be written.
+    record = os.path.join(os.path.dirname(path), PARAMS_READ_FILE)
+    try:
+        fd = os.open(record, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError:
+        return
+    try:
+        os.write(fd, f"{name}\n".encode())
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def param(name: str, default: Any = _MISSING) -> Any:
+    """The run's value of parameter `name` (str, int, float or bool), else `default`.
+
+    Raises:
+        ParameterError: the run has no parameter `name` and no default was given (the message
+            lists the parameters it has), or the parameters file cannot be read.
+    """
+    if not isinstance(name, str) or not name:
+        raise ParameterError("BAD_REQUEST", f"a parameter name is a string, not {name!r}")
+    path = _params_path()
+    params = _load_params(path)
+    if name in params:
+        _record_read(path, name)
+        return params[name]
+    if default is not _MISSING:
+        return default
+    raise ParameterError(
+        "PARAMETER_INVALID",
+        f"the run has no parameter {name!r}; declared: {', '.join(sorted(params)) or 'none'}",
+    )
