@@ -51,9 +51,7 @@ class CapsuleActivities:
                 f"{spec.capsule_hash}: start the run again from `forge capsule run`"
             )
         content = version.content
-        data = self._artifacts.read_bytes(
-            inp.scope, content.plan_template.sha256, MAX_PLAN_BYTES
-        )
+        data = self._artifacts.read_bytes(inp.scope, content.plan_template.sha256, MAX_PLAN_BYTES)
         plan = CompiledPlan.model_validate_json(data)
         check_plan(content, plan)
         budgets = plan.profile_snapshot.profile.budgets

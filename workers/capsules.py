@@ -26,7 +26,6 @@ from schemas.event_catalogue import (
     RUN_STARTED,
     STEP_COMPLETED,
     STEP_REUSED,
-    STEP_STARTED,
     TOOL_CALLED,
     payload_of,
     read_payload,
@@ -98,8 +97,10 @@ def record_version(
     *,
     caused_by: str | None = None,
 ) -> None:
-    """capsule.extracted.v1 (caused by the run's completion) or capsule.imported.v1 (a root)
-    for a version just added; a no-op records nothing."""
+    """The event of a version just added; a no-op records nothing.
+
+    capsule.extracted.v1 is caused by the source run's completion; capsule.imported.v1 is a root.
+    """
     if not version.created:
         return
     payload = CapsuleRecorded(

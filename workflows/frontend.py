@@ -13,6 +13,7 @@ with workflow.unsafe.imports_passed_through():
     from schemas.error_codes import ErrorCode, parse_code
     from schemas.errors import RunFailure
     from schemas.event_catalogue import RUN_COMPILED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
+    from schemas.names import CAPSULE_INSTANTIATE
     from schemas.recipes import (
         RUN_TAGGED,
         RecipesMatchInput,
@@ -31,7 +32,6 @@ with workflow.unsafe.imports_passed_through():
         RunResult,
         StepState,
     )
-    from schemas.names import CAPSULE_INSTANTIATE
     from schemas.run_events import RunCompiled, RunCompleted, RunFailed, RunStarted, RunTagged
     from workflows import policies
     from workflows.causes import (

@@ -15,11 +15,12 @@ from temporalio.client import WorkflowHandle
 
 from compiler.capsule.extract import CapsuleRefused
 from compiler.plan.params import ParameterInvalid
-from schemas.capsule import CapsuleVersion
 from schemas.run import RunResult
 from schemas.scope import Scope
 from tests.workflows.engine import BILLING, Engine, billing_plan, engine
 from tests.workflows.model_env import executor, model_engine, run_python, text
+from tests.workflows.plans import code_step
+from tests.workflows.test_model_runs import OBJECTIVE
 from workers import runs
 from workers.capsule_runs import InputLocationRefused, prepare_capsule_run
 from workers.capsules import CapsuleServices, extract_run
@@ -285,7 +286,7 @@ async def test_a_model_coded_run_replays_sealed_without_a_model_request(
     async with model_engine(temporal_env, tmp_path / "home", task_queue, SCRIPT) as (eng, server):
         sales = _sales(tmp_path / "sales.csv", [("north", "10.50"), ("south", "4.00")])
         ref = eng.services.artifacts.put_file(SCOPE, sales, logical_path="input/sales.csv")
-        handle = await eng.start_objective("revenue per region", inputs={"sales": ref})
+        handle = await eng.start_objective(OBJECTIVE, inputs={"sales": ref})
         source = await handle.result()
         assert source.status == "completed", source
         paid = server.request_count
@@ -298,9 +299,7 @@ async def test_a_model_coded_run_replays_sealed_without_a_model_request(
             for c in totals.cells
         ]
         assert code == [FIRST_TRY, TOTALS]
-        new = _sales(
-            tmp_path / "new.csv", [("east", "1.25"), ("east", "2.00"), ("west", "9.00")]
-        )
+        new = _sales(tmp_path / "new.csv", [("east", "1.25"), ("east", "2.00"), ("west", "9.00")])
         _, sealed = await run_capsule(eng, "revenue", {"sales": new}, (tmp_path,))
         assert sealed.status == "completed", sealed
         assert server.request_count == paid  # a sealed replay asks no model anything
@@ -333,5 +332,60 @@ async def test_a_model_coded_run_replays_sealed_without_a_model_request(
         assert structural.steps["summary"].usage.tokens > 0
 
 
-def _version(v: CapsuleVersion) -> tuple[int, bool]:
-    return v.version, v.created
+OVER = """
+import csv, json, forge_bridge
+limit = forge_bridge.param("limit")
+rows = [r for r in csv.DictReader(open("input/sales.csv")) if float(r["amount"]) > limit]
+json.dump({"limit": limit, "regions": sorted(r["region"] for r in rows)},
+          open("output/over.json", "w"))
+"""
+PARAM_PLAN = {
+    "mission": "Regions that sold above a limit",
+    "run_inputs": [{"name": "sales", "path": "input/sales.csv", "kind_key": "table.csv"}],
+    "parameters": [{"name": "limit", "type": "number", "default": 5}],
+    "steps": [code_step("over", OVER, ["output/over.json"], reads=["input/sales.csv"])],
+}
+
+
+async def test_two_values_of_a_scalar_parameter_give_different_outputs(
+    temporal_env, task_queue, tmp_path
+):
+    sales = _sales(tmp_path / "sales.csv", [("north", "10.50"), ("south", "4.00"), ("east", "2")])
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        source = await eng.run(PARAM_PLAN, {"sales": sales}, params={"limit": 3})
+        assert source.status == "completed", source
+        version = extract_run(services(eng), SCOPE, source.run_id, "over-limit")
+        [limit] = version.content.scalars
+        assert (limit.name, limit.type, limit.default, limit.read_by) == (
+            "limit",
+            "number",
+            3,
+            ["over"],
+        )
+        assert version.content.parameter_schema["properties"]["limit"] == {
+            "type": "number",
+            "default": 3,
+        }
+        # An integer parameter instead: the extraction names it, a step read it.
+        retyped = extract_run(
+            services(eng), SCOPE, source.run_id, "over-limit", params={"limit": "integer"}
+        )
+        assert retyped.version == 2 and retyped.content.scalars[0].type == "integer"
+        roots = (tmp_path,)
+        _, low = await run_capsule(
+            eng, "over-limit@1", {"sales": sales}, roots, params={"limit": "1"}
+        )
+        _, high = await run_capsule(
+            eng, "over-limit@1", {"sales": sales}, roots, params={"limit": "8"}
+        )
+        _, default = await run_capsule(eng, "over-limit@1", {"sales": sales}, roots)
+        assert output(eng, low, "output/over.json") == {
+            "limit": 1,
+            "regions": ["east", "north", "south"],
+        }
+        assert output(eng, high, "output/over.json") == {"limit": 8, "regions": ["north"]}
+        assert output(eng, default, "output/over.json")["limit"] == 3
+        with pytest.raises(ParameterInvalid, match="limit"):
+            await run_capsule(eng, "over-limit@1", {"sales": sales}, roots, params={"limit": "x"})
+        with pytest.raises(ParameterInvalid, match="limit"):
+            await run_capsule(eng, "over-limit@2", {"sales": sales}, roots, params={"limit": "2.5"})

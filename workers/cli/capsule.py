@@ -1,5 +1,7 @@
-"""`forge capsule ...`: proven runs as versioned programs (list, show, versions, diff, export,
-import here; extract and run in capsule_run.py)."""
+"""`forge capsule ...`: proven runs as versioned programs.
+
+list, show, versions, diff, export and import are here; extract and run in capsule_run.py.
+"""
 
 from pathlib import Path
 from typing import Annotated

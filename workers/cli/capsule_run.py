@@ -188,4 +188,3 @@ def spending_line(result: RunResult, fresh: list[str]) -> str:
     sealed = sorted(set(spent) - set(fresh))
     note = f" (sealed steps that spent: {', '.join(sealed)})" if sealed else ""
     return f"tokens: {total:,}, in {where}{note}"
-
