@@ -19,6 +19,7 @@ from rich.table import Table
 
 from tests.bench import (
     bench_bridge,
+    bench_capsule,
     bench_compile,
     bench_context,
     bench_harness,
@@ -40,6 +41,7 @@ BENCHES = (
     bench_recipes,
     bench_context,
     bench_bridge,
+    bench_capsule,
 )
 OUT = Path("bench-results.json")
 
