@@ -50,6 +50,12 @@ def _median_runs(runs: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Per figure, the run whose ratio (or ms per step) is the median of all runs."""
     merged = []
     for same in zip(*runs, strict=True):
+        if "requests" in same[0]:  # a count whose goal is none at all: the worst repeat shows
+            worst = dict(max(same, key=lambda r: r["requests"]))
+            worst["repeats"] = {"of": "requests", "values": [r["requests"] for r in same]}
+            worst["figure"] += f" (most of {len(same)})"
+            merged.append(worst)
+            continue
         key = next((k for k in ("ratio_to_baseline", "ms_per_step") if k in same[0]), None)
         if key is None:
             merged.append(same[-1])

@@ -21,6 +21,17 @@ def test_each_figure_is_the_run_with_its_median_ratio():
     assert b["figure"] == "z"  # no ratio to take a median of: the last run's
 
 
+def test_a_count_keeps_its_worst_repeat():
+    runs = [
+        [{"name": "r", "requests": n, "figure": f"{n} requests", "meets_goal": n == 0}]
+        for n in (0, 2, 0)
+    ]
+    [worst] = _median_runs(runs)
+    assert worst["requests"] == 2 and not worst["meets_goal"]
+    assert worst["figure"] == "2 requests (most of 3)"
+    assert worst["repeats"] == {"of": "requests", "values": [0, 2, 0]}
+
+
 def test_unknown_benchmarks_and_bad_repeats_are_refused(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["harnes"])
