@@ -93,26 +93,20 @@ def capsule_extract_cmd(
 
 def _extracted(version: CapsuleVersion) -> None:
     content = version.content
-    shape = (
-        f"{len(content.programs)} steps, {len(content.inputs)} inputs, "
-        f"{len(content.scalars)} parameters"
-    )
     if not version.created:
         out.print(
             f"= capsule [bold]{version.ref}[/] already holds this run "
             f"({version.capsule_hash[:19]}…): nothing added"
         )
         return
-    source = content.provenance.source_run_id
+    inputs = ", ".join(i.name for i in content.inputs) or "none"
+    scalars = ", ".join(f"{s.name} ({s.type})" for s in content.scalars) or "none"
     out.print(
-        f"[green]✓[/] capsule [bold]{version.ref}[/] · {version.capsule_hash[:19]}… · from run "
-        f"{source} ({shape})"
+        f"[green]✓[/] capsule [bold]{version.ref}[/] · {version.capsule_hash[:19]}… · from "
+        f"{content.provenance.source_run_id}"
     )
-    out.print(f"  run it: forge capsule run {version.ref} " + _input_hint(version))
-
-
-def _input_hint(version: CapsuleVersion) -> str:
-    return " ".join(f"--input {i.name}=PATH" for i in version.content.inputs)
+    out.print(f"  {len(content.programs)} steps; inputs: {inputs}; parameters: {scalars}")
+    out.print(f"  run it: forge capsule run {version.ref} --input NAME=PATH …")
 
 
 def capsule_run_cmd(
