@@ -148,3 +148,24 @@ def test_whatever_the_step_leaves_at_params_read_is_never_fatal(tmp_path, plant)
         (tmp_path / "params-read").write_text("cutoff\n")
     assert params_read(ws, ["cutoff", "limit"]) == expected
     assert params_read(ws, []) == []
+
+
+def test_the_runtime_digest_covers_the_client_so_make_runtime_rebuilds_for_param(
+    tmp_path, monkeypatch
+):
+    from activities.sandbox import step_runtime
+    from activities.sandbox.client import forge_bridge
+
+    source = Path(forge_bridge.__file__)
+    assert "def param(" in source.read_text()
+    before = step_runtime.expected_digest()
+    older = tmp_path / "forge_bridge.py"
+    older.write_text(source.read_text().split("\n_MISSING")[0])  # the client without param
+    monkeypatch.setattr(forge_bridge, "__file__", str(older))
+    step_runtime.expected_digest.cache_clear()
+    try:
+        assert step_runtime.expected_digest() != before
+    finally:
+        monkeypatch.undo()
+        step_runtime.expected_digest.cache_clear()
+    assert step_runtime.expected_digest() == before
