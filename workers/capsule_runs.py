@@ -49,6 +49,11 @@ class InputLocationRefused(ForgeError, ValueError):
     """An input location Forge is not configured to read."""
 
     code = ErrorCode.INPUT_LOCATION_REFUSED
+    message_is_complete = True  # each message says where Forge reads and what to set
+
+
+def _bad_input(message: str) -> ParameterInvalid:
+    return ParameterInvalid(message, hint="`forge capsule show NAME` lists what each input holds")
 
 
 def capsule_ref(text: str) -> tuple[str, int | None]:
@@ -112,17 +117,17 @@ def prepare_capsule_run(
     declared = {i.name: i for i in content.inputs}
     clash = sorted(set(params) & set(declared))
     if clash:
-        raise ParameterInvalid(f"--param {clash[0]}: {clash[0]} is an input; give it as --input")
+        raise _bad_input(f"--param {clash[0]}: {clash[0]} is an input; give it as --input")
     values = bind_params(decls, params)
     unknown = sorted(set(inputs) - set(declared))
     if unknown:
-        raise ParameterInvalid(
+        raise _bad_input(
             f"--input {unknown[0]}: {version.ref} has no input {unknown[0]!r}; its inputs: "
             f"{', '.join(declared) or 'none'}"
         )
     missing = [i for i in content.inputs if i.required and i.name not in inputs]
     if missing:
-        raise ParameterInvalid(
+        raise _bad_input(
             "missing input(s): "
             + ", ".join(f"--input {i.name}=PATH|s3://BUCKET/KEY ({i.path})" for i in missing)
         )
@@ -182,7 +187,7 @@ def _under_roots(name: str, raw: str, path: Path, settings: Settings) -> Path:
             "file under one, or add its directory to FORGE_INPUT_ROOTS"
         )
     if not resolved.is_file():
-        raise ParameterInvalid(f"--input {name}={raw}: no such file")
+        raise _bad_input(f"--input {name}={raw}: no such file")
     return resolved
 
 
@@ -194,7 +199,7 @@ def _fetch_s3(name: str, raw: str, bucket: str, key: str, settings: Settings, tm
             f"(FORGE_INPUT_BUCKETS: {shown}); add it there"
         )
     if not key or key.endswith("/"):
-        raise ParameterInvalid(f"--input {name}={raw}: name an object, s3://{bucket}/KEY")
+        raise _bad_input(f"--input {name}={raw}: name an object, s3://{bucket}/KEY")
     # Imported here: boto3 loads only when an input is on S3.
     from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
 
@@ -205,14 +210,14 @@ def _fetch_s3(name: str, raw: str, bucket: str, key: str, settings: Settings, tm
         client = s3_client(settings.s3_endpoint)
         head = client.head_object(Bucket=bucket, Key=key)
         if int(head.get("ContentLength", 0)) > MAX_INPUT_BYTES:
-            raise ParameterInvalid(f"--input {name}={raw}: larger than {MAX_INPUT_BYTES:,} bytes")
+            raise _bad_input(f"--input {name}={raw}: larger than {MAX_INPUT_BYTES:,} bytes")
         client.download_file(bucket, key, str(dest))
     except ClientError as exc:
         status = exc.response.get("Error", {}).get("Code", "error")
         what = "no such object" if status in ("404", "NoSuchKey", "NotFound") else status
-        raise ParameterInvalid(f"--input {name}={raw}: {what}") from None
+        raise _bad_input(f"--input {name}={raw}: {what}") from None
     except BotoCoreError as exc:
-        raise ParameterInvalid(f"--input {name}={raw}: S3 could not be read: {exc}") from None
+        raise _bad_input(f"--input {name}={raw}: S3 could not be read: {exc}") from None
     return dest
 
 
@@ -227,7 +232,7 @@ def check_input(param: InputParameter, raw: str, path: Path) -> None:
         return
     parsed = validate_parse(path, param.validator)
     if not parsed.ok:
-        raise ParameterInvalid(
+        raise _bad_input(
             f"{where}: not a valid {param.validator} file ({parsed.error}); the capsule "
             f"reads {param.path} as {param.kind_key or param.validator}"
         )
@@ -241,13 +246,13 @@ def check_input(param: InputParameter, raw: str, path: Path) -> None:
     }
     absent = [c.name for c in param.columns if c.name not in found]
     if absent:
-        raise ParameterInvalid(
+        raise _bad_input(
             f"{where}: missing column(s) {', '.join(absent)}; the capsule needs "
             f"{', '.join(c.name for c in param.columns)}"
         )
     for column in param.columns:
         if not _compatible(column.type, found[column.name]):
-            raise ParameterInvalid(
+            raise _bad_input(
                 f"{where}: column {column.name} holds {found[column.name]} values, the "
                 f"capsule's code read {column.type} values there"
             )

@@ -159,6 +159,7 @@ class FrontEnd(RunCore):
                     objective=inp.objective,
                     inputs=inp.inputs,
                     hints=hints,
+                    params=inp.params,
                     profile_ref=inp.profile_ref,
                     profile_document=inp.profile_document,
                     cause_event_id=self._root,

@@ -32,8 +32,8 @@ class ParameterInvalid(ForgeError, ValueError):
 
     code = ErrorCode.PARAMETER_INVALID
 
-    def __init__(self, message: str, *, name: str | None = None) -> None:
-        super().__init__(message, hint=_HINT)
+    def __init__(self, message: str, *, name: str | None = None, hint: str = _HINT) -> None:
+        super().__init__(message, hint=hint)
         self.name = name
 
 
