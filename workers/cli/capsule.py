@@ -18,7 +18,7 @@ from workers.capsule_runs import capsule_ref
 from workers.capsules import record_version
 from workers.cli.capsule_diff import render_diff
 from workers.cli.capsule_run import capsule_extract_cmd, capsule_run_cmd
-from workers.cli.common import TenantOption, fail, out, scope_of, settings
+from workers.cli.common import TenantOption, fail, one_line_errors, out, scope_of, settings
 from workers.worker import Services
 
 __all__ = ["capsule_app"]
@@ -27,8 +27,8 @@ capsule_app = typer.Typer(
     help="Capsules: a proven run sealed into a versioned program that runs again on new data.",
     no_args_is_help=True,
 )
-capsule_app.command("extract")(capsule_extract_cmd)
-capsule_app.command("run")(capsule_run_cmd)
+capsule_app.command("extract")(one_line_errors(capsule_extract_cmd))
+capsule_app.command("run")(one_line_errors(capsule_run_cmd))
 
 MAX_CODE_BYTES = 8 * 1024 * 1024
 
@@ -38,6 +38,7 @@ def _services() -> Services:
 
 
 @capsule_app.command("list")
+@one_line_errors
 def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
     """The tenant's capsules, each at its newest version."""
     scope = scope_of(tenant)
@@ -46,7 +47,7 @@ def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
         out.print(f"no capsules for tenant {tenant}: make one with `forge capsule extract RUN`")
         return
     table = Table(title=f"capsules of tenant {tenant}", title_justify="left")
-    for col in ("capsule", "versions", "hash", "steps", "inputs", "parameters", "from run"):
+    for col in ("capsule", "versions", "hash", "steps", "inputs", "parameters"):
         table.add_column(col, overflow="fold")
     for v in found:
         table.add_row(
@@ -56,12 +57,12 @@ def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
             str(len(v.content.programs)),
             ", ".join(i.name for i in v.content.inputs),
             ", ".join(s.name for s in v.content.scalars) or "-",
-            v.content.provenance.source_run_id,
         )
     out.print(table)
 
 
 @capsule_app.command("show")
+@one_line_errors
 def show_cmd(
     ref: Annotated[str, typer.Argument(metavar="NAME[@V]")],
     tenant: TenantOption = DEFAULT_TENANT,
@@ -112,6 +113,7 @@ def _runs(source: str, cells: int, structural: bool) -> str:
 
 
 @capsule_app.command("versions")
+@one_line_errors
 def versions_cmd(
     name: Annotated[str, typer.Argument(metavar="NAME")],
     tenant: TenantOption = DEFAULT_TENANT,
@@ -134,6 +136,7 @@ def versions_cmd(
 
 
 @capsule_app.command("diff")
+@one_line_errors
 def diff_cmd(
     a: Annotated[str, typer.Argument(metavar="NAME@A")],
     b: Annotated[str, typer.Argument(metavar="NAME@B")],
@@ -157,6 +160,7 @@ def _version(services: Services, scope: Scope, ref: str) -> CapsuleVersion:
 
 
 @capsule_app.command("export")
+@one_line_errors
 def export_cmd(
     ref: Annotated[str, typer.Argument(metavar="NAME@V")],
     output: Annotated[Path, typer.Option("--output", "-o", metavar="FILE", help="Where to write.")],
@@ -180,6 +184,7 @@ def export_cmd(
 
 
 @capsule_app.command("import")
+@one_line_errors
 def import_cmd(
     file: Annotated[Path, typer.Argument(metavar="FILE")],
     tenant: TenantOption = DEFAULT_TENANT,

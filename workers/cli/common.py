@@ -1,8 +1,10 @@
 """What every `forge` command shares: consoles, exit codes, errors, settings, Temporal, context."""
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from pydantic import ValidationError
@@ -24,6 +26,8 @@ from workers.settings import Settings, SettingsError
 
 out = Console()
 err = Console(stderr=True)
+P = ParamSpec("P")
+R = TypeVar("R")
 
 EXIT_OK = 0
 EXIT_REJECTED = 2
@@ -59,6 +63,19 @@ def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
             f"ids match {SCOPE_ID_PATTERN}: a lower-case letter or digit, then lower-case "
             "letters, digits, '_', '-', '.'",
         )
+
+
+def one_line_errors(verb: Callable[P, R]) -> Callable[P, R]:
+    """A verb whose ForgeErrors (refusals, missing things, tampered data) exit 2 with one line."""
+
+    @functools.wraps(verb)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return verb(*args, **kwargs)
+        except ForgeError as exc:
+            fail_error(exc)
+
+    return guarded
 
 
 def fail_error(exc: ForgeError) -> NoReturn:
