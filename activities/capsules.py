@@ -13,7 +13,7 @@ from temporalio import activity
 from activities.compile import step_nodes
 from activities.errors import to_application_error
 from activities.store.artifacts import ArtifactStore
-from activities.store.capsules import CapsuleStore
+from activities.store.capsules import CapsuleStore, read_blob
 from activities.store.errors import StoreError
 from compiler.capsule.seal import SealBroken, check_plan
 from schemas.budget import BudgetLimits
@@ -22,8 +22,6 @@ from schemas.compiled import CompiledPlan
 from schemas.errors import ForgeError
 from schemas.names import CAPSULE_INSTANTIATE
 from schemas.run import FreezeResult, StepNode
-
-MAX_PLAN_BYTES = 64 * 1024 * 1024
 
 
 class CapsuleActivities:
@@ -51,7 +49,9 @@ class CapsuleActivities:
                 f"{spec.capsule_hash}: start the run again from `forge capsule run`"
             )
         content = version.content
-        data = self._artifacts.read_bytes(inp.scope, content.plan_template.sha256, MAX_PLAN_BYTES)
+        # read_blob: a plan blob missing, corrupt or resized is CAPSULE_TAMPERED, as at start.
+        where = f"capsule {version.ref} of tenant {inp.scope.tenant!r}"
+        data = read_blob(self._artifacts, inp.scope, content.plan_template, where)
         plan = CompiledPlan.model_validate_json(data)
         check_plan(content, plan)
         budgets = plan.profile_snapshot.profile.budgets

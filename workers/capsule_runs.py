@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from activities.capsules import MAX_PLAN_BYTES, sealed_nodes
+from activities.capsules import sealed_nodes
 from activities.sandbox.receipts import schema_summary, validate_parse
 from activities.store.artifacts import ArtifactStore
-from activities.store.capsules import CapsuleStore
+from activities.store.capsules import CapsuleStore, read_blob
 from compiler.capsule.extract import CapsuleRefused
 from compiler.capsule.seal import check_plan
 from compiler.plan.params import ParameterInvalid, bind_params
@@ -100,8 +100,10 @@ def prepare_capsule_run(
     name, number = capsule_ref(ref)
     version = capsules.get(scope, name, number)
     content = version.content
-    # Checked here too, so a tampered capsule is refused before anything is uploaded.
-    data = artifacts.read_bytes(scope, content.plan_template.sha256, MAX_PLAN_BYTES)
+    # Checked here too, so a tampered capsule is refused (CAPSULE_TAMPERED, not a store error)
+    # before anything is uploaded.
+    where = f"capsule {version.ref} of tenant {scope.tenant!r}"
+    data = read_blob(artifacts, scope, content.plan_template, where)
     plan = CompiledPlan.model_validate_json(data)
     check_plan(content, plan)
     programs = {p.step_key: p for p in content.programs}

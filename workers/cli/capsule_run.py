@@ -34,12 +34,13 @@ _TYPES = get_args(ScalarType)
 def _pairs(pairs: list[str], option: str, value: str) -> dict[str, str]:
     given: dict[str, str] = {}
     for pair in pairs:
-        name, sep, text = pair.partition("=")
-        if not sep or not name.strip() or not text:
+        raw, sep, text = pair.partition("=")
+        name = raw.strip()  # the name as it is stored, so "a =1" and "a=2" are one name twice
+        if not sep or not name or not text:
             fail(f"{option} {pair!r}: expected NAME={value}")
         if name in given:
             fail(f"{option} {name} is given twice")
-        given[name.strip()] = text
+        given[name] = text
     return given
 
 
