@@ -8,13 +8,13 @@ run (StepNode.replay) and stay on the run's own task queue: no model is needed f
 that get fresh code keep their model queue.
 """
 
+from pydantic import ValidationError
 from temporalio import activity
 
 from activities.compile import step_nodes
 from activities.errors import to_application_error
 from activities.store.artifacts import ArtifactStore
 from activities.store.capsules import CapsuleStore, read_blob
-from activities.store.errors import StoreError
 from compiler.capsule.seal import SealBroken, check_plan
 from schemas.budget import BudgetLimits
 from schemas.capsule import CapsuleInstantiateInput, CapsuleVersion
@@ -22,6 +22,7 @@ from schemas.compiled import CompiledPlan
 from schemas.errors import ForgeError
 from schemas.names import CAPSULE_INSTANTIATE
 from schemas.run import FreezeResult, StepNode
+from schemas.scope import Scope
 
 
 class CapsuleActivities:
@@ -36,9 +37,8 @@ class CapsuleActivities:
         """The run's frozen plan and its step nodes, from the capsule version it names."""
         try:
             return self._instantiate(inp)
-        except (ForgeError, StoreError) as exc:
-            failure = exc if isinstance(exc, ForgeError) else SealBroken(str(exc))
-            raise to_application_error(failure) from None
+        except ForgeError as exc:
+            raise to_application_error(exc) from None
 
     def _instantiate(self, inp: CapsuleInstantiateInput) -> FreezeResult:
         spec = inp.capsule
@@ -49,11 +49,7 @@ class CapsuleActivities:
                 f"{spec.capsule_hash}: start the run again from `forge capsule run`"
             )
         content = version.content
-        # read_blob: a plan blob missing, corrupt or resized is CAPSULE_TAMPERED, as at start.
-        where = f"capsule {version.ref} of tenant {inp.scope.tenant!r}"
-        data = read_blob(self._artifacts, inp.scope, content.plan_template, where)
-        plan = CompiledPlan.model_validate_json(data)
-        check_plan(content, plan)
+        plan = sealed_plan(self._artifacts, inp.scope, version)
         budgets = plan.profile_snapshot.profile.budgets
         return FreezeResult(
             compiled_ref=content.plan_template,
@@ -67,6 +63,27 @@ class CapsuleActivities:
                 max_tokens=budgets.max_tokens_per_run, max_cost_usd=budgets.max_cost_usd_per_run
             ),
         )
+
+
+def sealed_plan(artifacts: ArtifactStore, scope: Scope, version: CapsuleVersion) -> CompiledPlan:
+    """The version's compiled plan, its bytes, shape, contracts and plan hash checked.
+
+    Raises:
+        SealBroken: the plan blob is missing, altered or not a compiled plan, or a contract no
+            longer hashes to what the capsule sealed (CAPSULE_TAMPERED).
+    """
+    # read_blob: a plan blob missing, corrupt or resized is CAPSULE_TAMPERED.
+    where = f"capsule {version.ref} of tenant {scope.tenant!r}"
+    data = read_blob(artifacts, scope, version.content.plan_template, where)
+    try:
+        plan = CompiledPlan.model_validate_json(data)
+    except ValidationError as exc:
+        raise SealBroken(
+            f"{where}: its plan is not a compiled plan ({exc.error_count()} error(s)); "
+            "extract or import the capsule again"
+        ) from None
+    check_plan(version.content, plan)
+    return plan
 
 
 def sealed_nodes(version: CapsuleVersion, plan: CompiledPlan, fresh: set[str]) -> list[StepNode]:

@@ -153,7 +153,10 @@ CAPSULE_IMPORTED = "capsule.imported.v1"
 
 
 class CapsuleRecorded(FrozenModel):
-    """Payload of capsule.extracted.v1 and capsule.imported.v1 (stream `capsules:<name>`)."""
+    """Payload of capsule.extracted.v1 and capsule.imported.v1.
+
+    Stream `capsules:<tenant>:<name>`.
+    """
 
     name: str
     version: int = Field(ge=1)

@@ -203,7 +203,7 @@ _TYPES = (
     EventType(TOOL_REPLAYED, ToolReplayed, "A bridge call answered from an earlier same call."),
     EventType(LOG_NOTED, LogNoted, "A note step code left through `log.note`."),
     EventType(EVALUATION_PROOF, EvaluationProofRecorded, "An evaluator's verdict and its proof."),
-    # A tenant's capsule (`capsules:<name>`): its versions as they are added.
+    # A tenant's capsule (`capsules:<tenant>:<name>`): its versions as they are added.
     EventType(CAPSULE_EXTRACTED, CapsuleRecorded, "A run was extracted into a capsule version."),
     EventType(CAPSULE_IMPORTED, CapsuleRecorded, "An exported capsule version was imported."),
 )

@@ -15,15 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-from activities.capsules import sealed_nodes
+from activities.capsules import sealed_nodes, sealed_plan
 from activities.sandbox.receipts import schema_summary, validate_parse
 from activities.store.artifacts import ArtifactStore
-from activities.store.capsules import CapsuleStore, read_blob
+from activities.store.capsules import CapsuleStore
 from compiler.capsule.extract import CapsuleRefused
-from compiler.capsule.seal import check_plan
 from compiler.plan.params import ParameterInvalid, bind_params
 from schemas.capsule import CapsuleRunSpec, CapsuleVersion, InputParameter
-from schemas.compiled import CompiledPlan
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.plan import ParameterDecl
@@ -100,12 +98,8 @@ def prepare_capsule_run(
     name, number = capsule_ref(ref)
     version = capsules.get(scope, name, number)
     content = version.content
-    # Checked here too, so a tampered capsule is refused (CAPSULE_TAMPERED, not a store error)
-    # before anything is uploaded.
-    where = f"capsule {version.ref} of tenant {scope.tenant!r}"
-    data = read_blob(artifacts, scope, content.plan_template, where)
-    plan = CompiledPlan.model_validate_json(data)
-    check_plan(content, plan)
+    # Checked here too, so a tampered capsule is refused before anything is uploaded.
+    plan = sealed_plan(artifacts, scope, version)
     programs = {p.step_key: p for p in content.programs}
     for key in fresh:
         program = programs.get(key)
@@ -188,8 +182,10 @@ def _under_roots(name: str, raw: str, path: Path, settings: Settings) -> Path:
             f"--input {name}={raw}: {resolved} is outside the input roots ({shown}); move the "
             "file under one, or add its directory to FORGE_INPUT_ROOTS"
         )
-    if not resolved.is_file():
+    if not resolved.exists():
         raise _bad_input(f"--input {name}={raw}: no such file")
+    if not resolved.is_file():
+        raise _bad_input(f"--input {name}={raw}: not a file (a directory or a device)")
     return resolved
 
 

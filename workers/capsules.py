@@ -10,8 +10,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from activities.store.artifacts import ArtifactStore
 from activities.store.capsules import CapsuleStore
+from activities.store.errors import StoreError
 from activities.store.events import EventStore
 from compiler.capsule.extract import CapsuleRefused, RunRecord, StepRun, extract
 from compiler.typesystem.library import TypeLibrary
@@ -52,8 +55,9 @@ class CapsuleServices:
     library: TypeLibrary
 
 
-def capsule_stream(name: str) -> str:
-    return f"capsules:{name}"
+def capsule_stream(tenant: str, name: str) -> str:
+    """A tenant's capsule's event stream: `capsules:<tenant>:<name>`."""
+    return f"capsules:{tenant}:{name}"
 
 
 def extract_run(
@@ -119,7 +123,7 @@ def record_version(
         timestamp=datetime.now(UTC),
         payload=payload_of(type_, payload),
     )
-    events.append([draft], stream_id=capsule_stream(version.name))
+    events.append([draft], stream_id=capsule_stream(scope.tenant, version.name))
 
 
 def _compiled_plan(
@@ -184,9 +188,15 @@ def _record(
 
 
 def _receipt(services: CapsuleServices, scope: Scope, ref: ArtifactRef) -> Receipt:
-    return Receipt.model_validate_json(
-        services.artifacts.read_bytes(scope, ref.sha256, MAX_DOCUMENT_BYTES)
-    )
+    try:
+        return Receipt.model_validate_json(
+            services.artifacts.read_bytes(scope, ref.sha256, MAX_DOCUMENT_BYTES)
+        )
+    except (StoreError, ValidationError) as exc:
+        raise CapsuleRefused(
+            f"the receipt {ref.path} ({ref.sha256}) cannot be read ({exc}): the run's evidence "
+            "is incomplete; run its plan again and extract that run"
+        ) from None
 
 
 def _cells(events: list[Event], done: StepCompleted) -> list[CodeCell]:

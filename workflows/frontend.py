@@ -272,7 +272,7 @@ class FrontEnd(RunCore):
             told = cause_type(err)
             raise RunFailure(
                 f"capsule {capsule.name}@{capsule.version}: {cause_message(err)}",
-                code=parse_code(told) if told else ErrorCode.CAPSULE_TAMPERED,
+                code=parse_code(told) if told else ErrorCode.ERROR,
                 retryable=False,
             ) from err
         return frozen

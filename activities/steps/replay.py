@@ -16,12 +16,12 @@ from activities.executor import TurnReport
 from activities.sandbox.harness import StepFailure
 from activities.steps.attempt import StepAttempt, StepServices
 from activities.steps.ledger import budget_refusal
-from activities.store.errors import ArtifactCorrupt, ArtifactNotFound
+from activities.store.capsules import MAX_BLOB_BYTES
+from activities.store.errors import ArtifactCorrupt, ArtifactNotFound, ArtifactTooLarge
 from schemas.artifacts import ArtifactRef
 from schemas.error_codes import ErrorCode
 from schemas.receipts import Receipt
 
-MAX_PROGRAM_BYTES = 8 * 1024 * 1024
 Record = Callable[[int, str, TurnReport], None]
 
 
@@ -66,12 +66,16 @@ def replay_programs(
 
 
 def _program(attempt: StepAttempt, services: StepServices, ref: ArtifactRef, turn: int) -> str:
+    why = None
     try:
-        data = services.artifacts.read_bytes(attempt.inp.scope, ref.sha256, MAX_PROGRAM_BYTES)
-    except (ArtifactNotFound, ArtifactCorrupt) as exc:
-        raise StepFailure(
-            ErrorCode.CAPSULE_TAMPERED,
-            f"step {attempt.step.step_key}: sealed program {turn} ({ref.sha256}) cannot be "
-            f"read: {exc}; import the capsule again",
-        ) from None
-    return data.decode("utf-8")
+        data = services.artifacts.read_bytes(attempt.inp.scope, ref.sha256, MAX_BLOB_BYTES)
+        return data.decode("utf-8")
+    except (ArtifactNotFound, ArtifactCorrupt, ArtifactTooLarge) as exc:
+        why = str(exc)
+    except UnicodeDecodeError as exc:
+        why = f"not UTF-8 text (byte {exc.start})"
+    raise StepFailure(
+        ErrorCode.CAPSULE_TAMPERED,
+        f"step {attempt.step.step_key}: sealed program {turn} ({ref.sha256}) cannot be read: "
+        f"{why}; extract or import the capsule again",
+    )

@@ -182,7 +182,9 @@ def _program(
     if ran is None:
         return None, [f"step {key} has no verified completion"]
     why = _receipt_problems(step, ran)
-    if ran.contract_hash != step.contract_hash:
+    if not ran.contract_hash:
+        why.append(f"step {key}: no step.started.v1 is recorded for its accepted attempt")
+    elif ran.contract_hash != step.contract_hash:
         why.append(
             f"step {key} ran under contract {ran.contract_hash}, the plan seals "
             f"{step.contract_hash}"

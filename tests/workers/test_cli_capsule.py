@@ -98,8 +98,9 @@ def test_extract_list_show_versions_diff_export_import(cli, forge, tmp_path):
 
     made = cli("capsule", "extract", first, "--name", "billing")
     assert made.exit_code == 0, made.output
-    assert "✓ capsule billing@1 · sha256:" in made.output and f"from run {first}" in made.output
-    assert "forge capsule run billing@1 --input time_entries=PATH" in made.output
+    assert "✓ capsule billing@1 · sha256:" in made.output and f"from {first}" in made.output
+    assert "inputs: time_entries, rate_cards, contracts; parameters: none" in made.output
+    assert "run it: forge capsule run billing@1 --input NAME=PATH" in made.output
     again = cli("capsule", "extract", first, "--name", "billing")
     assert again.exit_code == 0, again.output
     assert again.output.startswith("= capsule billing@1 already holds this run")
@@ -110,7 +111,7 @@ def test_extract_list_show_versions_diff_export_import(cli, forge, tmp_path):
 
     listed = cli("capsule", "list")
     assert listed.exit_code == 0, listed.output
-    assert "billing" in listed.output and second in listed.output
+    assert "│ billing │ 2 " in listed.output  # the newest version
     assert "time_entries, rate_cards, contracts" in listed.output
     shown = cli("capsule", "show", "billing")
     assert shown.exit_code == 0 and shown.output.startswith("billing@2 · sha256:"), shown.output

@@ -31,6 +31,7 @@ capsule_app.command("extract")(one_line_errors(capsule_extract_cmd))
 capsule_app.command("run")(one_line_errors(capsule_run_cmd))
 
 MAX_CODE_BYTES = 8 * 1024 * 1024
+MAX_EXPORT_BYTES = 1 << 30  # every blob base64-encoded, at most 32 MiB each
 
 
 def _services() -> Services:
@@ -47,7 +48,7 @@ def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
         out.print(f"no capsules for tenant {tenant}: make one with `forge capsule extract RUN`")
         return
     table = Table(title=f"capsules of tenant {tenant}", title_justify="left")
-    for col in ("capsule", "versions", "hash", "steps", "inputs", "parameters"):
+    for col in ("capsule", "newest", "hash", "steps", "inputs", "parameters"):
         table.add_column(col, overflow="fold")
     for v in found:
         table.add_row(
@@ -119,7 +120,10 @@ def versions_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Every version of capsule NAME, oldest first."""
-    found = _services().capsules.versions(scope_of(tenant), capsule_ref(name)[0])
+    base, number = capsule_ref(name)
+    if number is not None:
+        fail(f"{name}: `versions` takes a capsule name; see one version with `forge capsule show`")
+    found = _services().capsules.versions(scope_of(tenant), base)
     table = Table(title=f"versions of {name}", title_justify="left")
     for col in ("version", "hash", "created", "by", "from run", "plan"):
         table.add_column(col, overflow="fold")
@@ -193,6 +197,8 @@ def import_cmd(
     scope = scope_of(tenant)
     services = _services()
     try:
+        if file.stat().st_size > MAX_EXPORT_BYTES:
+            fail(f"{file}: larger than {MAX_EXPORT_BYTES:,} bytes; not a capsule export")
         data = file.read_bytes()
     except OSError as exc:
         fail(f"{file}: cannot read: {exc.strerror or exc}")
