@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from compiler.plan.params import ParameterInvalid, coerce
 from schemas.artifacts import ArtifactRef
 from schemas.capsule import (
     CapsuleContent,
@@ -27,7 +28,7 @@ from schemas.capsule import (
 from schemas.compiled import CompiledPlan, CompiledStep
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
-from schemas.plan import Scalar, ScalarType
+from schemas.plan import ParameterDecl, Scalar, ScalarType
 from schemas.receipts import FileReceipt, Receipt
 
 __all__ = ["CapsuleRefused", "RunRecord", "StepRun", "extract", "parameter_schema"]
@@ -260,9 +261,12 @@ def _scalars(
         decl = declared.get(name)
         type_ = named.get(name) or (decl.type if decl else "string")
         value = record.params.get(name, decl.default if decl else None)
-        default = _typed(value, type_)
-        if value is not None and default is None:
-            problems.append(f"--param {name}={type_}: the run's value {value!r} is not {type_}")
+        default = None
+        if value is not None:
+            try:  # as the step read it: an objective run's values arrive as given (text)
+                default = coerce(ParameterDecl(name=name, type=type_), value)
+            except ParameterInvalid:
+                problems.append(f"parameter {name}: the run's value {value!r} is not {type_}")
         scalars.append(
             ScalarParameter(
                 name=name,
@@ -273,21 +277,6 @@ def _scalars(
             )
         )
     return scalars
-
-
-def _typed(value: Scalar | None, type_: ScalarType) -> Scalar | None:
-    """`value` as `type_`, or None when it is not one (a bool is never a number here)."""
-    if value is None:
-        return None
-    if type_ == "string":
-        return value if isinstance(value, str) else None
-    if type_ == "boolean":
-        return value if isinstance(value, bool) else None
-    if isinstance(value, bool):
-        return None
-    if type_ == "integer":
-        return value if isinstance(value, int) else None
-    return value if isinstance(value, int | float) else None
 
 
 def _inputs(

@@ -209,7 +209,7 @@ def test_a_param_nobody_read_is_refused():
 
 def test_a_param_of_the_wrong_type_is_refused():
     message = refused(record(params={"limit": 2.5}), params={"limit": "integer"})
-    assert "--param limit=integer: the run's value 2.5 is not integer" in message
+    assert "parameter limit: the run's value 2.5 is not integer" in message
 
 
 def test_session_cells_that_did_not_verify_last_are_refused():

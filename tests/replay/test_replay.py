@@ -44,6 +44,20 @@ def test_model_queue_histories_schedule_model_work_on_the_providers_queue():
         assert any(q.endswith("@anthropic") for q in queues), (name, queues)
 
 
+def test_a_capsule_run_history_has_its_front_end_and_no_compile_pass():
+    """engine5: a sealed capsule run (capsule__instantiate instead of recipes and compiling)."""
+    path = Path(__file__).parent / "histories" / "capsule_sealed.engine5.json"
+    history = WorkflowHistory.from_json("capsule_sealed", path.read_text())
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert scheduled[0] == "capsule__instantiate"
+    assert not {"recipes__match", "compile__passes", "compile__plan"} & set(scheduled)
+    assert scheduled.count("step__execute") == 7
+
+
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(path.stem, path.read_text())

@@ -1,0 +1,88 @@
+"""Capsule runs keep the source run's governance: gates gate every run; a planner-declared
+parameter becomes the capsule's, read by sealed model-written code with a new value.
+
+Real parts: the Temporal dev server, bubblewrap, the stores, and the local Messages server.
+"""
+
+import json
+
+from tests.workflows.engine import engine
+from tests.workflows.model_env import executor, model_engine, run_python, text
+from tests.workflows.test_capsules import SCOPE, output, services
+from tests.workflows.test_gates import decision, gated_plan, pending_gate
+from tests.workflows.test_params import MODEL_CODE, PLANNED
+from workers import runs
+from workers.capsule_runs import prepare_capsule_run
+from workers.capsules import extract_run
+from workflows.run import CompiledRunWorkflow
+
+
+async def test_a_gate_in_the_capsule_gates_every_capsule_run(temporal_env, task_queue, tmp_path):
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        source = await eng.start(gated_plan())
+        await source.execute_update(
+            CompiledRunWorkflow.decide_gate, decision(await pending_gate(source))
+        )
+        done = await source.result()
+        assert done.status == "completed", done
+        version = extract_run(services(eng), SCOPE, done.run_id, "shipping")
+        assert [g["gate_id"] for g in version.content.governance["gates"]] == ["gate-ship"]  # type: ignore[index,union-attr]
+        prepared = prepare_capsule_run(
+            eng.services.capsules,
+            eng.services.artifacts,
+            eng.settings,
+            SCOPE,
+            "shipping",
+            inputs={},
+            params={},
+        )
+        handle = await runs.start_run(eng.client, eng.settings, prepared.run)
+        gate = await pending_gate(handle)  # the capsule run waits for a person, as its source did
+        view = await handle.query(CompiledRunWorkflow.status)
+        states = {s.step_key: s.status for s in view.steps}
+        assert states == {"prepare": "done", "ship": "awaiting_approval", "after": "pending"}
+        await handle.execute_update(CompiledRunWorkflow.decide_gate, decision(gate))
+        result = await handle.result()
+        assert result.status == "completed", result
+        assert result.gates["gate-ship"].status == "approved"
+
+
+PARAM_SCRIPT = [
+    {"when": {"consumer": "planner"}, "response": text(json.dumps(PLANNED), thinking=True)},
+    executor("totals", run_python(MODEL_CODE), times=0),
+]
+
+
+async def test_a_planner_declared_parameter_becomes_the_capsules(
+    temporal_env, task_queue, tmp_path
+):
+    home = tmp_path / "home"
+    async with model_engine(temporal_env, home, task_queue, PARAM_SCRIPT) as (eng, server):
+        handle = await eng.start_objective(
+            "count the large sales of a region", params={"min_amount": "8"}
+        )
+        source = await handle.result()
+        assert source.status == "completed", source
+        assert output(eng, source, "output/count.json") == {"region": "north", "count": 1}
+        paid = server.request_count
+        version = extract_run(services(eng), SCOPE, source.run_id, "large-sales")
+        scalars = {s.name: (s.type, s.default, s.read_by) for s in version.content.scalars}
+        assert scalars == {
+            "min_amount": ("number", 8, ["totals"]),  # the source run's value is the default
+            "region": ("string", "north", ["totals"]),
+        }
+        values = {"region": "south", "min_amount": "1"}
+        prepared = prepare_capsule_run(
+            eng.services.capsules,
+            eng.services.artifacts,
+            eng.settings,
+            SCOPE,
+            "large-sales",
+            inputs={},
+            params=values,
+        )
+        rerun = await (await runs.start_run(eng.client, eng.settings, prepared.run)).result()
+        assert rerun.status == "completed", rerun
+        # The sealed program the executor wrote reads the new values; no model is asked.
+        assert output(eng, rerun, "output/count.json") == {"region": "south", "count": 1}
+        assert server.request_count == paid
