@@ -6,15 +6,22 @@ Real parts: the Temporal dev server, bubblewrap, the stores, and the local Messa
 
 import json
 
-from tests.workflows.engine import engine
+import pytest
+
+from activities.store.artifacts_s3 import s3_client
+from compiler.plan.params import ParameterInvalid
+from tests.store.s3 import CREDENTIALS, moto_endpoint
+from tests.workflows.engine import billing_plan, engine
 from tests.workflows.model_env import executor, model_engine, run_python, text
-from tests.workflows.test_capsules import SCOPE, output, services
+from tests.workflows.test_capsules import SCOPE, billing_data, output, services
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
 from tests.workflows.test_params import MODEL_CODE, PLANNED
 from workers import runs
 from workers.capsule_runs import prepare_capsule_run
 from workers.capsules import extract_run
 from workflows.run import CompiledRunWorkflow
+
+__all__ = ["moto_endpoint"]  # the S3 server fixture, shared with tests/store
 
 
 async def test_a_gate_in_the_capsule_gates_every_capsule_run(temporal_env, task_queue, tmp_path):
@@ -86,3 +93,52 @@ async def test_a_planner_declared_parameter_becomes_the_capsules(
         # The sealed program the executor wrote reads the new values; no model is asked.
         assert output(eng, rerun, "output/count.json") == {"region": "south", "count": 1}
         assert server.request_count == paid
+
+
+async def test_inputs_read_from_a_configured_s3_bucket(
+    temporal_env, task_queue, tmp_path, moto_endpoint, monkeypatch
+):
+    """s3:// inputs of a bucket in FORGE_INPUT_BUCKETS, through a real S3-speaking server."""
+    for name, value in (
+        ("AWS_ACCESS_KEY_ID", CREDENTIALS["aws_access_key_id"]),
+        ("AWS_SECRET_ACCESS_KEY", CREDENTIALS["aws_secret_access_key"]),
+        ("AWS_DEFAULT_REGION", CREDENTIALS["region_name"]),
+    ):
+        monkeypatch.setenv(name, value)
+    client = s3_client(moto_endpoint, **CREDENTIALS)
+    client.create_bucket(Bucket="acme-billing")
+    week = billing_data(tmp_path, 7)
+    for path in week.values():
+        client.upload_file(str(path), "acme-billing", f"week-48/{path.name}")
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        source = await eng.run(billing_plan(), billing_data(tmp_path, 2))
+        extract_run(services(eng), SCOPE, source.run_id, "billing")
+        settings = eng.settings.model_copy(
+            update={"input_buckets": ("acme-billing",), "s3_endpoint": moto_endpoint}
+        )
+        uris = {n: f"s3://acme-billing/week-48/{p.name}" for n, p in week.items()}
+        prepared = prepare_capsule_run(
+            eng.services.capsules,
+            eng.services.artifacts,
+            settings,
+            SCOPE,
+            "billing",
+            inputs=uris,
+            params={},
+        )
+        result = await (await runs.start_run(eng.client, eng.settings, prepared.run)).result()
+        assert result.status == "completed", result
+        found = output(eng, result, "output/discrepancies.json")
+        key = json.loads((tmp_path / "seed-7" / "answer_key.json").read_text())
+        assert sorted(d["entry_id"] for d in found) == sorted(d["entry_id"] for d in key)
+        missing = {**uris, "contracts": "s3://acme-billing/week-49/contracts.json"}
+        with pytest.raises(ParameterInvalid, match="no such object"):
+            prepare_capsule_run(
+                eng.services.capsules,
+                eng.services.artifacts,
+                settings,
+                SCOPE,
+                "billing",
+                inputs=missing,
+                params={},
+            )
