@@ -11,21 +11,18 @@ answers exactly like a name that does not exist.
 from __future__ import annotations
 
 import builtins
-import hashlib
 import re
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Engine, and_, func, insert, select, text
-from sqlalchemy.engine import Connection
+from sqlalchemy import Engine, and_, func, insert, select
 
 from activities.store.artifacts import ArtifactStore
-from activities.store.engine import WRITE_OPTION, backend_of, create_store_engine
+from activities.store.engine import lock_key, write_transaction
 from activities.store.errors import ArtifactCorrupt, ArtifactNotFound, ArtifactTooLarge
-from activities.store.migrate import check_at_head, upgrade_engine
+from activities.store.migrate import open_migrated
 from activities.store.records import utc
 from activities.store.tables import capsules
 from compiler.capsule.seal import SealBroken, capsule_hash, content_blobs
@@ -106,8 +103,8 @@ class CapsuleStore:
             read_blob(self._artifacts, scope, ref, where)
         sealed = capsule_hash(content)
         tenant = scope.tenant
-        with self._write() as conn:
-            self._lock(conn, f"capsules:{tenant}:{name}")
+        with write_transaction(self._engine) as conn:
+            lock_key(conn, f"capsules:{tenant}:{name}")
             mine = and_(capsules.c.tenant_id == tenant, capsules.c.name == name)
             found = (
                 conn.execute(select(capsules).where(mine, capsules.c.capsule_hash == sealed))
@@ -197,20 +194,6 @@ class CapsuleStore:
 
     # ---- internals ---------------------------------------------------------------------------
 
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        with self._engine.connect() as conn:
-            conn.execution_options(**{WRITE_OPTION: True})  # SQLite: BEGIN IMMEDIATE
-            with conn.begin():
-                yield conn
-
-    def _lock(self, conn: Connection, key: str) -> None:
-        # SQLite's BEGIN IMMEDIATE already serializes writers; PostgreSQL needs a lock per
-        # capsule so two adds cannot both claim the next version (or both add one content).
-        if backend_of(self._engine.url) == "postgresql":
-            lock_id = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
-            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_id})
-
 
 def read_blob(artifacts: ArtifactStore, scope: Scope, ref: ArtifactRef, where: str) -> bytes:
     """A blob the capsule names, read from the tenant's artifacts and checked against `ref`.
@@ -257,16 +240,7 @@ def open_capsule_store(database_url: str, artifacts: ArtifactStore) -> CapsuleSt
         ValueError: The URL is malformed or names an unsupported backend.
         SchemaNotMigrated: A PostgreSQL database is missing migrations (run `forge db upgrade`).
     """
-    engine = create_store_engine(database_url)
-    try:
-        if backend_of(engine.url) == "sqlite":
-            upgrade_engine(engine)
-        else:
-            check_at_head(engine)
-    except BaseException:
-        engine.dispose()
-        raise
-    return CapsuleStore(engine, artifacts)
+    return CapsuleStore(open_migrated(database_url), artifacts)
 
 
 def _where(row: Mapping[Any, Any]) -> str:

@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import ArgumentError
 
-__all__ = ["Backend", "backend_of", "create_store_engine", "normalize_url"]
+__all__ = [
+    "Backend",
+    "backend_of",
+    "create_store_engine",
+    "lock_key",
+    "normalize_url",
+    "write_transaction",
+]
 
 Backend = Literal["sqlite", "postgresql"]
 
@@ -85,3 +95,23 @@ def _sqlite_begin(conn: Connection) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE")
     else:
         conn.exec_driver_sql("BEGIN")
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """One write transaction; on SQLite it takes the write lock up front (BEGIN IMMEDIATE)."""
+    with engine.connect() as conn:
+        conn.execution_options(**{WRITE_OPTION: True})
+        with conn.begin():
+            yield conn
+
+
+def lock_key(conn: Connection, key: str) -> None:
+    """Serialize the writers of `key` until the transaction ends.
+
+    PostgreSQL takes a transaction-scoped advisory lock on the key's hash; SQLite's BEGIN
+    IMMEDIATE already serializes every writer.
+    """
+    if conn.dialect.name == "postgresql":
+        lock_id = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
+        conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_id})

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, text
 from activities.store.engine import WRITE_OPTION, backend_of, create_store_engine
 from activities.store.errors import SchemaNotMigrated
 
-__all__ = ["check_at_head", "head_revision", "upgrade", "upgrade_engine"]
+__all__ = ["check_at_head", "head_revision", "open_migrated", "upgrade", "upgrade_engine"]
 
 _SCRIPTS = Path(__file__).resolve().parent / "migrations"
 # Arbitrary constant: concurrent `forge db upgrade` runs take turns instead of racing DDL.
@@ -70,3 +70,22 @@ def check_at_head(engine: Engine) -> None:
         f"the database {where} {state}, this Forge needs {head}: run `forge db upgrade` "
         "(with the same FORGE_DATABASE_URL) and try again"
     )
+
+
+def open_migrated(database_url: str) -> Engine:
+    """An engine on `database_url` at the newest schema: SQLite is migrated, PostgreSQL checked.
+
+    Raises:
+        ValueError: The URL is malformed or names an unsupported backend.
+        SchemaNotMigrated: A PostgreSQL database is missing migrations (run `forge db upgrade`).
+    """
+    engine = create_store_engine(database_url)
+    try:
+        if backend_of(engine.url) == "sqlite":
+            upgrade_engine(engine)
+        else:
+            check_at_head(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return engine

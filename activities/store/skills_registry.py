@@ -13,29 +13,27 @@ version. A tenant only ever sees its own rows.
 from __future__ import annotations
 
 import builtins
-import hashlib
 import os
 import tempfile
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Engine, and_, func, insert, select, text, update
+from sqlalchemy import Engine, and_, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from activities.store.artifacts import ArtifactStore
-from activities.store.engine import WRITE_OPTION, backend_of, create_store_engine
+from activities.store.engine import lock_key, write_transaction
 from activities.store.errors import (
     ArtifactCorrupt,
     ArtifactNotFound,
     ArtifactTooLarge,
     UnsafeSource,
 )
-from activities.store.migrate import check_at_head, upgrade_engine
+from activities.store.migrate import open_migrated
 from activities.store.records import utc
 from activities.store.skill_packages import (
     MAX_FILE_BYTES,
@@ -139,8 +137,8 @@ class SkillRegistry:
         refs = self._store_files(scope, directory)
         package = self._parse(scope, directory, refs)
         digest = package_digest(package.skill_id, {p: r.sha256 for p, r in refs.items()})
-        with self._write() as conn:
-            self._lock(conn, f"skills:{tenant_id}:{package.skill_id}")
+        with write_transaction(self._engine) as conn:
+            lock_key(conn, f"skills:{tenant_id}:{package.skill_id}")
             latest = self._latest_row(conn, tenant_id, package.skill_id)
             if latest is not None and latest["sha256"] == digest:
                 return _registration(latest, created=False)
@@ -170,7 +168,7 @@ class SkillRegistry:
             SkillNotRegistered: The tenant has no skill `skill_id`.
         """
         mine = and_(skills.c.tenant_id == tenant_id, skills.c.skill_id == skill_id)
-        with self._write() as conn:
+        with write_transaction(self._engine) as conn:
             conn.execute(update(skills).where(mine).values(deprecated=True))
             latest = self._latest_row(conn, tenant_id, skill_id)
         if latest is None:
@@ -345,20 +343,6 @@ class SkillRegistry:
                 f"{ref.size_bytes}; register the package again"
             )
 
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        with self._engine.connect() as conn:
-            conn.execution_options(**{WRITE_OPTION: True})  # SQLite: BEGIN IMMEDIATE
-            with conn.begin():
-                yield conn
-
-    def _lock(self, conn: Connection, key: str) -> None:
-        # SQLite's BEGIN IMMEDIATE already serializes writers; PostgreSQL needs a lock per skill
-        # so two registrations cannot both claim the next version.
-        if backend_of(self._engine.url) == "postgresql":
-            lock_id = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
-            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": lock_id})
-
     @staticmethod
     def _latest_row(conn: Connection, tenant_id: str, skill_id: str) -> Mapping[Any, Any] | None:
         query = (
@@ -398,16 +382,7 @@ def open_skill_registry(database_url: str, artifacts: ArtifactStore) -> SkillReg
         ValueError: The URL is malformed or names an unsupported backend.
         SchemaNotMigrated: A PostgreSQL database is missing migrations (run `forge db upgrade`).
     """
-    engine = create_store_engine(database_url)
-    try:
-        if backend_of(engine.url) == "sqlite":
-            upgrade_engine(engine)
-        else:
-            check_at_head(engine)
-    except BaseException:
-        engine.dispose()
-        raise
-    return SkillRegistry(engine, artifacts)
+    return SkillRegistry(open_migrated(database_url), artifacts)
 
 
 def _registration(row: Mapping[Any, Any], *, created: bool) -> SkillRegistration:

@@ -234,22 +234,13 @@ SCENARIOS["model_planned"] = _model_planned
 
 async def _capsule_sealed(eng: Engine, tmp: Path) -> WorkflowHandle:
     """The billing demo's capsule on its data again: capsule__instantiate, no compile passes."""
-    from tests.workflows.test_capsules import services
-    from workers.capsule_runs import prepare_capsule_run
+    from tests.workflows.test_capsules import prepare, services
     from workers.capsules import extract_run
 
     inputs = billing_inputs(tmp)
     source = await (await eng.start(billing_plan(), inputs)).result()
     extract_run(services(eng), Scope.default(), source.run_id, "billing")
-    prepared = prepare_capsule_run(
-        eng.services.capsules,
-        eng.services.artifacts,
-        eng.settings.model_copy(update={"input_roots": (tmp,)}),
-        Scope.default(),
-        "billing",
-        inputs={name: str(path) for name, path in inputs.items()},
-        params={},
-    )
+    prepared = prepare(eng, "billing", inputs, roots=(tmp,))
     handle = await runs.start_run(eng.client, eng.settings, prepared.run)
     await handle.result()
     return handle

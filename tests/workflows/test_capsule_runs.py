@@ -13,11 +13,10 @@ from compiler.plan.params import ParameterInvalid
 from tests.store.s3 import CREDENTIALS, moto_endpoint
 from tests.workflows.engine import billing_plan, engine
 from tests.workflows.model_env import executor, model_engine, run_python, text
-from tests.workflows.test_capsules import SCOPE, billing_data, output, services
+from tests.workflows.test_capsules import SCOPE, billing_data, output, prepare, services
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
 from tests.workflows.test_params import MODEL_CODE, PLANNED
 from workers import runs
-from workers.capsule_runs import prepare_capsule_run
 from workers.capsules import extract_run
 from workflows.run import CompiledRunWorkflow
 
@@ -34,15 +33,7 @@ async def test_a_gate_in_the_capsule_gates_every_capsule_run(temporal_env, task_
         assert done.status == "completed", done
         version = extract_run(services(eng), SCOPE, done.run_id, "shipping")
         assert [g["gate_id"] for g in version.content.governance["gates"]] == ["gate-ship"]  # type: ignore[index,union-attr]
-        prepared = prepare_capsule_run(
-            eng.services.capsules,
-            eng.services.artifacts,
-            eng.settings,
-            SCOPE,
-            "shipping",
-            inputs={},
-            params={},
-        )
+        prepared = prepare(eng, "shipping", {})
         handle = await runs.start_run(eng.client, eng.settings, prepared.run)
         gate = await pending_gate(handle)  # the capsule run waits for a person, as its source did
         view = await handle.query(CompiledRunWorkflow.status)
@@ -79,15 +70,7 @@ async def test_a_planner_declared_parameter_becomes_the_capsules(
             "region": ("string", "north", ["totals"]),
         }
         values = {"region": "south", "min_amount": "1"}
-        prepared = prepare_capsule_run(
-            eng.services.capsules,
-            eng.services.artifacts,
-            eng.settings,
-            SCOPE,
-            "large-sales",
-            inputs={},
-            params=values,
-        )
+        prepared = prepare(eng, "large-sales", {}, params=values)
         rerun = await (await runs.start_run(eng.client, eng.settings, prepared.run)).result()
         assert rerun.status == "completed", rerun
         # The sealed program the executor wrote reads the new values; no model is asked.
@@ -113,19 +96,9 @@ async def test_inputs_read_from_a_configured_s3_bucket(
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         source = await eng.run(billing_plan(), billing_data(tmp_path, 2))
         extract_run(services(eng), SCOPE, source.run_id, "billing")
-        settings = eng.settings.model_copy(
-            update={"input_buckets": ("acme-billing",), "s3_endpoint": moto_endpoint}
-        )
+        s3 = {"input_buckets": ("acme-billing",), "s3_endpoint": moto_endpoint}
         uris = {n: f"s3://acme-billing/week-48/{p.name}" for n, p in week.items()}
-        prepared = prepare_capsule_run(
-            eng.services.capsules,
-            eng.services.artifacts,
-            settings,
-            SCOPE,
-            "billing",
-            inputs=uris,
-            params={},
-        )
+        prepared = prepare(eng, "billing", uris, **s3)
         result = await (await runs.start_run(eng.client, eng.settings, prepared.run)).result()
         assert result.status == "completed", result
         found = output(eng, result, "output/discrepancies.json")
@@ -133,12 +106,4 @@ async def test_inputs_read_from_a_configured_s3_bucket(
         assert sorted(d["entry_id"] for d in found) == sorted(d["entry_id"] for d in key)
         missing = {**uris, "contracts": "s3://acme-billing/week-49/contracts.json"}
         with pytest.raises(ParameterInvalid, match="no such object"):
-            prepare_capsule_run(
-                eng.services.capsules,
-                eng.services.artifacts,
-                settings,
-                SCOPE,
-                "billing",
-                inputs=missing,
-                params={},
-            )
+            prepare(eng, "billing", missing, **s3)

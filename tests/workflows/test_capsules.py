@@ -7,6 +7,7 @@ sealed replay costs (nothing) and what a structural run costs (its fresh step on
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +21,9 @@ from schemas.scope import Scope
 from tests.workflows.engine import BILLING, Engine, billing_plan, engine
 from tests.workflows.model_env import executor, model_engine, run_python, text
 from tests.workflows.plans import code_step
-from tests.workflows.test_model_runs import OBJECTIVE
+from tests.workflows.test_model_runs import OBJECTIVE, PLAN
 from workers import runs
-from workers.capsule_runs import InputLocationRefused, prepare_capsule_run
+from workers.capsule_runs import CapsuleRun, InputLocationRefused, prepare_capsule_run
 from workers.capsules import CapsuleServices, extract_run
 from workflows.run import CompiledRunWorkflow
 
@@ -55,26 +56,41 @@ def services(eng: Engine) -> CapsuleServices:
     )
 
 
-async def run_capsule(
+def prepare(
     eng: Engine,
     ref: str,
-    inputs: dict[str, Path],
-    roots: tuple[Path, ...],
+    inputs: Mapping[str, Path | str],
     *,
+    roots: tuple[Path, ...] = (),
     params: dict[str, str] | None = None,
     fresh: list[str] | None = None,
-) -> tuple[WorkflowHandle[CompiledRunWorkflow, RunResult], RunResult]:
-    settings = eng.settings.model_copy(update={"input_roots": roots})
-    prepared = prepare_capsule_run(
+    **settings: Any,
+) -> CapsuleRun:
+    """prepare_capsule_run on the engine's stores; `roots` and `settings` adjust its Settings."""
+    update = {**({"input_roots": roots} if roots else {}), **settings}
+    return prepare_capsule_run(
         eng.services.capsules,
         eng.services.artifacts,
-        settings,
+        eng.settings.model_copy(update=update),
         SCOPE,
         ref,
         inputs={k: str(v) for k, v in inputs.items()},
         params=params or {},
         fresh=fresh or [],
     )
+
+
+async def run_capsule(
+    eng: Engine,
+    ref: str,
+    inputs: dict[str, Path],
+    roots: tuple[Path, ...] = (),
+    *,
+    params: dict[str, str] | None = None,
+    fresh: list[str] | None = None,
+    **settings: Any,
+) -> tuple[WorkflowHandle[CompiledRunWorkflow, RunResult], RunResult]:
+    prepared = prepare(eng, ref, inputs, roots=roots, params=params, fresh=fresh, **settings)
     handle = await runs.start_run(eng.client, eng.settings, prepared.run)
     return handle, await handle.result()
 
@@ -168,40 +184,15 @@ async def test_bad_parameters_are_refused_before_anything_starts(
             ({**good, "contracts": "s3://elsewhere/c.json"}, InputLocationRefused, "elsewhere"),
             ({**good, "contracts": "file:///etc/hostname"}, InputLocationRefused, "outside"),
         ]
-        settings = eng.settings.model_copy(update={"input_roots": (tmp_path,)})
+        roots = (tmp_path,)
         for given, error, says in cases:
-            with pytest.raises(error, match=None) as caught:
-                prepare_capsule_run(
-                    eng.services.capsules,
-                    eng.services.artifacts,
-                    settings,
-                    SCOPE,
-                    "billing",
-                    inputs={k: str(v) for k, v in given.items()},
-                    params={},
-                )
+            with pytest.raises(error) as caught:
+                prepare(eng, "billing", given, roots=roots)
             assert says in str(caught.value), (says, str(caught.value))
         with pytest.raises(ParameterInvalid, match="no parameter|not a parameter|unknown"):
-            prepare_capsule_run(
-                eng.services.capsules,
-                eng.services.artifacts,
-                settings,
-                SCOPE,
-                "billing",
-                inputs={k: str(v) for k, v in good.items()},
-                params={"threshold": "3"},
-            )
+            prepare(eng, "billing", good, roots=roots, params={"threshold": "3"})
         with pytest.raises(CapsuleRefused, match="--fresh find_discrepancies: not a model-coded"):
-            prepare_capsule_run(
-                eng.services.capsules,
-                eng.services.artifacts,
-                settings,
-                SCOPE,
-                "billing",
-                inputs={k: str(v) for k, v in good.items()},
-                params={},
-                fresh=["find_discrepancies"],
-            )
+            prepare(eng, "billing", good, roots=roots, fresh=["find_discrepancies"])
         # Nothing was started: no run, no event.
         assert len(eng.services.events.list_events(limit=1_000_000)) == before
         # Refused extractions, each with its reason.
@@ -223,31 +214,6 @@ def _sales(path: Path, rows: list[tuple[str, str]]) -> Path:
     return path
 
 
-PLAN = {
-    "mission": "Revenue per region with a summary",
-    "steps": [
-        {
-            "step_key": "totals",
-            "label": "Compute revenue per region",
-            "objective": "MUST sum the amount column per region of input/sales.csv",
-            "depends_on": [],
-            "input_file_paths": ["input/sales.csv"],
-            "expected_outputs": [{"path": "output/totals.csv", "role": "primary"}],
-            "success_criteria": "one row per region with the summed amount",
-            "kind": "code",
-        },
-        {
-            "step_key": "summary",
-            "label": "Write the revenue summary",
-            "objective": "MUST write a markdown summary of output/totals.csv",
-            "depends_on": ["totals"],
-            "input_file_paths": ["output/totals.csv"],
-            "expected_outputs": [{"path": "output/summary.md", "role": "report"}],
-            "success_criteria": "names every region and its revenue",
-            "kind": "code",
-        },
-    ],
-}
 # The executor's first program fails (a wrong column); the second one is accepted. A sealed
 # replay runs both, in order.
 FIRST_TRY = "import csv\nrows = list(csv.DictReader(open('input/sales.csv')))\nrows[0]['amt']\n"
