@@ -11,12 +11,11 @@ that get fresh code keep their model queue.
 from pydantic import ValidationError
 from temporalio import activity
 
-from activities.compile import step_nodes
+from activities.compile import freeze_result, step_nodes
 from activities.errors import to_application_error
 from activities.store.artifacts import ArtifactStore
 from activities.store.capsules import CapsuleStore, read_blob
 from compiler.capsule.seal import SealBroken, check_plan
-from schemas.budget import BudgetLimits
 from schemas.capsule import CapsuleInstantiateInput, CapsuleVersion
 from schemas.compiled import CompiledPlan
 from schemas.errors import ForgeError
@@ -48,21 +47,9 @@ class CapsuleActivities:
                 f"{version.ref} is sealed as {version.capsule_hash}, the run was started for "
                 f"{spec.capsule_hash}: start the run again from `forge capsule run`"
             )
-        content = version.content
         plan = sealed_plan(self._artifacts, inp.scope, version)
-        budgets = plan.profile_snapshot.profile.budgets
-        return FreezeResult(
-            compiled_ref=content.plan_template,
-            plan_hash=plan.plan_hash,
-            nodes=sealed_nodes(version, plan, set(spec.fresh)),
-            max_parallel=budgets.max_parallel_steps,
-            history_threshold=budgets.history_event_threshold,
-            profile_id=plan.profile_snapshot.profile_id,
-            gates=plan.gates,
-            budget=BudgetLimits(
-                max_tokens=budgets.max_tokens_per_run, max_cost_usd=budgets.max_cost_usd_per_run
-            ),
-        )
+        nodes = sealed_nodes(version, plan, set(spec.fresh))
+        return freeze_result(version.content.plan_template, plan, nodes)
 
 
 def sealed_plan(artifacts: ArtifactStore, scope: Scope, version: CapsuleVersion) -> CompiledPlan:

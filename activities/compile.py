@@ -247,20 +247,7 @@ class CompileActivities:
     def _frozen(self, inp: CompileInput, compiled: CompiledPlan, usage: Usage) -> FreezeResult:
         """The compiled plan stored, and what the workflow schedules from."""
         ref = self._store(inp, "compiled_plan", compiled)
-        budgets = compiled.profile_snapshot.profile.budgets
-        return FreezeResult(
-            compiled_ref=ref,
-            plan_hash=compiled.plan_hash,
-            nodes=step_nodes(compiled),
-            max_parallel=budgets.max_parallel_steps,
-            history_threshold=budgets.history_event_threshold,
-            profile_id=compiled.profile_snapshot.profile_id,
-            gates=compiled.gates,
-            budget=BudgetLimits(
-                max_tokens=budgets.max_tokens_per_run, max_cost_usd=budgets.max_cost_usd_per_run
-            ),
-            usage=usage,
-        )
+        return freeze_result(ref, compiled, step_nodes(compiled), usage)
 
     def _pass(self, name: str) -> Callable[[CompileInput, CompileContext, Any], Passed]:
         runner: Callable[[CompileInput, CompileContext, Any], Passed] = getattr(self, f"_{name}")
@@ -326,6 +313,26 @@ def _total(spent: list[Usage]) -> Usage:
     for one in spent:
         total = total.plus(one)
     return total
+
+
+def freeze_result(
+    ref: ArtifactRef, compiled: CompiledPlan, nodes: list[StepNode], usage: Usage | None = None
+) -> FreezeResult:
+    """What the workflow schedules from: the stored plan's ref, its nodes, the profile's caps."""
+    budgets = compiled.profile_snapshot.profile.budgets
+    return FreezeResult(
+        compiled_ref=ref,
+        plan_hash=compiled.plan_hash,
+        nodes=nodes,
+        max_parallel=budgets.max_parallel_steps,
+        history_threshold=budgets.history_event_threshold,
+        profile_id=compiled.profile_snapshot.profile_id,
+        gates=compiled.gates,
+        budget=BudgetLimits(
+            max_tokens=budgets.max_tokens_per_run, max_cost_usd=budgets.max_cost_usd_per_run
+        ),
+        usage=usage or Usage(),
+    )
 
 
 def step_nodes(plan: CompiledPlan) -> list[StepNode]:

@@ -111,7 +111,9 @@ def _execute(
         def record(turn: int, code: str, report: TurnReport) -> None:
             _record_turn(attempt, services, turn=turn, code=code, report=report, replayed=True)
 
-        return replay_programs(attempt, services, pre, skill_dirs, record)
+        return replay_programs(
+            attempt, services, harness_session(attempt, services, pre, skill_dirs), record
+        )
     models = _models(attempt, services)
     binding = _binding(attempt)
     try:
@@ -131,6 +133,22 @@ def _execute(
         )
     except ModelError as exc:
         raise StepFailure(exc.failure_class, f"step {step.step_key}: {exc.message}") from None
+
+
+def harness_session(
+    attempt: StepAttempt, services: StepServices, pre: Receipt, skill_dirs: dict[str, Path]
+) -> HarnessSession:
+    """Where a model-coded step's programs run: one workspace, verified after each program."""
+    return HarnessSession(
+        attempt.workspace,
+        attempt.step,
+        pre,
+        attempt.profile.sandbox,
+        skills=skill_dirs,
+        heartbeat=activity.heartbeat,
+        budget_refusal=budget_refusal(services.events, attempt),
+        timeout_s=attempt.packet.execution_contract.timeout_s,
+    )
 
 
 def _adapter_source(library: TypeLibrary, adapter_id: str) -> bytes:
@@ -188,16 +206,7 @@ def _code_act(
         ),
         params=[(d, attempt.params[d.name]) for d in attempt.plan.parameters],
     )
-    session = HarnessSession(
-        attempt.workspace,
-        attempt.step,
-        pre,
-        attempt.profile.sandbox,
-        skills=skill_dirs,
-        heartbeat=activity.heartbeat,
-        budget_refusal=budget_refusal(services.events, attempt),
-        timeout_s=attempt.packet.execution_contract.timeout_s,
-    )
+    session = harness_session(attempt, services, pre, skill_dirs)
 
     def record(turn: int, code: str, report: TurnReport) -> None:
         _record_turn(attempt, services, turn=turn, code=code, report=report)

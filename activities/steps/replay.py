@@ -7,48 +7,29 @@ program whose bytes no longer hash to the capsule's sha256 is refused before it 
 """
 
 from collections.abc import Callable
-from pathlib import Path
-
-from temporalio import activity
 
 from activities.codeact import HarnessSession
 from activities.executor import TurnReport
 from activities.sandbox.harness import StepFailure
 from activities.steps.attempt import StepAttempt, StepServices
-from activities.steps.ledger import budget_refusal
 from activities.store.capsules import MAX_BLOB_BYTES
 from activities.store.errors import ArtifactCorrupt, ArtifactNotFound, ArtifactTooLarge
 from schemas.artifacts import ArtifactRef
 from schemas.error_codes import ErrorCode
-from schemas.receipts import Receipt
 
 Record = Callable[[int, str, TurnReport], None]
 
 
 def replay_programs(
-    attempt: StepAttempt,
-    services: StepServices,
-    pre: Receipt,
-    skill_dirs: dict[str, Path],
-    record: Record,
+    attempt: StepAttempt, services: StepServices, session: HarnessSession, record: Record
 ) -> str:
-    """Run the step's sealed programs in order; returns the last one (it made the outputs).
+    """Run the step's sealed programs in order in `session`; returns the last one.
 
     Raises:
-        StepFailure: a program is missing or altered (CAPSULE_TAMPERED), or the
-            outputs did not verify after the last program (the code does not fit this data).
+        StepFailure: a program is missing or altered (CAPSULE_TAMPERED), or the outputs did
+            not verify after the last program (the code does not fit this data).
     """
     step = attempt.step
-    session = HarnessSession(
-        attempt.workspace,
-        step,
-        pre,
-        attempt.profile.sandbox,
-        skills=skill_dirs,
-        heartbeat=activity.heartbeat,
-        budget_refusal=budget_refusal(services.events, attempt),
-        timeout_s=attempt.packet.execution_contract.timeout_s,
-    )
     code, report = "", None
     for turn, ref in enumerate(attempt.inp.replay, start=1):
         code = _program(attempt, services, ref, turn)

@@ -31,6 +31,7 @@ from workers.cli.common import (
     temporal_client,
 )
 from workers.cli.views import follow
+from workers.resume import resume_input
 from workers.settings import Settings
 from workers.worker import ForgeWorker, Services, build_worker
 
@@ -271,7 +272,7 @@ def resume_cmd(
         client = await temporal_client(s)
         ctx = compile_context(None)
         try:
-            run = await runs.resume_input(client, services, run_id, from_step, ctx)
+            run = await resume_input(client, services, run_id, from_step, ctx)
         except runs.PlanFileError as exc:
             fail_error(exc)
         except CompilerError as exc:
