@@ -16,6 +16,7 @@ from activities.errors import to_application_error
 from activities.store.artifacts import ArtifactStore
 from activities.store.capsules import CapsuleStore, read_blob
 from compiler.capsule.seal import SealBroken, check_plan
+from schemas import names
 from schemas.capsule import CapsuleInstantiateInput, CapsuleVersion
 from schemas.compiled import CompiledPlan
 from schemas.errors import ForgeError
@@ -78,20 +79,21 @@ def sealed_nodes(version: CapsuleVersion, plan: CompiledPlan, fresh: set[str]) -
 
     A structural step of the capsule, or one named in `fresh`, asks the executor for new code
     under the same contract (its model queue kept); evaluator steps still evaluate (seed 000
-    §8.3: governed evaluator calls remain).
+    §8.3: governed evaluator calls remain), and so does sealed code that called the evaluator
+    in the source run: such a step goes to a worker serving the evaluator's model.
     """
     programs = {p.step_key: p for p in version.content.programs}
+    evaluator = plan.profile_snapshot.profile.executor_by_backend.get("evaluator")
+    judge = names.provider_of(evaluator.model_binding_ref) if evaluator is not None else None
     nodes = []
     for node in step_nodes(plan):
         program = programs.get(node.step_key)
-        if (
-            program is not None
-            and program.source == "session"
-            and not program.structural
-            and node.step_key not in fresh
-        ):
+        fresh_code = program is None or program.structural or node.step_key in fresh
+        if program is not None and program.source == "session" and not fresh_code:
             node = node.model_copy(
                 update={"replay": [c.code for c in program.cells], "model_provider": None}
             )
+        if program is not None and program.evaluates and not fresh_code:
+            node = node.model_copy(update={"model_provider": judge})
         nodes.append(node)
     return nodes

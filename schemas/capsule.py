@@ -78,6 +78,11 @@ class StepProgram(FrozenModel):
         default=False, description="gets fresh code from the executor on every capsule run"
     )
     params_read: list[str] = Field(default_factory=list)
+    evaluates: bool = Field(
+        default=False,
+        description="its code called the governed evaluator in the source run: a capsule run "
+        "sends the step to a worker serving the evaluator's model",
+    )
 
 
 class StepReceipts(FrozenModel):

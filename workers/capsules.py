@@ -176,6 +176,7 @@ def _record(
             postflight=_receipt(services, scope, done.postflight_ref),
             cells=_cells(events, done),
             params_read=list(done.params_read),
+            evaluates=_evaluates(events, done),
         )
     return RunRecord(
         run_id=run_id,
@@ -225,3 +226,19 @@ def _cells(events: list[Event], done: StepCompleted) -> list[CodeCell]:
             verified=bool(called.ok),
         )
     return [cells[t] for t in sorted(cells)]
+
+
+def _evaluates(events: list[Event], done: StepCompleted) -> bool:
+    """Whether the accepted attempt's code asked the governed evaluator (a bridge call)."""
+    for e in events:
+        if e.type != TOOL_CALLED:
+            continue
+        called: Any = read_payload(e.type, e.payload)
+        if (
+            called.step_key == done.step_key
+            and called.tool == "artifact.evaluate"
+            and called.channel == "bridge"
+            and called.attempt == done.attempt
+        ):
+            return True
+    return False

@@ -60,6 +60,7 @@ class StepRun:
     postflight: Receipt
     cells: list[CodeCell] = field(default_factory=list)
     params_read: list[str] = field(default_factory=list)
+    evaluates: bool = False  # its code called artifact.evaluate through the bridge
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,7 @@ def _program(
         cells=list(ran.cells) if source == "session" else [],
         structural=key in structural,
         params_read=sorted(set(ran.params_read)),
+        evaluates=ran.evaluates,
     )
     return program, why
 

@@ -15,6 +15,8 @@ from tests.workflows.engine import billing_plan, engine
 from tests.workflows.model_env import executor, model_engine, run_python, text
 from tests.workflows.test_capsules import SCOPE, billing_data, output, prepare, services
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
+from tests.workflows.test_model_runs import OBJECTIVE, SALES
+from tests.workflows.test_model_runs import SCRIPT as MODEL_RUN_SCRIPT
 from tests.workflows.test_params import MODEL_CODE, PLANNED
 from workers import runs
 from workers.capsules import extract_run
@@ -107,3 +109,29 @@ async def test_inputs_read_from_a_configured_s3_bucket(
         missing = {**uris, "contracts": "s3://acme-billing/week-49/contracts.json"}
         with pytest.raises(ParameterInvalid, match="no such object"):
             prepare(eng, "billing", missing, **s3)
+
+
+async def test_sealed_code_still_asks_the_governed_evaluator(temporal_env, task_queue, tmp_path):
+    """Seed 000 §8.3: no planning or code generation, but the evaluator calls remain."""
+    script = [
+        {**entry, "times": 0} if entry["when"].get("consumer") == "evaluator" else entry
+        for entry in MODEL_RUN_SCRIPT
+    ]
+    sales = tmp_path / "sales.csv"
+    sales.write_text(SALES)
+    async with model_engine(temporal_env, tmp_path / "home", task_queue, script) as (eng, server):
+        ref = eng.services.artifacts.put_file(SCOPE, sales, logical_path="input/sales.csv")
+        source = await (await eng.start_objective(OBJECTIVE, inputs={"sales": ref})).result()
+        assert source.status == "completed", source
+        version = extract_run(services(eng), SCOPE, source.run_id, "judged")
+        evaluates = {p.step_key: p.evaluates for p in version.content.programs}
+        assert evaluates == {"totals": True, "summary": False}
+        paid = server.request_count
+        prepared = prepare(eng, "judged", {"sales": sales}, roots=(tmp_path,))
+        sealed = await (await runs.start_run(eng.client, eng.settings, prepared.run)).result()
+        assert sealed.status == "completed", sealed
+        asked = [h.get("x-forge-consumer") for h in server.headers[paid:]]
+        assert asked == ["evaluator"]  # the judgment, not the planner nor the executor
+        events = eng.services.events.list_events(run_id=sealed.run_id)
+        assert [e.type for e in events].count("evaluation.proof.v1") == 1
+        assert sealed.budget.spent.model_calls == 1  # budgeted and recorded
