@@ -340,6 +340,19 @@ _OTHER_CODES: dict[C, I] = {
         "S3 bucket not named, another scheme).",
         "Put the file under FORGE_INPUT_ROOTS or an S3 bucket in FORGE_INPUT_BUCKETS.",
     ),
+    C.SCHEDULE_INVALID: I(
+        False,
+        "capsule",
+        "A schedule option cannot be used: a cron expression, time zone, interval, overlap "
+        "policy, input template or time range.",
+        "Fix the option the message names (`forge schedule create --help` lists the forms).",
+    ),
+    C.SCHEDULE_NOT_FOUND: I(
+        False,
+        "capsule",
+        "The tenant has no schedule of that name.",
+        "See `forge schedule list`.",
+    ),
     C.SETTINGS_INVALID: I(
         False,
         "config",

@@ -9,6 +9,8 @@ one while a run or a history may still use it.
 
 WORKFLOW = "CompiledRunWorkflow"
 CAPSULE_INSTANTIATE = "capsule__instantiate"
+SCHEDULED_WORKFLOW = "ScheduledCapsuleWorkflow"  # one scheduled time of a schedule
+SCHEDULE_PREPARE = "schedule__prepare"
 
 ACTIVITIES: frozenset[str] = frozenset(
     {
