@@ -1,4 +1,4 @@
-"""SQLAlchemy Core tables: events, the publish index, skills and capsules (one MetaData)."""
+"""SQLAlchemy Core tables (one MetaData): events, publish index, skills, capsules, schedules."""
 
 from __future__ import annotations
 
@@ -18,7 +18,15 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-__all__ = ["artifacts_published", "capsules", "events", "metadata", "skills", "tenant_heads"]
+__all__ = [
+    "artifacts_published",
+    "capsules",
+    "events",
+    "metadata",
+    "schedule_claims",
+    "skills",
+    "tenant_heads",
+]
 
 # Explicit names make migrations and schema comparison identical on SQLite and PostgreSQL.
 metadata = MetaData(
@@ -117,4 +125,19 @@ capsules = Table(
     PrimaryKeyConstraint("tenant_id", "name", "version"),
     # The same content under the same name is that version, never a second one.
     UniqueConstraint("tenant_id", "name", "capsule_hash"),
+)
+
+# Schedule claims: one row per scheduled time of a tenant's schedule, held by the run that
+# claimed it last; the primary key is what makes a second run of one time impossible.
+schedule_claims = Table(
+    "schedule_claims",
+    metadata,
+    Column("tenant_id", String(_ID), nullable=False),
+    Column("schedule", String(_ID), nullable=False),
+    Column("scheduled_at", DateTime(timezone=True), nullable=False),  # UTC
+    Column("run_id", String(_ID), nullable=False),
+    Column("attempt", Integer, nullable=False, autoincrement=False),
+    Column("refused", Integer, nullable=False, autoincrement=False),
+    Column("claimed_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("tenant_id", "schedule", "scheduled_at"),
 )
