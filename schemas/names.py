@@ -23,6 +23,7 @@ ACTIVITIES: frozenset[str] = frozenset(
         "compile__skills",
         "compile__freeze",
         "capsule__instantiate",  # a capsule run's front end: the sealed plan, re-verified
+        "schedule__prepare",  # one scheduled time: claimed once, inputs resolved, a capsule run
         "step__execute",  # one attempt of one step in the sandbox
         "step__reuse",  # a resumed run adopting a verified output
         "step__usage",  # a step's recorded spend, read after a failure

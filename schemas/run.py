@@ -131,7 +131,7 @@ class RunInput(Scoped):
         default=None, description="a capsule run: the version it runs, sealed or structural"
     )
     profile_ref: str | None = None
-    profile_document: dict[str, Any] | None = None
+    profile_document: dict[str, PlainData] | None = None
     planner_provider: str | None = Field(
         default=None,
         description="the planner model's provider: only a worker serving it plans the run "

@@ -13,6 +13,7 @@ from activities.errors import ForgeFailureConverter
 from schemas import names
 from schemas.errors import RunFailure
 from workflows.run import CompiledRunWorkflow
+from workflows.scheduled import ScheduledCapsuleWorkflow
 
 # Modules the workflow sandbox may share with the host instead of re-importing per run.
 PASSTHROUGH_MODULES = (
@@ -23,7 +24,7 @@ PASSTHROUGH_MODULES = (
     "rfc8785",  # pure canonical-JSON encoding
 )
 
-WORKFLOWS: tuple[type, ...] = (CompiledRunWorkflow,)
+WORKFLOWS: tuple[type, ...] = (CompiledRunWorkflow, ScheduledCapsuleWorkflow)
 
 
 def named_activities(

@@ -22,6 +22,7 @@ from activities.recipes import RecipeActivities
 from activities.recipes_fitness import library_dirs
 from activities.sandbox.sweep import sweep_orphans
 from activities.sandbox.workspace import prepare_workspace_root
+from activities.schedule_runs import ScheduleActivities
 from activities.steps.activity import StepActivities
 from activities.steps.finalize import FinalizeActivities
 from activities.steps.plans import CompiledPlans
@@ -29,10 +30,12 @@ from activities.steps.reuse import ReuseActivities
 from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.capsules import CapsuleStore, open_capsule_store
 from activities.store.events import EventStore, open_event_store
+from activities.store.schedule_claims import ScheduleClaims, open_schedule_claims
 from activities.store.skills_registry import SkillRegistry, open_skill_registry
 from activities.typelib import load_library, load_prices, load_profiles
 from compiler.plan.context import ProfileLayers
 from schemas import names
+from workers.capsule_runs import input_policy
 from workers.settings import Settings
 
 
@@ -44,6 +47,7 @@ class Services:
     events: EventStore
     skills: SkillRegistry
     capsules: CapsuleStore
+    claims: ScheduleClaims
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Services":
@@ -58,6 +62,7 @@ class Services:
             events=events,
             skills=open_skill_registry(settings.database_url, artifacts),
             capsules=open_capsule_store(settings.database_url, artifacts),
+            claims=open_schedule_claims(settings.database_url),
         )
 
 
@@ -131,6 +136,12 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
     events = EventActivities(services.events)
     reuse = ReuseActivities(services.artifacts, services.events)
     capsules = CapsuleActivities(services.artifacts, services.capsules)
+    scheduled = ScheduleActivities(
+        services.artifacts,
+        services.capsules,
+        services.claims,
+        input_policy(settings),
+    )
     recipes = RecipeActivities(
         library_dirs(settings.packs_path, settings.home),
         services.artifacts,
@@ -153,6 +164,7 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         events.append,
         reuse.reuse,
         capsules.instantiate,
+        scheduled.prepare,
     ]
     served = models.gateway.providers_served(known_providers(layers)) if models else frozenset()
     return WorkerPlan(activities, served)

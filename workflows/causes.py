@@ -3,11 +3,16 @@
 import asyncio
 from typing import Any
 
-from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    CancelledError,
+    ChildWorkflowError,
+)
 
 from schemas.budget import Usage
 
-Failure = ActivityError | ApplicationError
+Failure = ActivityError | ApplicationError | ChildWorkflowError
 
 
 def app_error(err: Failure) -> ApplicationError | None:

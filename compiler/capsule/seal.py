@@ -1,10 +1,11 @@
 """Sealing a capsule: its hash, the blobs it names, and the re-verification of its plan.
 
-`capsule_hash` is the sha256 of the RFC 8785 JSON of the content (compiler.hashing.sha256_of);
-the name and version number are not in it. The content names the compiled plan and every
-program by their sha256, so the hash seals their bytes as well; `check_plan` re-derives every
-contract hash and the plan hash from the plan itself, so a plan edited after extraction (or a
-blob swapped for another with the same name) is refused before anything runs.
+`capsule_hash` is the sha256 of the RFC 8785 JSON of the content (compiler.hashing.sha256_of),
+fields at their default left out; the name and version number are not in it. The content
+names the compiled plan and every program by their sha256, so the hash seals their bytes as
+well; `check_plan` re-derives every contract hash and the plan hash from the plan itself, so a
+plan edited after extraction (or a blob swapped for another with the same name) is refused
+before anything runs.
 """
 
 from compiler.hashing import sha256_of
@@ -26,8 +27,12 @@ class SealBroken(ForgeError, ValueError):
 
 
 def capsule_hash(content: CapsuleContent) -> str:
-    """`sha256:<hex>` over the RFC 8785 JSON of the content (not its name or version)."""
-    return sha256_of(content.model_dump(mode="json"))
+    """`sha256:<hex>` over the RFC 8785 JSON of the content (not its name or version).
+
+    Fields at their default are left out, so a later Forge that adds a field (with a default)
+    to the content keeps every hash already stored.
+    """
+    return sha256_of(content.model_dump(mode="json", exclude_defaults=True))
 
 
 def content_blobs(content: CapsuleContent) -> list[ArtifactRef]:

@@ -311,3 +311,47 @@ def test_the_capsule_hash_is_stable_and_seals_every_code_cell():
     # Another source run (provenance) is another capsule too.
     moved = extract(compiled(), PLAN_REF, record(run_id="run-other"), validators=VALIDATORS)
     assert capsule_hash(moved) != first
+
+
+def test_a_field_added_with_its_default_keeps_the_hash():
+    """A later Forge may add content fields with defaults: stored capsules must still verify."""
+    from schemas.capsule import CapsuleContent
+
+    content = CapsuleContent.model_validate(
+        {
+            "goal_template": "g",
+            "parameter_schema": {},
+            "plan_template": {
+                "artifact_id": "sha256:1",
+                "path": "p",
+                "sha256": "sha256:1",
+                "size_bytes": 1,
+            },
+            "plan_hash": "sha256:2",
+            "contracts": {},
+            "programs": [
+                {
+                    "step_key": "a",
+                    "contract_hash": "sha256:3",
+                    "backend": "sandbox.frozen",
+                    "source": "frozen",
+                }
+            ],
+            "governance": {},
+            "isolation_policy": {},
+            "provenance": {
+                "source_run_id": "r",
+                "plan_hash": "sha256:2",
+                "profile_snapshot_hash": "sha256:4",
+                "library_snapshot_hash": "s",
+            },
+        }
+    )
+    explicit = content.model_copy(
+        update={"programs": [content.programs[0].model_copy(update={"evaluates": False})]}
+    )
+    assert capsule_hash(explicit) == capsule_hash(content)
+    changed = content.model_copy(
+        update={"programs": [content.programs[0].model_copy(update={"evaluates": True})]}
+    )
+    assert capsule_hash(changed) != capsule_hash(content)

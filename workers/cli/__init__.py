@@ -17,6 +17,7 @@ from workers.cli.packs import packs_app
 from workers.cli.recipes import recipes_app
 from workers.cli.run import resume_cmd, run_cmd, worker_cmd
 from workers.cli.sandbox import sandbox_app
+from workers.cli.schedule import schedule_app
 from workers.cli.schemas import schemas_app
 from workers.cli.skills import skills_app
 from workers.cli.status import cancel_cmd, runs_cmd, status_cmd, watch_cmd
@@ -52,6 +53,7 @@ app.add_typer(db_app, name="db")
 app.add_typer(packs_app, name="packs")
 app.add_typer(recipes_app, name="recipes")
 app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(schedule_app, name="schedule")
 app.add_typer(schemas_app, name="schemas")
 app.add_typer(skills_app, name="skills")
 

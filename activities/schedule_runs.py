@@ -1,0 +1,66 @@
+"""schedule__prepare: one scheduled time of a schedule, claimed once, its inputs resolved.
+
+The claim comes first (activities/store/schedule_claims.py): a time the schedule already ran, or
+tried to run, answers with the run that holds it and nothing else happens (no upload, no run).
+A claimed time then has its input templates rendered for that time in the schedule's zone and
+checked exactly as `forge capsule run` checks inputs; an input missing at that time fails this
+scheduled run with the parameter named (fail-closed), and the time stays claimed: re-running it
+is a deliberate act, never an accident.
+"""
+
+from temporalio import activity
+
+from activities.capsule_runs import InputPolicy, prepare_capsule_run
+from activities.errors import to_application_error
+from activities.schedules.templates import render
+from activities.store.artifacts import ArtifactStore
+from activities.store.capsules import CapsuleStore
+from activities.store.schedule_claims import ScheduleClaims
+from schemas.errors import ForgeError
+from schemas.names import SCHEDULE_PREPARE
+from schemas.scheduled import SchedulePrepareInput, SchedulePrepareResult
+
+
+class ScheduleActivities:
+    """The stores a scheduled time needs, and where its inputs may be read."""
+
+    def __init__(
+        self,
+        artifacts: ArtifactStore,
+        capsules: CapsuleStore,
+        claims: ScheduleClaims,
+        policy: InputPolicy,
+    ) -> None:
+        self._artifacts = artifacts
+        self._capsules = capsules
+        self._claims = claims
+        self._policy = policy
+
+    @activity.defn(name=SCHEDULE_PREPARE)
+    def prepare(self, inp: SchedulePrepareInput) -> SchedulePrepareResult:
+        """The capsule run of the scheduled time, or the run that already holds it."""
+        try:
+            return self._prepare(inp)
+        except ForgeError as exc:
+            raise to_application_error(exc) from None
+
+    def _prepare(self, inp: SchedulePrepareInput) -> SchedulePrepareResult:
+        spec = inp.run
+        claim = self._claims.claim(inp.scope, spec.schedule, inp.scheduled_at, inp.run_id)
+        if not claim.claimed:
+            return SchedulePrepareResult(already_ran=claim.run_id, attempt=claim.attempt)
+        inputs = {
+            name: render(name, template, inp.scheduled_at, spec.tz)
+            for name, template in sorted(spec.inputs.items())
+        }
+        prepared = prepare_capsule_run(
+            self._capsules,
+            self._artifacts,
+            self._policy,
+            inp.scope,
+            spec.capsule,
+            run_id=claim.run_id,
+            inputs=inputs,
+            params=spec.params,
+        )
+        return SchedulePrepareResult(run=prepared.run, attempt=claim.attempt)

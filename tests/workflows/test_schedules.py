@@ -1,0 +1,186 @@
+"""Schedules through the real dev server's Temporal Schedules: fires, backfills, the once-only
+guard, a missing templated input, pause, unpause and trigger.
+"""
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowExecutionStatus
+
+from schemas.run import RunResult
+from schemas.scheduled import ScheduledRunResult
+from tests.workflows.engine import Engine, engine
+from tests.workflows.plans import code_step
+from tests.workflows.test_capsules import SCOPE, output, services
+from workers import schedules
+from workers.capsules import extract_run
+from workers.settings import Settings
+
+COUNT = """
+import csv, json
+rows = list(csv.DictReader(open("input/sales.csv")))
+json.dump({"rows": len(rows), "first": rows[0]["region"]}, open("output/count.json", "w"))
+"""
+PLAN = {
+    "mission": "Count the sales rows",
+    "run_inputs": [{"name": "sales", "path": "input/sales.csv", "kind_key": "table.csv"}],
+    "steps": [code_step("count", COUNT, ["output/count.json"], reads=["input/sales.csv"])],
+}
+
+
+def sales(path: Path, region: str, rows: int = 2) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("region,amount\n" + "".join(f"{region},{i}.5\n" for i in range(rows)))
+    return path
+
+
+async def capsule(eng: Engine, tmp: Path) -> None:
+    source = await eng.run(PLAN, {"sales": sales(tmp / "seed" / "sales.csv", "seed")})
+    assert source.status == "completed", source
+    extract_run(services(eng), SCOPE, source.run_id, "counter")
+
+
+async def finished(client: Client, prefix: str, n: int, timeout_s: float = 120) -> list[str]:
+    """Wait until `n` scheduled workflows whose id starts with `prefix` have closed."""
+    closed: list[str] = []
+    for _ in range(int(timeout_s * 4)):
+        closed = []
+        async for wf in client.list_workflows('WorkflowType = "ScheduledCapsuleWorkflow"'):
+            if wf.id.startswith(prefix) and wf.status != WorkflowExecutionStatus.RUNNING:
+                closed.append(f"{wf.id} {wf.run_id}")
+        if len(closed) >= n:
+            return closed
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"{len(closed)} of {n} scheduled runs of {prefix} closed")
+
+
+async def results(client: Client, closed: list[str]) -> list[ScheduledRunResult | str]:
+    found: list[ScheduledRunResult | str] = []
+    for entry in closed:
+        workflow_id, run_id = entry.split()
+        handle = client.get_workflow_handle(
+            workflow_id, run_id=run_id, result_type=ScheduledRunResult
+        )
+        try:
+            found.append(await handle.result())
+        except Exception as exc:  # noqa: BLE001 - a failed scheduled run: its message
+            found.append(str(getattr(exc, "cause", None) or exc))
+    return found
+
+
+def roots(tmp: Path, task_queue: str) -> Settings:
+    """The engine's settings, reading scheduled inputs under the test's directory."""
+    return Settings(home=tmp / "home", task_queue=task_queue, input_roots=(tmp,))
+
+
+def request(name: str, template: str, **fields: object) -> schedules.ScheduleRequest:
+    return schedules.ScheduleRequest(
+        name=name,
+        capsule="counter",
+        inputs={"sales": template},
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+async def test_a_backfill_runs_each_time_once_and_a_second_backfill_runs_none(
+    temporal_env, task_queue, tmp_path
+):
+    async with engine(
+        temporal_env, tmp_path / "home", task_queue, settings=roots(tmp_path, task_queue)
+    ) as eng:
+        await capsule(eng, tmp_path)
+        base = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=1)
+        hours = [base - timedelta(hours=h) for h in range(12, 0, -1)]
+        for at in hours:
+            sales(tmp_path / "data" / f"{at:%Y%m%d%H}" / "sales.csv", f"h{at:%H}", rows=3)
+        missing = hours[5]
+        (tmp_path / "data" / f"{missing:%Y%m%d%H}" / "sales.csv").unlink()
+        template = str(tmp_path / "data" / "{scheduled:%Y%m%d%H}" / "sales.csv")
+        req = request("hourly", template, every="1h")
+        handle = await schedules.create(eng.client, task_queue, eng.services.capsules, SCOPE, req)
+        start, end = hours[0] - timedelta(minutes=1), hours[-1] + timedelta(minutes=1)
+        await schedules.backfill(handle, start, end)
+        first = await results(eng.client, await finished(eng.client, "scheduled-hourly-", 12))
+        ran = [r for r in first if isinstance(r, ScheduledRunResult)]
+        failed = [r for r in first if isinstance(r, str)]
+        assert len(ran) == 11 and all(r.status == "completed" for r in ran), first
+        # The hour whose file is missing fails that run alone, naming the input.
+        assert len(failed) == 1 and "sales" in failed[0], failed
+        for r in ran:
+            started = eng.services.events.list_events(run_id=r.run_id, type="run.started.v1")
+            assert len(started) == 1
+            done = await eng.client.get_workflow_handle(r.run_id, result_type=RunResult).result()
+            assert output(eng, done, "output/count.json") == {
+                "rows": 3,
+                "first": f"h{r.scheduled_at:%H}",
+            }
+        # The same backfill again: every time is claimed, so no second run starts.
+        before = len(eng.services.events.list_events(type="run.started.v1", limit=100_000))
+        await schedules.backfill(handle, start, end)
+        again = await results(eng.client, await finished(eng.client, "scheduled-hourly-", 24))
+        refused = [r for r in again if isinstance(r, ScheduledRunResult) and r.already_ran]
+        assert len(refused) == 12
+        after = len(eng.services.events.list_events(type="run.started.v1", limit=100_000))
+        assert after == before  # no second run.started, no step executed
+        counts = eng.services.claims.counts(SCOPE, "hourly")
+        assert (counts.times, counts.already_ran) == (12, 12)
+        view = await schedules.describe(
+            eng.client, eng.services.capsules, eng.services.claims, SCOPE, "hourly"
+        )
+        assert view.already_ran == 12 and not view.paused
+        assert json.dumps(view.next_version).count("counter@1")
+
+
+async def test_every_fires_and_pause_unpause_trigger(temporal_env, task_queue, tmp_path):
+    async with engine(
+        temporal_env, tmp_path / "home", task_queue, settings=roots(tmp_path, task_queue)
+    ) as eng:
+        await capsule(eng, tmp_path)
+        template = str(sales(tmp_path / "same" / "sales.csv", "same"))
+        handle = await schedules.create(
+            eng.client,
+            task_queue,
+            eng.services.capsules,
+            SCOPE,
+            request("fast", template, every="2s"),
+        )
+        fired = await results(eng.client, await finished(eng.client, "scheduled-fast-", 2))
+        assert all(isinstance(r, ScheduledRunResult) and r.status == "completed" for r in fired)
+        await handle.pause()
+        assert (await handle.describe()).schedule.state.paused
+        await handle.trigger()  # a trigger runs even while paused
+        await handle.unpause()
+        assert not (await handle.describe()).schedule.state.paused
+        await handle.delete()
+
+
+async def test_a_berlin_cron_fires_at_nine_local_across_the_spring_change(
+    temporal_env, task_queue, tmp_path
+):
+    """`0 9 * * *` in Europe/Berlin: 08:00 UTC before 2026-03-29, 07:00 UTC after (backfill)."""
+    async with engine(
+        temporal_env, tmp_path / "home", task_queue, settings=roots(tmp_path, task_queue)
+    ) as eng:
+        await capsule(eng, tmp_path)
+        days = ["2026-03-27", "2026-03-28", "2026-03-29", "2026-03-30"]
+        for day in days:  # only a file named for 09:00 local exists: a wrong hour fails the run
+            sales(tmp_path / "berlin" / f"{day}T0900" / "sales.csv", day)
+        template = str(tmp_path / "berlin" / "{scheduled:%Y-%m-%dT%H%M}" / "sales.csv")
+        req = request("nine", template, cron="0 9 * * *", tz="Europe/Berlin")
+        handle = await schedules.create(eng.client, task_queue, eng.services.capsules, SCOPE, req)
+        start = datetime(2026, 3, 27, 0, 0, tzinfo=UTC)
+        await schedules.backfill(handle, start, datetime(2026, 3, 30, 23, 0, tzinfo=UTC))
+        found = await results(eng.client, await finished(eng.client, "scheduled-nine-", 4))
+        ran = sorted(
+            (r for r in found if isinstance(r, ScheduledRunResult)), key=lambda r: r.scheduled_at
+        )
+        assert [f"{r.scheduled_at:%Y-%m-%d %H:%M}" for r in ran] == [
+            "2026-03-27 08:00",
+            "2026-03-28 08:00",
+            "2026-03-29 07:00",
+            "2026-03-30 07:00",
+        ], found
+        assert all(r.status == "completed" for r in ran)
+        await handle.delete()

@@ -1,0 +1,327 @@
+"""`forge schedule ...`: capsules that run by themselves, on Temporal Schedules."""
+
+import asyncio
+from datetime import datetime
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+from temporalio.client import ScheduleHandle, ScheduleUpdate, ScheduleUpdateInput
+from temporalio.service import RPCError
+
+from activities.schedules.spec import ScheduleInvalid
+from schemas.scope import DEFAULT_TENANT, Scope
+from workers import schedules
+from workers.cli.common import TenantOption, one_line_errors, out, scope_of, settings
+from workers.cli.common import temporal_client as client_for
+from workers.worker import Services
+
+__all__ = ["schedule_app"]
+
+schedule_app = typer.Typer(
+    help="Schedules: a capsule that runs by itself on a calendar, on new data each time.",
+    no_args_is_help=True,
+)
+
+Inputs = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--input", "-i", metavar="NAME=TEMPLATE", help="e.g. data/{scheduled:%Y-%m-%d}/x.csv"
+    ),
+]
+Params = Annotated[list[str] | None, typer.Option("--param", metavar="NAME=VALUE")]
+Cron = Annotated[str | None, typer.Option("--cron", metavar="EXPR", help="e.g. '0 9 * * FRI'")]
+Every = Annotated[str | None, typer.Option("--every", metavar="DURATION", help="e.g. 1h, 15m")]
+Zone = Annotated[str, typer.Option("--tz", metavar="ZONE", help="e.g. Europe/Berlin")]
+Overlap = Annotated[
+    str,
+    typer.Option(
+        "--overlap",
+        help="skip, buffer-one, buffer-all, cancel-other, terminate-other or allow-all",
+    ),
+]
+Window = Annotated[str | None, typer.Option("--catchup-window", metavar="DURATION")]
+PauseOnFailure = Annotated[bool, typer.Option("--pause-on-failure")]
+Note = Annotated[str | None, typer.Option("--note", metavar="TEXT")]
+Capsule = Annotated[str, typer.Option("--capsule", metavar="CAP[@V]")]
+
+
+def _pairs(pairs: list[str] | None, option: str) -> dict[str, str]:
+    given: dict[str, str] = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip() or not value:
+            raise ScheduleInvalid(f"{option} {pair!r}: expected NAME=VALUE")
+        given[name.strip()] = value
+    return given
+
+
+def _request(
+    name: str,
+    capsule: str,
+    cron: str | None,
+    every: str | None,
+    tz: str,
+    overlap: str,
+    window: str | None,
+    pause_on_failure: bool,
+    note: str | None,
+    inputs: list[str] | None,
+    params: list[str] | None,
+) -> schedules.ScheduleRequest:
+    return schedules.ScheduleRequest(
+        name=name,
+        capsule=capsule,
+        cron=cron,
+        every=every,
+        tz=tz,
+        overlap=overlap,
+        catchup_window=window,
+        pause_on_failure=pause_on_failure,
+        note=note,
+        inputs=_pairs(inputs, "--input"),
+        params=_pairs(params, "--param"),
+    )
+
+
+@schedule_app.command("create")
+@one_line_errors
+def create_cmd(
+    name: Annotated[str, typer.Argument(metavar="NAME")],
+    capsule: Capsule,
+    cron: Cron = None,
+    every: Every = None,
+    tz: Zone = "UTC",
+    overlap: Overlap = "skip",
+    catchup_window: Window = None,
+    pause_on_failure: PauseOnFailure = False,
+    note: Note = None,
+    inputs: Inputs = None,
+    params: Params = None,
+    tenant: TenantOption = DEFAULT_TENANT,
+) -> None:
+    """Create schedule NAME: run CAP on a calendar (--cron) or an interval (--every)."""
+    scope = scope_of(tenant)
+    req = _request(
+        name, capsule, cron, every, tz, overlap, catchup_window, pause_on_failure, note,
+        inputs, params,
+    )  # fmt: skip
+    s = settings()
+    services = Services.from_settings(s)
+
+    async def go() -> None:
+        client = await client_for(s)
+        await schedules.create(client, s.task_queue, services.capsules, scope, req)
+        view = await schedules.describe(client, services.capsules, services.claims, scope, req.name)
+        out.print(f"[green]✓[/] schedule [bold]{escape(name)}[/] runs {escape(view.capsule)}")
+        _when(view)
+
+    asyncio.run(go())
+
+
+def _when(view: schedules.ScheduleView) -> None:
+    out.print(f"  {escape(view.when)}; overlap {view.overlap}; next run uses {view.next_version}")
+    if view.next_times:
+        out.print("  next: " + ", ".join(f"{t:%Y-%m-%d %H:%M} UTC" for t in view.next_times[:3]))
+
+
+@schedule_app.command("describe")
+@one_line_errors
+def describe_cmd(
+    name: Annotated[str, typer.Argument(metavar="NAME")],
+    tenant: TenantOption = DEFAULT_TENANT,
+) -> None:
+    """Next fire times, recent runs and their outcomes, skipped and refused counts."""
+    scope = scope_of(tenant)
+    s = settings()
+    services = Services.from_settings(s)
+
+    async def go() -> schedules.ScheduleView:
+        client = await client_for(s)
+        return await schedules.describe(client, services.capsules, services.claims, scope, name)
+
+    view = asyncio.run(go())
+    state = "paused" if view.paused else "active"
+    out.print(f"[bold]{escape(view.name)}[/] ({state}) runs {escape(view.capsule)}")
+    if view.note:
+        out.print(f"  note: {escape(view.note)}")
+    _when(view)
+    out.print(
+        f"  started {view.actions}; skipped for overlap {view.skipped_overlap}; missed the "
+        f"catch-up window {view.missed_catchup}; already ran (refused) {view.already_ran}"
+    )
+    if view.recent:
+        table = Table(title="recent runs", title_justify="left")
+        for col in ("scheduled", "run", "outcome"):
+            table.add_column(col)
+        for r in view.recent:
+            table.add_row(f"{r.scheduled_at:%Y-%m-%d %H:%M:%S}", r.run_id, r.outcome)
+        out.print(table)
+
+
+@schedule_app.command("list")
+@one_line_errors
+def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
+    """The tenant's schedules."""
+    scope = scope_of(tenant)
+    s = settings()
+
+    async def go() -> list[tuple[str, str, bool]]:
+        client = await client_for(s)
+        prefix = schedules.schedule_id(scope, "")
+        found = []
+        async for listed in await client.list_schedules():
+            if not listed.id.startswith(prefix):
+                continue
+            memo = await listed.memo()
+            paused = bool(listed.schedule and listed.schedule.state.paused)
+            found.append((listed.id.removeprefix(prefix), str(memo.get("capsule", "")), paused))
+        return sorted(found)
+
+    found = asyncio.run(go())
+    if not found:
+        out.print(f"no schedules for tenant {tenant}: create one with `forge schedule create`")
+        return
+    table = Table(title=f"schedules of tenant {tenant}", title_justify="left")
+    for col in ("schedule", "capsule", "state"):
+        table.add_column(col)
+    for name, capsule, paused in found:
+        table.add_row(escape(name), escape(capsule), "paused" if paused else "active")
+    out.print(table)
+
+
+def _act(name: str, tenant: str, what: str) -> None:
+    scope = scope_of(tenant)
+    s = settings()
+    services = Services.from_settings(s)
+
+    async def go() -> None:
+        client = await client_for(s)
+        handle = schedules.handle_of(client, scope, name)
+        try:
+            await _do(handle, what, scope, name, services)
+        except RPCError as exc:
+            raise schedules.ScheduleNotFound(
+                f"tenant {scope.tenant!r} has no schedule {name!r} ({exc.message}): see "
+                "`forge schedule list`"
+            ) from None
+
+    asyncio.run(go())
+
+
+async def _do(
+    handle: ScheduleHandle, what: str, scope: Scope, name: str, services: Services
+) -> None:
+    if what in ("pause", "unpause"):
+        # Temporal keeps one note per schedule: the schedule's own stays, or says who did it.
+        note = (await handle.describe()).schedule.state.note or f"{what}d by {scope.actor.id}"
+        await (handle.pause if what == "pause" else handle.unpause)(note=note)
+    elif what == "trigger":
+        await handle.trigger()
+    elif what == "delete":
+        await handle.delete()
+        services.claims.forget(scope, name)
+
+
+Name = Annotated[str, typer.Argument(metavar="NAME")]
+
+
+@schedule_app.command("pause")
+@one_line_errors
+def pause_cmd(name: Name, tenant: TenantOption = DEFAULT_TENANT) -> None:
+    """Pause schedule NAME: nothing fires until it is unpaused."""
+    _act(name, tenant, "pause")
+    out.print(f"[green]✓[/] schedule {escape(name)} paused")
+
+
+@schedule_app.command("unpause")
+@one_line_errors
+def unpause_cmd(name: Name, tenant: TenantOption = DEFAULT_TENANT) -> None:
+    """Unpause schedule NAME."""
+    _act(name, tenant, "unpause")
+    out.print(f"[green]✓[/] schedule {escape(name)} unpaused")
+
+
+@schedule_app.command("trigger")
+@one_line_errors
+def trigger_cmd(name: Name, tenant: TenantOption = DEFAULT_TENANT) -> None:
+    """Run schedule NAME once now (the time now is its scheduled time)."""
+    _act(name, tenant, "trigger")
+    out.print(f"[green]✓[/] schedule {escape(name)} triggered")
+
+
+@schedule_app.command("delete")
+@one_line_errors
+def delete_cmd(name: Name, tenant: TenantOption = DEFAULT_TENANT) -> None:
+    """Delete schedule NAME (the runs it made stay)."""
+    _act(name, tenant, "delete")
+    out.print(f"[green]✓[/] schedule {escape(name)} deleted")
+
+
+@schedule_app.command("backfill")
+@one_line_errors
+def backfill_cmd(
+    name: Annotated[str, typer.Argument(metavar="NAME")],
+    start: Annotated[datetime, typer.Option("--start", metavar="T", help="e.g. 2026-11-02T00:00Z")],
+    end: Annotated[datetime, typer.Option("--end", metavar="T")],
+    overlap: Overlap = "buffer-all",
+    tenant: TenantOption = DEFAULT_TENANT,
+) -> None:
+    """Start every scheduled time in [--start, --end]; a time that already ran runs no more."""
+    scope = scope_of(tenant)
+    s = settings()
+
+    async def go() -> None:
+        client = await client_for(s)
+        handle = schedules.handle_of(client, scope, name)
+        await schedules.backfill(handle, start, end, overlap)
+
+    asyncio.run(go())
+    span = f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}"
+    out.print(f"[green]✓[/] backfill of {escape(name)} from {span} started")
+
+
+@schedule_app.command("update")
+@one_line_errors
+def update_cmd(
+    name: Annotated[str, typer.Argument(metavar="NAME")],
+    capsule: Capsule,
+    cron: Cron = None,
+    every: Every = None,
+    tz: Zone = "UTC",
+    overlap: Overlap = "skip",
+    catchup_window: Window = None,
+    pause_on_failure: PauseOnFailure = False,
+    note: Note = None,
+    inputs: Inputs = None,
+    params: Params = None,
+    tenant: TenantOption = DEFAULT_TENANT,
+) -> None:
+    """Replace schedule NAME's capsule, calendar, policies and inputs (checked like create)."""
+    scope = scope_of(tenant)
+    req = _request(
+        name, capsule, cron, every, tz, overlap, catchup_window, pause_on_failure, note,
+        inputs, params,
+    )  # fmt: skip
+    s = settings()
+    services = Services.from_settings(s)
+    new = schedules.check(services.capsules, scope, req, s.task_queue)
+
+    async def go() -> None:
+        client = await client_for(s)
+        handle = schedules.handle_of(client, scope, name)
+
+        def replace(current: ScheduleUpdateInput) -> ScheduleUpdate:
+            new.state.paused = current.description.schedule.state.paused
+            return ScheduleUpdate(schedule=new)
+
+        try:
+            await handle.update(replace)
+        except RPCError as exc:
+            raise schedules.ScheduleNotFound(
+                f"tenant {scope.tenant!r} has no schedule {name!r} ({exc.message})"
+            ) from None
+
+    asyncio.run(go())
+    out.print(f"[green]✓[/] schedule {escape(name)} updated")

@@ -1,0 +1,276 @@
+"""Schedules on Temporal Schedules (shared by the CLI and later the API): check, create, observe.
+
+A Forge schedule is one Temporal Schedule whose action starts ScheduledCapsuleWorkflow with the
+capsule, its input templates and parameters. Its Temporal id carries the tenant, so a tenant
+sees and touches only its own schedules. Everything a schedule names is checked before it is
+created (the capsule, every parameter, every input template, the cron expression, the zone, the
+interval and the windows): a refusal creates nothing.
+"""
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from temporalio.client import (
+    Client,
+    Schedule,
+    ScheduleActionStartWorkflow,
+    ScheduleAlreadyRunningError,
+    ScheduleBackfill,
+    ScheduleHandle,
+    ScheduleIntervalSpec,
+    SchedulePolicy,
+    ScheduleSpec,
+    ScheduleState,
+)
+from temporalio.service import RPCError
+
+from activities.capsule_runs import capsule_ref
+from activities.schedules.spec import (
+    ScheduleInvalid,
+    check_cron,
+    check_zone,
+    overlap_policy,
+    parse_duration,
+)
+from activities.schedules.templates import check_template
+from activities.store.capsules import CapsuleStore
+from activities.store.schedule_claims import ScheduleClaims
+from compiler.plan.params import bind_params
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
+from schemas.plan import ParameterDecl
+from schemas.scheduled import (
+    SCHEDULE_NAME_PATTERN,
+    ScheduledRunInput,
+    ScheduledRunResult,
+    tenant_tag,
+)
+from schemas.scope import Scope
+from workflows.scheduled import ScheduledCapsuleWorkflow
+
+__all__ = ["ScheduleNotFound", "ScheduleRequest", "create", "handle_of", "schedule_id"]
+
+_NAME = re.compile(SCHEDULE_NAME_PATTERN)
+
+
+class ScheduleNotFound(ForgeError, LookupError):
+    code = ErrorCode.SCHEDULE_NOT_FOUND
+
+
+@dataclass(frozen=True)
+class ScheduleRequest:
+    """`forge schedule create`, as given."""
+
+    name: str
+    capsule: str
+    cron: str | None = None
+    every: str | None = None
+    tz: str = "UTC"
+    overlap: str = "skip"
+    catchup_window: str | None = None
+    pause_on_failure: bool = False
+    note: str | None = None
+    inputs: dict[str, str] | None = None
+    params: dict[str, str] | None = None
+
+
+def schedule_id(scope: Scope, name: str) -> str:
+    """The Temporal Schedule id of a tenant's schedule."""
+    return f"forge-{scope.tenant}-{name}"
+
+
+def handle_of(client: Client, scope: Scope, name: str) -> ScheduleHandle:
+    return client.get_schedule_handle(schedule_id(scope, name))
+
+
+def check(capsules: CapsuleStore, scope: Scope, req: ScheduleRequest, task_queue: str) -> Schedule:
+    """Everything the request names, checked; the Temporal Schedule to create.
+
+    Raises:
+        ScheduleInvalid, CapsuleNotFound, ParameterInvalid: the one thing that is wrong.
+    """
+    if not _NAME.fullmatch(req.name):
+        raise ScheduleInvalid(
+            f"schedule name {req.name!r}: use 1 to 48 lower-case letters, digits, '_' or '-', "
+            "starting with a letter or digit (e.g. billing-weekly)"
+        )
+    if (req.cron is None) == (req.every is None):
+        raise ScheduleInvalid("give exactly one of --cron EXPR and --every DURATION")
+    zone = check_zone(req.tz)
+    spec = (
+        ScheduleSpec(cron_expressions=[check_cron(req.cron)], time_zone_name=zone)
+        if req.cron is not None
+        else ScheduleSpec(
+            intervals=[ScheduleIntervalSpec(every=parse_duration("--every", req.every or ""))],
+            time_zone_name=zone,
+        )
+    )
+    window: timedelta | None = None
+    if req.catchup_window is not None:
+        window = parse_duration("--catchup-window", req.catchup_window)
+    policy = overlap_policy(req.overlap)
+    name, number = capsule_ref(req.capsule)
+    version = capsules.get(scope, name, number)
+    content = version.content
+    decls = [ParameterDecl(name=s.name, type=s.type, default=s.default) for s in content.scalars]
+    bind_params(decls, req.params or {})  # every value typed now: a bad one creates nothing
+    declared = {i.name: i for i in content.inputs}
+    inputs = req.inputs or {}
+    unknown = sorted(set(inputs) - set(declared))
+    if unknown:
+        raise ScheduleInvalid(
+            f"--input {unknown[0]}: capsule {version.ref} has no input {unknown[0]!r}; its "
+            f"inputs: {', '.join(declared) or 'none'}"
+        )
+    missing = [i.name for i in content.inputs if i.required and i.name not in inputs]
+    if missing:
+        raise ScheduleInvalid(
+            "missing --input template(s) for " + ", ".join(missing) + ", e.g. "
+            f"--input {missing[0]}=data/{{scheduled:%Y-%m-%d}}/{missing[0]}.csv"
+        )
+    for input_name, template in sorted(inputs.items()):
+        check_template(input_name, template)
+    action = ScheduledRunInput(
+        schedule=req.name,
+        scope=scope,
+        capsule=req.capsule,
+        inputs=inputs,
+        params=req.params or {},
+        tz=zone,
+        when=f"cron {req.cron}" if req.cron is not None else f"every {req.every}",
+    )
+    return Schedule(
+        action=ScheduleActionStartWorkflow(
+            ScheduledCapsuleWorkflow.run,
+            action,
+            id=f"scheduled-{req.name}{tenant_tag(scope.tenant)}",
+            task_queue=task_queue,
+        ),
+        spec=spec,
+        policy=SchedulePolicy(
+            overlap=policy,
+            catchup_window=window,
+            pause_on_failure=req.pause_on_failure,
+        ),
+        state=ScheduleState(note=req.note),
+    )
+
+
+async def create(
+    client: Client, task_queue: str, capsules: CapsuleStore, scope: Scope, req: ScheduleRequest
+) -> ScheduleHandle:
+    """Check the request, then create the Temporal Schedule; a refusal creates nothing."""
+    schedule = check(capsules, scope, req, task_queue)
+    try:
+        return await client.create_schedule(
+            schedule_id(scope, req.name),
+            schedule,
+            memo={"tenant": scope.tenant, "capsule": req.capsule},
+        )
+    except ScheduleAlreadyRunningError:
+        raise ScheduleInvalid(
+            f"schedule {req.name!r} exists: change it with `forge schedule update`, or delete "
+            "it first"
+        ) from None
+    except RPCError as exc:
+        raise ScheduleInvalid(f"Temporal refused schedule {req.name!r}: {exc.message}") from None
+
+
+async def backfill(
+    handle: ScheduleHandle, start: datetime, end: datetime, overlap: str = "buffer-all"
+) -> None:
+    """Every scheduled time in [start, end] is started now, one after the other by default.
+
+    Each is claimed before it runs, so a time that already ran makes no second run.
+    """
+    if start.tzinfo is None or end.tzinfo is None or end <= start:
+        raise ScheduleInvalid(
+            "--start and --end: two times with a zone (e.g. 2026-11-02T00:00Z), the start first"
+        )
+    await handle.backfill(
+        ScheduleBackfill(start_at=start, end_at=end, overlap=overlap_policy(overlap))
+    )
+
+
+@dataclass(frozen=True)
+class RecentRun:
+    scheduled_at: datetime
+    run_id: str
+    outcome: str
+
+
+@dataclass(frozen=True)
+class ScheduleView:
+    """What `forge schedule describe` shows."""
+
+    name: str
+    capsule: str
+    next_version: str
+    when: str
+    overlap: str
+    paused: bool
+    note: str
+    next_times: list[datetime]
+    recent: list[RecentRun]
+    actions: int
+    skipped_overlap: int
+    missed_catchup: int
+    already_ran: int
+
+
+async def describe(
+    client: Client, capsules: CapsuleStore, claims: ScheduleClaims, scope: Scope, name: str
+) -> ScheduleView:
+    """The schedule, its next fire times, its recent runs and what it skipped or refused."""
+    handle = handle_of(client, scope, name)
+    try:
+        desc = await handle.describe()
+    except RPCError:
+        raise ScheduleNotFound(
+            f"tenant {scope.tenant!r} has no schedule {name!r}: see `forge schedule list`"
+        ) from None
+    action = desc.schedule.action
+    assert isinstance(action, ScheduleActionStartWorkflow)
+    [raw] = action.args
+    if isinstance(raw, ScheduledRunInput):
+        spec_input = raw
+    else:  # described schedules carry their action's arguments as payloads
+        [spec_input] = await client.data_converter.decode([raw], [ScheduledRunInput])
+    capsule_name, number = capsule_ref(spec_input.capsule)
+    newest = capsules.get(scope, capsule_name, number)
+    pin = "pinned" if number is not None else "the newest"
+    when = f"{spec_input.when} ({spec_input.tz})"
+    recent = [await _outcome(client, a.scheduled_at, a.action) for a in desc.info.recent_actions]
+    counts = claims.counts(scope, name)
+    return ScheduleView(
+        name=name,
+        capsule=spec_input.capsule,
+        next_version=f"{newest.ref} ({pin})",
+        when=when,
+        overlap=desc.schedule.policy.overlap.name.lower().replace("_", "-"),
+        paused=desc.schedule.state.paused,
+        note=desc.schedule.state.note or "",
+        next_times=list(desc.info.next_action_times[:5]),
+        recent=recent[-10:],
+        actions=desc.info.num_actions,
+        skipped_overlap=desc.info.num_actions_skipped_overlap,
+        missed_catchup=desc.info.num_actions_missed_catchup_window,
+        already_ran=counts.already_ran,
+    )
+
+
+async def _outcome(client: Client, at: datetime, action: object) -> RecentRun:
+    workflow_id = getattr(action, "workflow_id", "")
+    # Each start of a time has the same workflow id: its first run id names this one.
+    run = getattr(action, "first_execution_run_id", None) or None
+    handle = client.get_workflow_handle(workflow_id, run_id=run, result_type=ScheduledRunResult)
+    try:
+        desc = await handle.describe()
+    except RPCError:
+        return RecentRun(at, workflow_id, "unknown")
+    status = desc.status.name.lower() if desc.status else "unknown"
+    if status != "completed":
+        return RecentRun(at, workflow_id, status)
+    result = await handle.result()
+    return RecentRun(at, result.run_id, result.status)
