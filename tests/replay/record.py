@@ -40,6 +40,7 @@ from tests.workflows.test_budgets import (
 from tests.workflows.test_gates import OPS as OPS_GATE
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
 from workers import runs
+from workers.settings import Settings
 from workflows.run import CompiledRunWorkflow
 
 HISTORIES = Path(__file__).parent / "histories"
@@ -246,9 +247,42 @@ async def _capsule_sealed(eng: Engine, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def _scheduled_once(eng: Engine, tmp: Path) -> WorkflowHandle:
+    """One scheduled time of a schedule, backfilled: claimed, then its capsule run as a child."""
+    from datetime import UTC, datetime
+
+    from tests.workflows.test_capsules import services
+    from tests.workflows.test_schedules import PLAN, request, sales
+    from workers import schedules
+    from workers.capsules import extract_run
+
+    source = await eng.run(PLAN, {"sales": sales(tmp / "seed" / "sales.csv", "seed")})
+    extract_run(services(eng), Scope.default(), source.run_id, "counter")
+    template = str(sales(tmp / "same" / "sales.csv", "same"))
+    handle = await schedules.create(
+        eng.client,
+        eng.settings.task_queue,
+        eng.services.capsules,
+        Scope.default(),
+        request("daily", template, cron="0 6 * * *"),
+    )
+    await schedules.backfill(
+        handle, datetime(2026, 11, 2, 0, tzinfo=UTC), datetime(2026, 11, 2, 12, tzinfo=UTC)
+    )
+    scheduled = eng.client.get_workflow_handle("scheduled-daily-2026-11-02T06:00:00Z")
+    for _ in range(400):
+        try:
+            await scheduled.result()
+            return scheduled
+        except Exception:  # noqa: BLE001 - not started yet
+            await asyncio.sleep(0.25)
+    raise AssertionError("the scheduled run never finished")
+
+
 # Scenarios recorded once their feature existed (engine5 on): not part of the engine2/3 sets.
 LATER: dict[str, Callable[[Engine, Path], Awaitable[WorkflowHandle]]] = {
     "capsule_sealed": _capsule_sealed,
+    "scheduled_once": _scheduled_once,
 }
 
 
@@ -263,7 +297,8 @@ async def record(names: list[str], tag: str | None = None) -> None:
                         handle = await SCENARIOS[name](eng, Path(tmp))
                         history = await handle.fetch_history()
                 else:
-                    async with engine(env, home, queue) as eng:
+                    settings = Settings(home=home, task_queue=queue, input_roots=(Path(tmp),))
+                    async with engine(env, home, queue, settings=settings) as eng:
                         handle = await {**SCENARIOS, **LATER}[name](eng, Path(tmp))
                         history = await handle.fetch_history()
             path = HISTORIES / (f"{name}.{tag}.json" if tag else f"{name}.json")

@@ -58,6 +58,23 @@ def test_a_capsule_run_history_has_its_front_end_and_no_compile_pass():
     assert scheduled.count("step__execute") == 7
 
 
+def test_a_scheduled_time_history_claims_then_runs_its_capsule_as_a_child():
+    """engine5: one scheduled time (schedule__prepare, then the capsule run as a child)."""
+    path = Path(__file__).parent / "histories" / "scheduled_once.engine5.json"
+    history = WorkflowHistory.from_json("scheduled_once", path.read_text())
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    children = [
+        e.start_child_workflow_execution_initiated_event_attributes.workflow_type.name
+        for e in history.events
+        if e.HasField("start_child_workflow_execution_initiated_event_attributes")
+    ]
+    assert (scheduled, children) == (["schedule__prepare"], ["CompiledRunWorkflow"])
+
+
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(path.stem, path.read_text())
