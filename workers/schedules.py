@@ -8,6 +8,8 @@ interval and the windows): a refusal creates nothing.
 """
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -22,6 +24,8 @@ from temporalio.client import (
     SchedulePolicy,
     ScheduleSpec,
     ScheduleState,
+    ScheduleUpdate,
+    ScheduleUpdateInput,
 )
 from temporalio.service import RPCError
 
@@ -82,6 +86,47 @@ def schedule_id(scope: Scope, name: str) -> str:
 
 def handle_of(client: Client, scope: Scope, name: str) -> ScheduleHandle:
     return client.get_schedule_handle(schedule_id(scope, name))
+
+
+@contextmanager
+def existing(scope: Scope, name: str) -> Iterator[None]:
+    """Temporal's answer for a schedule it does not hold, as ScheduleNotFound."""
+    try:
+        yield
+    except RPCError:
+        raise ScheduleNotFound(
+            f"tenant {scope.tenant!r} has no schedule {name!r}: see `forge schedule list`"
+        ) from None
+
+
+async def update(
+    client: Client, task_queue: str, capsules: CapsuleStore, scope: Scope, req: ScheduleRequest
+) -> None:
+    """Replace a schedule's capsule, calendar, policies and inputs, checked as at create."""
+    new = check(capsules, scope, req, task_queue)
+
+    def replace(current: ScheduleUpdateInput) -> ScheduleUpdate:
+        new.state.paused = current.description.schedule.state.paused
+        return ScheduleUpdate(schedule=new)
+
+    with existing(scope, req.name):
+        await handle_of(client, scope, req.name).update(replace)
+
+
+async def act(client: Client, claims: ScheduleClaims, scope: Scope, name: str, what: str) -> None:
+    """pause, unpause, trigger or delete (which forgets the schedule's claims too)."""
+    handle = handle_of(client, scope, name)
+    with existing(scope, name):
+        if what in ("pause", "unpause"):
+            # Temporal keeps one note per schedule: the schedule's own stays, or who did it.
+            state = (await handle.describe()).schedule.state
+            note = state.note or f"{what}d by {scope.actor.id}"
+            await (handle.pause if what == "pause" else handle.unpause)(note=note)
+        elif what == "trigger":
+            await handle.trigger()
+        elif what == "delete":
+            await handle.delete()
+            claims.forget(scope, name)
 
 
 def check(capsules: CapsuleStore, scope: Scope, req: ScheduleRequest, task_queue: str) -> Schedule:
@@ -224,12 +269,8 @@ async def describe(
 ) -> ScheduleView:
     """The schedule, its next fire times, its recent runs and what it skipped or refused."""
     handle = handle_of(client, scope, name)
-    try:
+    with existing(scope, name):
         desc = await handle.describe()
-    except RPCError:
-        raise ScheduleNotFound(
-            f"tenant {scope.tenant!r} has no schedule {name!r}: see `forge schedule list`"
-        ) from None
     action = desc.schedule.action
     assert isinstance(action, ScheduleActionStartWorkflow)
     [raw] = action.args

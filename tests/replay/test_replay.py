@@ -44,15 +44,23 @@ def test_model_queue_histories_schedule_model_work_on_the_providers_queue():
         assert any(q.endswith("@anthropic") for q in queues), (name, queues)
 
 
-def test_a_capsule_run_history_has_its_front_end_and_no_compile_pass():
-    """engine5: a sealed capsule run (capsule__instantiate instead of recipes and compiling)."""
-    path = Path(__file__).parent / "histories" / "capsule_sealed.engine5.json"
-    history = WorkflowHistory.from_json("capsule_sealed", path.read_text())
-    scheduled = [
+def recorded(stem: str) -> WorkflowHistory:
+    path = Path(__file__).parent / "histories" / f"{stem}.json"
+    return WorkflowHistory.from_json(stem, path.read_text())
+
+
+def activities_of(history: WorkflowHistory) -> list[str]:
+    """The activity types a history schedules, in order."""
+    return [
         e.activity_task_scheduled_event_attributes.activity_type.name
         for e in history.events
         if e.HasField("activity_task_scheduled_event_attributes")
     ]
+
+
+def test_a_capsule_run_history_has_its_front_end_and_no_compile_pass():
+    """engine5: a sealed capsule run (capsule__instantiate instead of recipes and compiling)."""
+    scheduled = activities_of(recorded("capsule_sealed.engine5"))
     assert scheduled[0] == "capsule__instantiate"
     assert not {"recipes__match", "compile__passes", "compile__plan"} & set(scheduled)
     assert scheduled.count("step__execute") == 7
@@ -60,13 +68,8 @@ def test_a_capsule_run_history_has_its_front_end_and_no_compile_pass():
 
 def test_a_scheduled_time_history_claims_then_runs_its_capsule_as_a_child():
     """engine5: one scheduled time (schedule__prepare, then the capsule run as a child)."""
-    path = Path(__file__).parent / "histories" / "scheduled_once.engine5.json"
-    history = WorkflowHistory.from_json("scheduled_once", path.read_text())
-    scheduled = [
-        e.activity_task_scheduled_event_attributes.activity_type.name
-        for e in history.events
-        if e.HasField("activity_task_scheduled_event_attributes")
-    ]
+    history = recorded("scheduled_once.engine5")
+    scheduled = activities_of(history)
     children = [
         e.start_child_workflow_execution_initiated_event_attributes.workflow_type.name
         for e in history.events

@@ -7,11 +7,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 from rich.table import Table
-from temporalio.client import ScheduleHandle, ScheduleUpdate, ScheduleUpdateInput
-from temporalio.service import RPCError
 
 from activities.schedules.spec import ScheduleInvalid
-from schemas.scope import DEFAULT_TENANT, Scope
+from schemas.scope import DEFAULT_TENANT
 from workers import schedules
 from workers.cli.common import TenantOption, one_line_errors, out, scope_of, settings
 from workers.cli.common import temporal_client as client_for
@@ -197,31 +195,9 @@ def _act(name: str, tenant: str, what: str) -> None:
     services = Services.from_settings(s)
 
     async def go() -> None:
-        client = await client_for(s)
-        handle = schedules.handle_of(client, scope, name)
-        try:
-            await _do(handle, what, scope, name, services)
-        except RPCError as exc:
-            raise schedules.ScheduleNotFound(
-                f"tenant {scope.tenant!r} has no schedule {name!r} ({exc.message}): see "
-                "`forge schedule list`"
-            ) from None
+        await schedules.act(await client_for(s), services.claims, scope, name, what)
 
     asyncio.run(go())
-
-
-async def _do(
-    handle: ScheduleHandle, what: str, scope: Scope, name: str, services: Services
-) -> None:
-    if what in ("pause", "unpause"):
-        # Temporal keeps one note per schedule: the schedule's own stays, or says who did it.
-        note = (await handle.describe()).schedule.state.note or f"{what}d by {scope.actor.id}"
-        await (handle.pause if what == "pause" else handle.unpause)(note=note)
-    elif what == "trigger":
-        await handle.trigger()
-    elif what == "delete":
-        await handle.delete()
-        services.claims.forget(scope, name)
 
 
 Name = Annotated[str, typer.Argument(metavar="NAME")]
@@ -306,22 +282,9 @@ def update_cmd(
     )  # fmt: skip
     s = settings()
     services = Services.from_settings(s)
-    new = schedules.check(services.capsules, scope, req, s.task_queue)
 
     async def go() -> None:
-        client = await client_for(s)
-        handle = schedules.handle_of(client, scope, name)
-
-        def replace(current: ScheduleUpdateInput) -> ScheduleUpdate:
-            new.state.paused = current.description.schedule.state.paused
-            return ScheduleUpdate(schedule=new)
-
-        try:
-            await handle.update(replace)
-        except RPCError as exc:
-            raise schedules.ScheduleNotFound(
-                f"tenant {scope.tenant!r} has no schedule {name!r} ({exc.message})"
-            ) from None
+        await schedules.update(await client_for(s), s.task_queue, services.capsules, scope, req)
 
     asyncio.run(go())
     out.print(f"[green]✓[/] schedule {escape(name)} updated")
