@@ -75,3 +75,6 @@ class ScheduledRunResult(FrozenModel):
     run_id: str
     status: str = Field(description="the capsule run's status, or already_ran")
     already_ran: bool = False
+    attempt: int = Field(
+        default=1, ge=1, description="1, or 2.. for a forced re-run (`backfill --force`)"
+    )

@@ -223,19 +223,39 @@ async def create(
 
 
 async def backfill(
-    handle: ScheduleHandle, start: datetime, end: datetime, overlap: str = "buffer-all"
+    client: Client,
+    claims: ScheduleClaims,
+    scope: Scope,
+    name: str,
+    start: datetime,
+    end: datetime,
+    overlap: str = "buffer-all",
+    *,
+    force: bool = False,
 ) -> None:
     """Every scheduled time in [start, end] is started now, one after the other by default.
 
-    Each is claimed before it runs, so a time that already ran makes no second run.
+    Each is claimed before it runs, so a time that already ran makes no second run, unless
+    `force`: then a force over [start, end] is recorded first, and each time in it runs once
+    more (a repeat of the same plain backfill afterwards still runs none).
     """
     if start.tzinfo is None or end.tzinfo is None or end <= start:
         raise ScheduleInvalid(
             "--start and --end: two times with a zone (e.g. 2026-11-02T00:00Z), the start first"
         )
-    await handle.backfill(
-        ScheduleBackfill(start_at=start, end_at=end, overlap=overlap_policy(overlap))
-    )
+    handle = handle_of(client, scope, name)
+    with existing(scope, name):
+        await handle.describe()  # an unknown schedule records no force
+    force_id = claims.allow_rerun(scope, name, start, end) if force else None
+    try:
+        with existing(scope, name):
+            await handle.backfill(
+                ScheduleBackfill(start_at=start, end_at=end, overlap=overlap_policy(overlap))
+            )
+    except BaseException:
+        if force_id is not None:  # the backfill never began: nothing may run under its force
+            claims.revoke(scope, name, force_id)
+        raise
 
 
 @dataclass(frozen=True)
@@ -262,6 +282,7 @@ class ScheduleView:
     skipped_overlap: int
     missed_catchup: int
     already_ran: int
+    forced: int
 
 
 async def describe(
@@ -298,6 +319,7 @@ async def describe(
         skipped_overlap=desc.info.num_actions_skipped_overlap,
         missed_catchup=desc.info.num_actions_missed_catchup_window,
         already_ran=counts.already_ran,
+        forced=counts.forced,
     )
 
 
@@ -314,4 +336,5 @@ async def _outcome(client: Client, at: datetime, action: object) -> RecentRun:
     if status != "completed":
         return RecentRun(at, workflow_id, status)
     result = await handle.result()
-    return RecentRun(at, result.run_id, result.status)
+    forced = f" (re-run {result.attempt})" if result.attempt > 1 and not result.already_ran else ""
+    return RecentRun(at, result.run_id, result.status + forced)

@@ -52,10 +52,12 @@ def attempts(err: Failure) -> int:
 
 
 def cancelled(err: BaseException) -> bool:
-    """Whether `err` is the run's cancellation (an activity it cancelled says so as its cause)."""
+    """Whether `err` is the run's cancellation (an activity or child it cancelled says so)."""
     if isinstance(err, asyncio.CancelledError):
         return True
-    return isinstance(err, ActivityError) and isinstance(err.cause, CancelledError)
+    return isinstance(err, ActivityError | ChildWorkflowError) and isinstance(
+        err.cause, CancelledError
+    )
 
 
 TOLD_KEYS = frozenset({"code", "hint", "where"})  # activities.errors.to_application_error's

@@ -1,4 +1,4 @@
-"""The workflow.patched ids, one per change to the command sequence of CompiledRunWorkflow.
+"""The workflow.patched ids, one per change to the commands of Forge's workflows.
 
 A patch id is removed only with workflow.deprecate_patch, once no history without its marker can
 be replayed (docs/versioning.md). tests/replay/histories holds runs from before each of them.
@@ -20,3 +20,6 @@ PATCH_FRONT_END = "front-end-v2"
 # A model step goes to the task queue of its binding's provider (schemas/names.model_queue), so
 # a worker without that model never takes it.
 PATCH_MODEL_QUEUES = "model-queues-v1"
+# A scheduled time's capsule run is asked to cancel (not terminated) when its scheduled workflow
+# closes early (an overlap policy's cancel-other or terminate-other), so it records run.cancelled.
+PATCH_SCHEDULED_CHILD_CANCEL = "scheduled-child-cancel-v1"

@@ -12,6 +12,7 @@ CompiledRunWorkflow every run is, under a run id made from the schedule and the 
 from temporalio import workflow
 from temporalio.common import SearchAttributeKey, WorkflowIDReusePolicy
 from temporalio.exceptions import ActivityError, ChildWorkflowError
+from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from schemas.error_codes import ErrorCode, parse_code
@@ -25,7 +26,8 @@ with workflow.unsafe.imports_passed_through():
         scheduled_run_id,
     )
     from workflows import policies
-    from workflows.causes import cause_message, cause_type
+    from workflows.causes import cancelled, cause_message, cause_type
+    from workflows.patches import PATCH_SCHEDULED_CHILD_CANCEL
     from workflows.run import CompiledRunWorkflow
 
 SCHEDULED_AT = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")
@@ -69,15 +71,26 @@ class ScheduledCapsuleWorkflow:
                 run_id=prepared.already_ran or run_id,
                 status="already_ran",
                 already_ran=True,
+                attempt=prepared.attempt,
             )
+        # Closed early by an overlap policy (cancel-other, terminate-other), this workflow
+        # asks its run to cancel, so the run records what it stopped (run.cancelled.v1).
+        closing = (
+            ParentClosePolicy.REQUEST_CANCEL
+            if workflow.patched(PATCH_SCHEDULED_CHILD_CANCEL)
+            else ParentClosePolicy.TERMINATE
+        )
         try:
             result = await workflow.execute_child_workflow(
                 CompiledRunWorkflow.run,
                 prepared.run,
                 id=prepared.run.run_id,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                parent_close_policy=closing,
             )
         except ChildWorkflowError as err:
+            if cancelled(err):
+                raise  # this scheduled time was cancelled: it closes as cancelled, not failed
             told = cause_type(err)
             raise RunFailure(
                 f"schedule {inp.schedule}, {at:%Y-%m-%d %H:%M} UTC: run {prepared.run.run_id} "
@@ -86,5 +99,9 @@ class ScheduledCapsuleWorkflow:
                 retryable=False,
             ) from err
         return ScheduledRunResult(
-            schedule=inp.schedule, scheduled_at=at, run_id=result.run_id, status=result.status
+            schedule=inp.schedule,
+            scheduled_at=at,
+            run_id=result.run_id,
+            status=result.status,
+            attempt=prepared.attempt,
         )

@@ -3,9 +3,15 @@
 A Temporal Schedule may start the workflow of one scheduled time more than once (a repeated
 backfill, a catch-up after an outage); each start claims (tenant, schedule, scheduled time)
 here before it starts a run. The first claim holds the time; every later one is refused with
-the holder's run id and counted, unless it is forced (`--force` on backfill), which records the
-next attempt. A claim by the run already holding the time is that claim again, so an activity
-retry changes nothing. A tenant only ever sees and collides with its own claims.
+the holder's run id and counted. A claim by the run already holding the time is that claim
+again, so an activity retry changes nothing. A tenant only ever sees and collides with its own
+claims.
+
+Re-running a period is deliberate: `forge schedule backfill --force` first records a force over
+its range (`allow_rerun`). A claim of a time inside the newest force covering it that the time's
+holder did not run under takes the time over as its next attempt and records that force, so one
+forced backfill re-runs each of its times once, and repeating the plain backfill afterwards
+still runs none.
 """
 
 from __future__ import annotations
@@ -13,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
+from uuid import uuid4
 
 from sqlalchemy import ColumnElement, Engine, and_, delete, func, insert, select, update
 
 from activities.store.engine import lock_key, write_transaction
 from activities.store.migrate import open_migrated
 from activities.store.records import utc
-from activities.store.tables import schedule_claims
+from activities.store.tables import schedule_claims, schedule_forces
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.schedule import Claim, ClaimCounts, ClaimRecord
@@ -34,6 +41,7 @@ __all__ = [
 
 _MAX_ID = 200  # the columns' bound (activities/store/tables.py)
 _T = schedule_claims.c
+_F = schedule_forces.c
 
 
 class ScheduleClaimInvalid(ForgeError, ValueError):
@@ -62,21 +70,13 @@ class ScheduleClaims:
     def __exit__(self, *_exc: object) -> None:
         self.close()
 
-    def claim(
-        self,
-        scope: Scope,
-        schedule: str,
-        scheduled_at: datetime,
-        run_id: str,
-        *,
-        force: bool = False,
-    ) -> Claim:
+    def claim(self, scope: Scope, schedule: str, scheduled_at: datetime, run_id: str) -> Claim:
         """Claim `scheduled_at` of the tenant's `schedule` for `run_id`.
 
         The first claim of a time holds it (`claimed=True`, attempt 1). A later claim by another
-        run is refused (`claimed=False`, the holder's run id) and counted in `refused`, unless
-        `force`, which makes `run_id` the holder of the next attempt. A claim by the holder
-        itself returns its claim unchanged, forced or not.
+        run is refused (`claimed=False`, the holder's run id) and counted in `refused`, unless a
+        force covering the time was recorded that the holder did not run under: then `run_id`
+        holds the next attempt. A claim by the holder itself returns its claim unchanged.
 
         Raises:
             ScheduleClaimInvalid: `scheduled_at` has no time zone, or `schedule` or `run_id` is
@@ -90,7 +90,14 @@ class ScheduleClaims:
         with write_transaction(self._engine) as conn:
             # Serializes the claims of this one time; the primary key backs it up.
             lock_key(conn, f"schedule_claims:{tenant}:{schedule}:{at.isoformat()}")
+            force = conn.execute(
+                select(_F.force_id)
+                .where(_forces_of(scope, schedule), _F.start_at <= at, _F.end_at >= at)
+                .order_by(_F.created_at.desc(), _F.force_id.desc())
+                .limit(1)
+            ).scalar()
             row = conn.execute(select(schedule_claims).where(this_time)).mappings().first()
+            now = datetime.now(UTC)
             if row is None:
                 conn.execute(
                     insert(schedule_claims).values(
@@ -100,7 +107,8 @@ class ScheduleClaims:
                         run_id=run_id,
                         attempt=1,
                         refused=0,
-                        claimed_at=datetime.now(UTC),
+                        claimed_at=now,
+                        forced_by=force,
                     )
                 )
                 return Claim(claimed=True, run_id=run_id, attempt=1, refused=0)
@@ -112,7 +120,7 @@ class ScheduleClaims:
             )
             if held.claimed:  # the holder again: an activity retry
                 return held
-            if not force:
+            if force is None or row["forced_by"] == force:
                 refused = held.refused + 1
                 conn.execute(update(schedule_claims).where(this_time).values(refused=refused))
                 return held.model_copy(update={"refused": refused})
@@ -120,9 +128,46 @@ class ScheduleClaims:
             conn.execute(
                 update(schedule_claims)
                 .where(this_time)
-                .values(run_id=run_id, attempt=attempt, claimed_at=datetime.now(UTC))
+                .values(run_id=run_id, attempt=attempt, claimed_at=now, forced_by=force)
             )
             return Claim(claimed=True, run_id=run_id, attempt=attempt, refused=held.refused)
+
+    def allow_rerun(self, scope: Scope, schedule: str, start: datetime, end: datetime) -> str:
+        """Record a force: each time of `schedule` in [start, end] may run once more.
+
+        Returns the force's id (for `revoke` if the backfill it was for could not start).
+
+        Raises:
+            ScheduleClaimInvalid: a naive time, `end` before `start`, or a bad schedule name.
+        """
+        first, last = scheduled_time(start), scheduled_time(end)
+        _check_id("schedule name", schedule)
+        if last < first:
+            raise ScheduleClaimInvalid(
+                f"force from {first.isoformat()} to {last.isoformat()}: the end is before the "
+                "start; give the earlier time first"
+            )
+        force_id = f"force-{uuid4().hex}"
+        with write_transaction(self._engine) as conn:
+            conn.execute(
+                insert(schedule_forces).values(
+                    tenant_id=scope.tenant,
+                    schedule=schedule,
+                    force_id=force_id,
+                    start_at=first,
+                    end_at=last,
+                    actor=scope.actor.id,
+                    created_at=datetime.now(UTC),
+                )
+            )
+        return force_id
+
+    def revoke(self, scope: Scope, schedule: str, force_id: str) -> None:
+        """Withdraw a force whose backfill never started (no time has run under it)."""
+        with write_transaction(self._engine) as conn:
+            conn.execute(
+                delete(schedule_forces).where(_forces_of(scope, schedule), _F.force_id == force_id)
+            )
 
     def history(self, scope: Scope, schedule: str, *, limit: int = 20) -> list[ClaimRecord]:
         """The tenant's `schedule`'s claimed times, the latest scheduled time first.
@@ -154,8 +199,9 @@ class ScheduleClaims:
         return ClaimCounts(times=int(times), forced=int(forced), already_ran=int(refused))
 
     def forget(self, scope: Scope, schedule: str) -> int:
-        """Delete the tenant's `schedule`'s claims (the schedule was deleted); rows removed."""
+        """Delete the tenant's `schedule`'s claims and forces (it was deleted); claims removed."""
         with write_transaction(self._engine) as conn:
+            conn.execute(delete(schedule_forces).where(_forces_of(scope, schedule)))
             return int(conn.execute(delete(schedule_claims).where(_of(scope, schedule))).rowcount)
 
 
@@ -188,6 +234,10 @@ def open_schedule_claims(database_url: str) -> ScheduleClaims:
 
 def _of(scope: Scope, schedule: str) -> ColumnElement[bool]:
     return and_(_T.tenant_id == scope.tenant, _T.schedule == schedule)
+
+
+def _forces_of(scope: Scope, schedule: str) -> ColumnElement[bool]:
+    return and_(_F.tenant_id == scope.tenant, _F.schedule == schedule)
 
 
 def _check_id(what: str, value: str) -> None:

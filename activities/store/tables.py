@@ -24,6 +24,7 @@ __all__ = [
     "events",
     "metadata",
     "schedule_claims",
+    "schedule_forces",
     "skills",
     "tenant_heads",
 ]
@@ -139,5 +140,21 @@ schedule_claims = Table(
     Column("attempt", Integer, nullable=False, autoincrement=False),
     Column("refused", Integer, nullable=False, autoincrement=False),
     Column("claimed_at", DateTime(timezone=True), nullable=False),
+    Column("forced_by", String(_ID), nullable=True),  # the schedule_forces row it ran under
     PrimaryKeyConstraint("tenant_id", "schedule", "scheduled_at"),
+)
+
+# A forced backfill (`forge schedule backfill --force`): every time in [start_at, end_at] runs
+# once more, even one that already ran; a claim made under it records its force_id.
+schedule_forces = Table(
+    "schedule_forces",
+    metadata,
+    Column("tenant_id", String(_ID), nullable=False),
+    Column("schedule", String(_ID), nullable=False),
+    Column("force_id", String(_ID), nullable=False),
+    Column("start_at", DateTime(timezone=True), nullable=False),  # UTC
+    Column("end_at", DateTime(timezone=True), nullable=False),  # UTC
+    Column("actor", String(_ID), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("tenant_id", "schedule", "force_id"),
 )

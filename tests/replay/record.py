@@ -259,7 +259,7 @@ async def _scheduled_once(eng: Engine, tmp: Path) -> WorkflowHandle:
     source = await eng.run(PLAN, {"sales": sales(tmp / "seed" / "sales.csv", "seed")})
     extract_run(services(eng), Scope.default(), source.run_id, "counter")
     template = str(sales(tmp / "same" / "sales.csv", "same"))
-    handle = await schedules.create(
+    await schedules.create(
         eng.client,
         eng.settings.task_queue,
         eng.services.capsules,
@@ -267,7 +267,12 @@ async def _scheduled_once(eng: Engine, tmp: Path) -> WorkflowHandle:
         request("daily", template, cron="0 6 * * *"),
     )
     await schedules.backfill(
-        handle, datetime(2026, 11, 2, 0, tzinfo=UTC), datetime(2026, 11, 2, 12, tzinfo=UTC)
+        eng.client,
+        eng.services.claims,
+        Scope.default(),
+        "daily",
+        datetime(2026, 11, 2, 0, tzinfo=UTC),
+        datetime(2026, 11, 2, 12, tzinfo=UTC),
     )
     scheduled = eng.client.get_workflow_handle("scheduled-daily-2026-11-02T06:00:00Z")
     for _ in range(400):

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import ParentClosePolicy
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
@@ -76,6 +77,25 @@ def test_a_scheduled_time_history_claims_then_runs_its_capsule_as_a_child():
         if e.HasField("start_child_workflow_execution_initiated_event_attributes")
     ]
     assert (scheduled, children) == (["schedule__prepare"], ["CompiledRunWorkflow"])
+
+
+def test_a_scheduled_time_asks_its_run_to_cancel_when_it_closes_early_since_engine6():
+    """engine6 (scheduled-child-cancel-v1): the child run's parent close policy is REQUEST_CANCEL,
+    so an overlap policy's cancel-other or terminate-other lets the run record run.cancelled;
+    engine5 histories, without the marker, keep TERMINATE."""
+    policies = {}
+    for name in ("scheduled_once.engine5", "scheduled_once.engine6"):
+        history = recorded(name)
+        [child] = [
+            e.start_child_workflow_execution_initiated_event_attributes
+            for e in history.events
+            if e.HasField("start_child_workflow_execution_initiated_event_attributes")
+        ]
+        policies[name] = ParentClosePolicy.Name(child.parent_close_policy)
+    assert policies == {
+        "scheduled_once.engine5": "PARENT_CLOSE_POLICY_TERMINATE",
+        "scheduled_once.engine6": "PARENT_CLOSE_POLICY_REQUEST_CANCEL",
+    }
 
 
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])

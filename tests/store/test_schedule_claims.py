@@ -72,7 +72,7 @@ class ScheduleClaimsContract:
         with claims.engine.connect() as conn:
             context = MigrationContext.configure(conn, opts={"compare_type": True})
             assert compare_metadata(context, metadata) == []
-            assert context.get_current_revision() == head_revision() == "0004"
+            assert context.get_current_revision() == head_revision() == "0005"
 
     def test_first_claim_holds_the_time(self, claims: ScheduleClaims, scope: Scope) -> None:
         claim = claims.claim(scope, NIGHTLY, AT, "run-1")
@@ -103,18 +103,47 @@ class ScheduleClaimsContract:
         (record,) = claims.history(scope, NIGHTLY)
         assert record.scheduled_at == AT and record.scheduled_at.utcoffset() == timedelta(0)
 
-    def test_force_records_the_next_attempt(self, claims: ScheduleClaims, scope: Scope) -> None:
+    def test_a_force_reruns_each_time_in_its_range_once(
+        self, claims: ScheduleClaims, scope: Scope
+    ) -> None:
         claims.claim(scope, NIGHTLY, AT, "run-1")
         claims.claim(scope, NIGHTLY, AT, "run-2")
-        forced = claims.claim(scope, NIGHTLY, AT, "run-3", force=True)
+        hour = timedelta(hours=1)
+        claims.allow_rerun(scope, NIGHTLY, AT - hour, AT + hour)
+        forced = claims.claim(scope, NIGHTLY, AT, "run-3")
         assert forced == Claim(claimed=True, run_id="run-3", attempt=2, refused=1)
-        assert claims.claim(scope, NIGHTLY, AT, "run-4", force=True).attempt == 3
-        refused = claims.claim(scope, NIGHTLY, AT, "run-5")
-        assert refused == Claim(claimed=False, run_id="run-4", attempt=3, refused=2)
-        assert claims.counts(scope, NIGHTLY) == ClaimCounts(times=1, forced=2, already_ran=2)
-        # forcing a time nobody ran is simply its first run
-        first = claims.claim(scope, NIGHTLY, AT + timedelta(hours=1), "run-6", force=True)
-        assert (first.claimed, first.attempt) == (True, 1)
+        # the force is spent on this time: the next start of it is refused again
+        refused = claims.claim(scope, NIGHTLY, AT, "run-4")
+        assert refused == Claim(claimed=False, run_id="run-3", attempt=2, refused=2)
+        assert claims.counts(scope, NIGHTLY) == ClaimCounts(times=1, forced=1, already_ran=2)
+        # a time first run under the force is its first run, and the force is spent on it too
+        inside = claims.claim(scope, NIGHTLY, AT + hour / 2, "run-5")
+        assert (inside.claimed, inside.attempt) == (True, 1)
+        assert not claims.claim(scope, NIGHTLY, AT + hour / 2, "run-6").claimed
+        # a time outside the range is not forced
+        claims.claim(scope, NIGHTLY, AT + 2 * hour, "run-7")
+        assert not claims.claim(scope, NIGHTLY, AT + 2 * hour, "run-8").claimed
+        # a second force re-runs once more; a revoked one (its backfill never began) does not
+        claims.allow_rerun(scope, NIGHTLY, AT, AT)
+        assert claims.claim(scope, NIGHTLY, AT, "run-9").attempt == 3
+        withdrawn = claims.allow_rerun(scope, NIGHTLY, AT, AT)
+        claims.revoke(scope, NIGHTLY, withdrawn)
+        assert claims.claim(scope, NIGHTLY, AT, "run-10").run_id == "run-9"
+        # another tenant's force changes nothing here, nor does this one there
+        other = Scope.of_tenant(f"t-{uuid.uuid4().hex[:12]}")
+        claims.allow_rerun(other, NIGHTLY, AT - hour, AT + hour)
+        assert not claims.claim(scope, NIGHTLY, AT, "run-11").claimed
+        assert claims.claim(other, NIGHTLY, AT, "theirs").attempt == 1
+
+    def test_a_force_needs_an_ordered_range_with_zones(
+        self, claims: ScheduleClaims, scope: Scope
+    ) -> None:
+        with pytest.raises(ScheduleClaimInvalid, match="the end is before the start"):
+            claims.allow_rerun(scope, NIGHTLY, AT, AT - timedelta(hours=1))
+        with pytest.raises(ScheduleClaimInvalid, match="has no time zone"):
+            claims.allow_rerun(scope, NIGHTLY, datetime(2026, 11, 26), AT)
+        claims.claim(scope, NIGHTLY, AT, "run-1")
+        assert not claims.claim(scope, NIGHTLY, AT, "run-2").claimed  # nothing was recorded
 
     def test_the_holder_claiming_again_changes_nothing(
         self, claims: ScheduleClaims, scope: Scope
@@ -122,11 +151,12 @@ class ScheduleClaimsContract:
         first = claims.claim(scope, NIGHTLY, AT, "run-1")
         before = claims.history(scope, NIGHTLY)
         assert claims.claim(scope, NIGHTLY, AT, "run-1") == first
-        assert claims.claim(scope, NIGHTLY, AT, "run-1", force=True) == first
-        forced = claims.claim(scope, NIGHTLY, AT, "run-2", force=True)
+        claims.allow_rerun(scope, NIGHTLY, AT, AT)
+        assert claims.claim(scope, NIGHTLY, AT, "run-1") == first  # the holder, even forced
+        forced = claims.claim(scope, NIGHTLY, AT, "run-2")
         # a retried forced claim is that attempt, not a third one
-        assert claims.claim(scope, NIGHTLY, AT, "run-2", force=True) == forced
         assert claims.claim(scope, NIGHTLY, AT, "run-2") == forced
+        assert forced.attempt == 2
         assert before[0].claimed_at <= claims.history(scope, NIGHTLY)[0].claimed_at
         assert claims.counts(scope, NIGHTLY) == ClaimCounts(times=1, forced=1, already_ran=0)
 
@@ -158,16 +188,21 @@ class ScheduleClaimsContract:
         assert sorted(r.refused for r in results if not r.claimed) == list(range(1, 8))
         assert claims.counts(scope, NIGHTLY) == ClaimCounts(times=1, forced=0, already_ran=7)
 
-    def test_racing_forced_claims_take_turns(self, claims: ScheduleClaims, scope: Scope) -> None:
-        def forced(run_id: str) -> Callable[[], Claim]:
-            return lambda: claims.claim(scope, NIGHTLY, AT, run_id, force=True)
+    def test_racing_claims_under_one_force_make_one_rerun(
+        self, claims: ScheduleClaims, scope: Scope
+    ) -> None:
+        claims.claim(scope, NIGHTLY, AT, "run-first")
+        claims.allow_rerun(scope, NIGHTLY, AT, AT)
 
-        results = race([forced(f"run-{i}") for i in range(6)])
-        assert all(r.claimed for r in results)
-        assert sorted(r.attempt for r in results) == [1, 2, 3, 4, 5, 6]
+        def claim(run_id: str) -> Callable[[], Claim]:
+            return lambda: claims.claim(scope, NIGHTLY, AT, run_id)
+
+        results = race([claim(f"run-{i}") for i in range(6)])
+        winners = [r for r in results if r.claimed]
+        assert len(winners) == 1 and winners[0].attempt == 2
+        assert {r.run_id for r in results} == {winners[0].run_id}
         (record,) = claims.history(scope, NIGHTLY)
-        assert record.attempt == 6
-        assert record.run_id == next(r.run_id for r in results if r.attempt == 6)
+        assert (record.attempt, record.run_id) == (2, winners[0].run_id)
 
     def test_history_is_latest_time_first_and_limited(
         self, claims: ScheduleClaims, scope: Scope
@@ -191,11 +226,12 @@ class ScheduleClaimsContract:
         claims.claim(scope, NIGHTLY, AT, "again-1")
         claims.claim(scope, NIGHTLY, AT + timedelta(days=1), "again-2")
         claims.claim(scope, NIGHTLY, AT + timedelta(days=1), "again-3")
-        claims.claim(scope, NIGHTLY, AT, "forced-1", force=True)
-        claims.claim(scope, NIGHTLY, AT + timedelta(days=2), "forced-2", force=True)
-        claims.claim(scope, NIGHTLY, AT + timedelta(days=2), "forced-3", force=True)
+        claims.allow_rerun(scope, NIGHTLY, AT, AT + timedelta(days=2))
+        claims.claim(scope, NIGHTLY, AT, "forced-1")
+        claims.claim(scope, NIGHTLY, AT + timedelta(days=2), "forced-2")
+        claims.claim(scope, NIGHTLY, AT + timedelta(days=2), "refused-3")
         claims.claim(scope, "other-schedule", AT, "run-x")
-        assert claims.counts(scope, NIGHTLY) == ClaimCounts(times=3, forced=3, already_ran=3)
+        assert claims.counts(scope, NIGHTLY) == ClaimCounts(times=3, forced=2, already_ran=4)
 
     def test_forget_deletes_only_that_schedule(self, claims: ScheduleClaims, scope: Scope) -> None:
         assert claims.forget(scope, NIGHTLY) == 0
@@ -209,15 +245,19 @@ class ScheduleClaimsContract:
         assert claims.counts(scope, NIGHTLY) == ClaimCounts(times=0, forced=0, already_ran=0)
         assert len(claims.history(scope, "other-schedule")) == 1
         assert len(claims.history(other, NIGHTLY)) == 1
-        # a schedule created again under the forgotten name starts afresh
+        # a schedule created again under the forgotten name starts afresh, without old forces
+        claims.allow_rerun(scope, NIGHTLY, AT, AT)
+        assert claims.forget(scope, NIGHTLY) == 0
         assert claims.claim(scope, NIGHTLY, AT, "run-new").claimed
+        assert not claims.claim(scope, NIGHTLY, AT, "run-newer").claimed
 
     def test_another_tenants_claims_are_invisible_and_never_block(
         self, claims: ScheduleClaims, scope: Scope
     ) -> None:
         claims.claim(scope, NIGHTLY, AT, "ours-1")
         claims.claim(scope, NIGHTLY, AT, "ours-2")
-        claims.claim(scope, NIGHTLY, AT, "ours-3", force=True)
+        claims.allow_rerun(scope, NIGHTLY, AT, AT)
+        claims.claim(scope, NIGHTLY, AT, "ours-3")
         other = Scope.of_tenant(f"{scope.tenant}-b")
         assert claims.history(other, NIGHTLY) == []
         assert claims.counts(other, NIGHTLY) == ClaimCounts(times=0, forced=0, already_ran=0)

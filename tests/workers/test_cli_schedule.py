@@ -41,6 +41,15 @@ def test_bad_schedules_are_refused_and_nothing_is_created(cli, forge, tmp_path):
     assert "next run uses billing@1 (the newest)" in good.output
     one_error_line(forge("schedule", "create", "weekly", *every, *TEMPLATES), "exists")
     one_error_line(forge("schedule", "describe", "nightly"), "no schedule 'nightly'")
+    span = ["--start", "2026-11-02T00:00Z", "--end", "2026-11-03T00:00Z"]
+    one_error_line(forge("schedule", "backfill", "nightly", *span, "--force"), "no schedule")
+    backwards = ["--start", "2026-11-03T00:00Z", "--end", "2026-11-02T00:00Z"]
+    one_error_line(forge("schedule", "backfill", "weekly", *backwards), "the start first")
+    forced = cli("schedule", "backfill", "weekly", *span, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert "forced backfill of weekly" in forced.output and "run once more" in forced.output
+    described = cli("schedule", "describe", "weekly")
+    assert "forced re-runs 0" in described.output, described.output  # no worker ran any
     # Another tenant sees none of it.
     one_error_line(forge("schedule", "describe", "weekly", "--tenant", "acme"), "no schedule")
     other = cli("schedule", "list", "--tenant", "acme")

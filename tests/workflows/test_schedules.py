@@ -9,14 +9,18 @@ from pathlib import Path
 
 from temporalio.client import Client, WorkflowExecutionStatus
 
+from activities.store.artifacts_s3 import s3_client
 from schemas.run import RunResult
 from schemas.scheduled import ScheduledRunResult
+from tests.store.s3 import CREDENTIALS, moto_endpoint
 from tests.workflows.engine import Engine, engine
 from tests.workflows.plans import code_step
 from tests.workflows.test_capsules import SCOPE, output, services
 from workers import schedules
 from workers.capsules import extract_run
 from workers.settings import Settings
+
+__all__ = ["moto_endpoint"]  # the S3 server fixture, shared with tests/store
 
 COUNT = """
 import csv, json
@@ -99,9 +103,9 @@ async def test_a_backfill_runs_each_time_once_and_a_second_backfill_runs_none(
         (tmp_path / "data" / f"{missing:%Y%m%d%H}" / "sales.csv").unlink()
         template = str(tmp_path / "data" / "{scheduled:%Y%m%d%H}" / "sales.csv")
         req = request("hourly", template, every="1h")
-        handle = await schedules.create(eng.client, task_queue, eng.services.capsules, SCOPE, req)
+        await schedules.create(eng.client, task_queue, eng.services.capsules, SCOPE, req)
         start, end = hours[0] - timedelta(minutes=1), hours[-1] + timedelta(minutes=1)
-        await schedules.backfill(handle, start, end)
+        await schedules.backfill(eng.client, eng.services.claims, SCOPE, "hourly", start, end)
         first = await results(eng.client, await finished(eng.client, "scheduled-hourly-", 12))
         ran = [r for r in first if isinstance(r, ScheduledRunResult)]
         failed = [r for r in first if isinstance(r, str)]
@@ -118,7 +122,7 @@ async def test_a_backfill_runs_each_time_once_and_a_second_backfill_runs_none(
             }
         # The same backfill again: every time is claimed, so no second run starts.
         before = len(eng.services.events.list_events(type="run.started.v1", limit=100_000))
-        await schedules.backfill(handle, start, end)
+        await schedules.backfill(eng.client, eng.services.claims, SCOPE, "hourly", start, end)
         again = await results(eng.client, await finished(eng.client, "scheduled-hourly-", 24))
         refused = [r for r in again if isinstance(r, ScheduledRunResult) and r.already_ran]
         assert len(refused) == 12
@@ -131,6 +135,26 @@ async def test_a_backfill_runs_each_time_once_and_a_second_backfill_runs_none(
         )
         assert view.already_ran == 12 and not view.paused
         assert json.dumps(view.next_version).count("counter@1")
+        # --force re-runs the first two hours deliberately, once each: a second run.started each
+        two = (start, hours[1] + timedelta(minutes=1))
+        await schedules.backfill(eng.client, eng.services.claims, SCOPE, "hourly", *two, force=True)
+        closed = await finished(eng.client, "scheduled-hourly-", 26)
+        forced = [r for r in await results(eng.client, closed) if isinstance(r, ScheduledRunResult)]
+        reran = sorted((r for r in forced if r.attempt == 2), key=lambda r: r.scheduled_at)
+        assert [(r.scheduled_at, r.status) for r in reran] == [
+            (hours[0], "completed"),
+            (hours[1], "completed"),
+        ]
+        for r in reran:
+            assert len(eng.services.events.list_events(run_id=r.run_id, type="run.started.v1")) == 1
+        total = len(eng.services.events.list_events(type="run.started.v1", limit=100_000))
+        assert total == after + 2
+        # and the plain backfill once more runs none of them
+        await schedules.backfill(eng.client, eng.services.claims, SCOPE, "hourly", *two)
+        await finished(eng.client, "scheduled-hourly-", 28)
+        assert len(eng.services.events.list_events(type="run.started.v1", limit=100_000)) == total
+        counts = eng.services.claims.counts(SCOPE, "hourly")
+        assert (counts.times, counts.forced, counts.already_ran) == (12, 2, 14)
 
 
 async def test_every_fires_and_pause_unpause_trigger(temporal_env, task_queue, tmp_path):
@@ -171,7 +195,8 @@ async def test_a_berlin_cron_fires_at_nine_local_across_the_spring_change(
         req = request("nine", template, cron="0 9 * * *", tz="Europe/Berlin")
         handle = await schedules.create(eng.client, task_queue, eng.services.capsules, SCOPE, req)
         start = datetime(2026, 3, 27, 0, 0, tzinfo=UTC)
-        await schedules.backfill(handle, start, datetime(2026, 3, 30, 23, 0, tzinfo=UTC))
+        end = datetime(2026, 3, 30, 23, 0, tzinfo=UTC)
+        await schedules.backfill(eng.client, eng.services.claims, SCOPE, "nine", start, end)
         found = await results(eng.client, await finished(eng.client, "scheduled-nine-", 4))
         ran = sorted(
             (r for r in found if isinstance(r, ScheduledRunResult)), key=lambda r: r.scheduled_at
@@ -193,7 +218,7 @@ SLOW_PLAN = {
 }
 # Three times started at once by one backfill, each run taking ~3 s: what each policy makes of
 # them (Temporal's overlap policies, as `forge schedule create --overlap` documents them).
-# cancel-other and terminate-other are not covered yet (issue 17 stays open for them).
+# (cancel-other and terminate-other keep only the latest of times started together: see below.)
 OVERLAP = {
     "skip": {"completed": 1},
     "buffer-one": {"completed": 2},
@@ -219,7 +244,15 @@ async def test_each_overlap_policy_behaves_as_documented(temporal_env, task_queu
                 SCOPE,
                 request(name, template, every="1h"),
             )
-            await schedules.backfill(handle, start, start + timedelta(hours=3), policy)
+            await schedules.backfill(
+                eng.client,
+                eng.services.claims,
+                SCOPE,
+                name,
+                start,
+                start + timedelta(hours=3),
+                policy,
+            )
             wanted = sum(expected.values())
             closed = await finished(eng.client, f"scheduled-{name}-", wanted)
             await asyncio.sleep(4)  # anything that was going to start has started by now
@@ -233,3 +266,125 @@ async def test_each_overlap_policy_behaves_as_documented(temporal_env, task_queu
             started = sum(expected.values())
             assert info.num_actions_skipped_overlap == 3 - started, (policy, info)
             await handle.delete()
+
+
+async def _running_child(client: Client, prefix: str) -> str:
+    """The run id of the first capsule run whose id starts with `prefix`, once it is running."""
+    for _ in range(480):
+        async for wf in client.list_workflows('WorkflowType = "CompiledRunWorkflow"'):
+            if wf.id.startswith(prefix) and wf.status == WorkflowExecutionStatus.RUNNING:
+                return wf.id
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"no capsule run {prefix}* started")
+
+
+async def test_cancel_other_and_terminate_other_stop_the_running_time_for_the_next(
+    temporal_env, task_queue, tmp_path
+):
+    """A time started while another runs: cancel-other cancels the running one, terminate-other
+    terminates its scheduled workflow; either way its capsule run records run.cancelled and the
+    new time runs to completion. (Started together in one backfill, Temporal starts only the
+    latest of them under these two policies.)"""
+    async with engine(
+        temporal_env, tmp_path / "home", task_queue, settings=roots(tmp_path, task_queue)
+    ) as eng:
+        source = await eng.run(SLOW_PLAN, {"sales": sales(tmp_path / "seed" / "sales.csv", "s")})
+        extract_run(services(eng), SCOPE, source.run_id, "counter")
+        template = str(sales(tmp_path / "same" / "sales.csv", "same"))
+        one = datetime(2026, 11, 2, 1, 0, tzinfo=UTC)
+        window = timedelta(minutes=30)
+        for policy, ended in (("cancel-other", "canceled"), ("terminate-other", "terminated")):
+            name = f"o-{policy}"
+            req = request(name, template, every="1h", overlap=policy)
+            handle = await schedules.create(
+                eng.client, task_queue, eng.services.capsules, SCOPE, req
+            )
+            await schedules.backfill(
+                eng.client, eng.services.claims, SCOPE, name, one - window, one + window, policy
+            )
+            first = await _running_child(eng.client, f"sched-{name}-20261102-010000-")
+            two = one + timedelta(hours=1)
+            await schedules.backfill(
+                eng.client, eng.services.claims, SCOPE, name, two - window, two + window, policy
+            )
+            closed = await finished(eng.client, f"scheduled-{name}-", 2)
+            statuses = {}
+            async for wf in eng.client.list_workflows('WorkflowType = "ScheduledCapsuleWorkflow"'):
+                if wf.id.startswith(f"scheduled-{name}-") and wf.status is not None:
+                    statuses[wf.id.removeprefix(f"scheduled-{name}-")] = wf.status.name.lower()
+            assert statuses == {
+                "2026-11-02T01:00:00Z": ended,
+                "2026-11-02T02:00:00Z": "completed",
+            }, (policy, closed)
+            stopped = await eng.client.get_workflow_handle(first).describe()
+            assert stopped.status == WorkflowExecutionStatus.CANCELED, policy
+            cancelled = eng.services.events.list_events(run_id=first, type="run.cancelled.v1")
+            assert len(cancelled) == 1, policy
+            [second] = [
+                r for r in await results(eng.client, closed) if isinstance(r, ScheduledRunResult)
+            ]
+            assert (second.scheduled_at, second.status) == (two, "completed"), policy
+            await handle.delete()
+
+
+async def test_s3_templates_resolve_per_day_and_pause_on_failure_pauses(
+    temporal_env, task_queue, tmp_path, moto_endpoint, monkeypatch
+):
+    """Daily inputs in a configured bucket, one object per day; the day whose object is missing
+    fails its run naming the input, and a schedule made with --pause-on-failure pauses."""
+    for name, value in (
+        ("AWS_ACCESS_KEY_ID", CREDENTIALS["aws_access_key_id"]),
+        ("AWS_SECRET_ACCESS_KEY", CREDENTIALS["aws_secret_access_key"]),
+        ("AWS_DEFAULT_REGION", CREDENTIALS["region_name"]),
+    ):
+        monkeypatch.setenv(name, value)
+    bucket = s3_client(moto_endpoint, **CREDENTIALS)
+    bucket.create_bucket(Bucket="acme-sales")
+    days = ["2026-11-02", "2026-11-03"]
+    for day in days:
+        path = sales(tmp_path / "s3" / day / "sales.csv", f"d{day[-2:]}", rows=4)
+        bucket.upload_file(str(path), "acme-sales", f"daily/{day}/sales.csv")
+    settings = Settings(
+        home=tmp_path / "home",
+        task_queue=task_queue,
+        input_roots=(tmp_path,),
+        input_buckets=("acme-sales",),
+        s3_endpoint=moto_endpoint,
+    )
+    async with engine(temporal_env, tmp_path / "home", task_queue, settings=settings) as eng:
+        await capsule(eng, tmp_path)
+        template = "s3://acme-sales/daily/{scheduled:%Y-%m-%d}/sales.csv"
+        req = request("daily-s3", template, cron="0 6 * * *", pause_on_failure=True)
+        await schedules.create(eng.client, task_queue, eng.services.capsules, SCOPE, req)
+        start, end = datetime(2026, 11, 2, tzinfo=UTC), datetime(2026, 11, 3, 12, tzinfo=UTC)
+        await schedules.backfill(eng.client, eng.services.claims, SCOPE, "daily-s3", start, end)
+        found = await results(eng.client, await finished(eng.client, "scheduled-daily-s3-", 2))
+        ran = sorted(
+            (r for r in found if isinstance(r, ScheduledRunResult)), key=lambda r: r.scheduled_at
+        )
+        assert [(f"{r.scheduled_at:%Y-%m-%d}", r.status) for r in ran] == [
+            (day, "completed") for day in days
+        ]
+        for r, day in zip(ran, days, strict=True):
+            done = await eng.client.get_workflow_handle(r.run_id, result_type=RunResult).result()
+            assert output(eng, done, "output/count.json") == {"rows": 4, "first": f"d{day[-2:]}"}
+        view = await schedules.describe(
+            eng.client, eng.services.capsules, eng.services.claims, SCOPE, "daily-s3"
+        )
+        assert not view.paused
+        # The next day has no object yet: that run fails, naming the input, and the schedule
+        # pauses itself (created with --pause-on-failure) instead of failing every day after.
+        late = datetime(2026, 11, 4, tzinfo=UTC), datetime(2026, 11, 4, 12, tzinfo=UTC)
+        await schedules.backfill(eng.client, eng.services.claims, SCOPE, "daily-s3", *late)
+        found = await results(eng.client, await finished(eng.client, "scheduled-daily-s3-", 3))
+        [failure] = [r for r in found if isinstance(r, str)]
+        assert "sales" in failure and "2026-11-04" in failure, failure
+        for _ in range(120):
+            view = await schedules.describe(
+                eng.client, eng.services.capsules, eng.services.claims, SCOPE, "daily-s3"
+            )
+            if view.paused:
+                break
+            await asyncio.sleep(0.25)
+        assert view.paused, view
+        await schedules.act(eng.client, eng.services.claims, SCOPE, "daily-s3", "delete")

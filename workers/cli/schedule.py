@@ -147,7 +147,8 @@ def describe_cmd(
     _when(view)
     out.print(
         f"  started {view.actions}; skipped for overlap {view.skipped_overlap}; missed the "
-        f"catch-up window {view.missed_catchup}; already ran (refused) {view.already_ran}"
+        f"catch-up window {view.missed_catchup}; already ran (refused) {view.already_ran}; "
+        f"forced re-runs {view.forced}"
     )
     if view.recent:
         table = Table(title="recent runs", title_justify="left")
@@ -242,20 +243,32 @@ def backfill_cmd(
     start: Annotated[datetime, typer.Option("--start", metavar="T", help="e.g. 2026-11-02T00:00Z")],
     end: Annotated[datetime, typer.Option("--end", metavar="T")],
     overlap: Overlap = "buffer-all",
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="run again the times in the range that already ran, once"),
+    ] = False,
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Start every scheduled time in [--start, --end]; a time that already ran runs no more."""
     scope = scope_of(tenant)
     s = settings()
+    services = Services.from_settings(s)
 
     async def go() -> None:
         client = await client_for(s)
-        handle = schedules.handle_of(client, scope, name)
-        await schedules.backfill(handle, start, end, overlap)
+        await schedules.backfill(
+            client, services.claims, scope, name, start, end, overlap, force=force
+        )
 
     asyncio.run(go())
     span = f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}"
-    out.print(f"[green]✓[/] backfill of {escape(name)} from {span} started")
+    if force:
+        out.print(
+            f"[yellow]![/] forced backfill of {escape(name)} from {span} started: times in it "
+            "that already ran run once more (`describe` counts them as forced re-runs)"
+        )
+    else:
+        out.print(f"[green]✓[/] backfill of {escape(name)} from {span} started")
 
 
 @schedule_app.command("update")
