@@ -24,6 +24,7 @@ THIRD_PARTY = {
         "json_logic",
         "rapidfuzz",
         "yaml",
+        "re2",  # google-re2: the credential rules (RE2 syntax, linear-time matching)
     },
 }
 # Standard-library modules that would give compiler/ a clock, randomness, the environment or I/O.

@@ -33,6 +33,8 @@ Detector = Literal[
     "slack_token",
     "private_key",
     "bearer_token",
+    "credential",  # gitleaks' rule set and Forge's context rules (compiler/ladder/secrets)
+    "secret_field",  # a random-looking value under a field named password, token, secret, ...
 ]
 ALL_DETECTORS: tuple[Detector, ...] = get_args(Detector)
 DateFormat = Literal[

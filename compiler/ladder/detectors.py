@@ -15,6 +15,8 @@ valid NANP number (area and exchange codes 2-9, not N11).
 import re
 from collections.abc import Callable
 
+from compiler.ladder.secrets.allow import placeholder as example_or_placeholder
+
 _B = r"(?<![A-Za-z0-9_])"  # a token boundary that, unlike \b, also works before "-" or "+"
 _BP = r"(?<![A-Za-z0-9])"  # for secrets with a distinctive prefix: "key_sk-ant-..." counts
 _E = r"(?![A-Za-z0-9_])"
@@ -55,11 +57,18 @@ LABELS = {
     "iban": "IBAN",
     "card": "payment card number",
     "phone": "phone number",
+    "secret_field": "secret-looking value of a credential field",
 }
 # Field names that make a bare number mean something ("ssn": 78051120, "phone": 4155550132).
 HINTS: dict[str, re.Pattern[str]] = {
     "us_ssn": re.compile(r"ssn|social", re.IGNORECASE),
     "phone": re.compile(r"phone|mobile|cell|tel|fax", re.IGNORECASE),
+    # not a bare "key": step_key, call_key and idempotency keys are Forge's own identifiers
+    "secret_field": re.compile(
+        r"passw|passphrase|pwd|secret|token(?!s?_?(?:count|used|limit|budget|in|out))"
+        r"|api[_-]?key|access[_-]?key|private[_-]?key|credential|auth(?!or)",
+        re.IGNORECASE,
+    ),
 }
 PRIVATE_KEY_END = re.compile(r"-----END (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----")
 PRIVATE_KEY_BODY = re.compile(r"[A-Za-z0-9+/=\s]{0,20000}")
@@ -164,10 +173,26 @@ def _ssn(match: str) -> bool:
     return ssn_valid("".join(c for c in match[-11:] if c.isdigit())[-9:])
 
 
+def _not_an_example(match: str) -> bool:
+    """A credential that is no documented example or placeholder (AKIAIOSFODNN7EXAMPLE)."""
+    return not example_or_placeholder(match.split()[-1])
+
+
 CONFIRM: dict[str, Callable[[str], bool]] = {
     "iban": iban_valid,
     "phone": _phone,
     "us_ssn": _ssn,
+    **{
+        kind: _not_an_example
+        for kind in (
+            "anthropic_key",
+            "openai_key",
+            "aws_key",
+            "github_token",
+            "slack_token",
+            "bearer_token",
+        )
+    },
 }
 
 
@@ -203,8 +228,18 @@ def bare_ssn(text: str) -> list[tuple[int, int]]:
 
 def aws_secret_under_key(key: str, value: str) -> bool:
     """An AWS secret access key is 40 base64 characters; only its field name gives it away."""
-    lowered = key.lower()
-    return "aws" in lowered and "secret" in lowered and bool(_AWS_SECRET.fullmatch(value.strip()))
+    lowered, value = key.lower(), value.strip()
+    return (
+        "aws" in lowered
+        and "secret" in lowered
+        and bool(_AWS_SECRET.fullmatch(value))
+        and not example_or_placeholder(value)
+    )
+
+
+def label(kind: str) -> str:
+    """What a detector's finding is called in reports; a credential rule by its id."""
+    return LABELS.get(kind) or f"credential ({kind})"
 
 
 def placeholder(kind: str) -> str:
@@ -222,4 +257,7 @@ def mask(kind: str, text: str) -> str:
         return f"{local[:1]}***@***{domain[domain.rfind('.') :]}"
     if kind in ("phone", "us_ssn", "iban"):
         return "***" + text[-2:]
-    return f"{text[:3]}***({len(text)} chars)"
+    if kind in PATTERNS or kind == "aws_secret":
+        return f"{text[:3]}***({len(text)} chars)"
+    # A credential rule's or a field's secret: its first characters may be all there is to it.
+    return f"***({len(text)} chars)"

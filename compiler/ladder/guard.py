@@ -14,15 +14,16 @@ later stage and no returned payload ever holds it. Each such change is a correct
 `before` shows masks, never the value.
 """
 
+import copy
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
+from compiler.ladder.contract import LadderContract
 from compiler.ladder.detectors import (
-    LABELS,
-    PREFILTER,
     aws_secret_under_key,
+    label,
     mask,
     placeholder,
 )
@@ -102,9 +103,9 @@ class _Scanner:
     def text_hits(self, text: str, key: str | None, depth: int = 0) -> list[Found]:
         """What a string holds, itself and (if it is JSON text) as the value it decodes to."""
         if (
-            PREFILTER.search(text) is None  # the fast path: most strings hold nothing
+            key is None  # the fast path: most strings hold nothing
             and text[:1] not in _JSON_START
-            and (key is None or len(text) < 40)
+            and not self.detect.quick(text)
         ):
             return []
         found = [(kind, text[s:e]) for s, e, kind in self._spans(text, key)]
@@ -180,7 +181,8 @@ class _Scanner:
         for kind, found in hits:
             shown = mask(kind, found)
             self.report.sensitive[found] = shown
-            self.report.find(path, severity, f"{LABELS[kind]} {verb}{where}: {shown}")
+            self.report.detections.append((encode(path), kind, shown))
+            self.report.find(path, severity, f"{label(kind)} {verb}{where}: {shown}")
 
     def member(self, path: Path, value: Any, key: str | None) -> Any:
         """Report the hits in one string or number; return it, redacted when the run goes on."""
@@ -288,3 +290,28 @@ def hits_in_value(path: Path, value: Any, ctx: StageContext) -> dict[str, str]:
         hit = scanner.number_hit(value, key)
         hits = [hit] if hit is not None else []
     return {found: mask(kind, found) for kind, found in hits}
+
+
+class Detection(NamedTuple):
+    """One thing `scan_document` found: where (a JSON pointer), by which detector, masked."""
+
+    path: str
+    detector: str
+    masked: str
+
+
+def scan_document(value: Any, contract: LadderContract | None = None) -> list[Detection]:
+    """What L3 finds in a JSON value (or a plain string), by JSON pointer; never the value.
+
+    The same scan the ladder runs (`forge guard scan` prints it): every string, number and
+    field name, JSON text inside strings, with the contract's detectors and allow list (by
+    default: every detector, nothing allowed).
+    """
+    contract = contract or LadderContract(json_schema={"type": "object"}, top_level="object")
+    ctx = StageContext(
+        contract=contract, mode="report", model=None, later=frozenset(), view=contract.view
+    )
+    report = StageReport(STAGE, value)
+    if contract.guard.detectors:
+        _walk(copy.deepcopy(value), _Scanner(ctx, report))
+    return [Detection(p, k, m) for p, k, m in report.detections]

@@ -9,6 +9,7 @@ per string, then looked up by bisection), so repeated BEGIN headers cost linear 
 
 import re
 from bisect import bisect_left
+from functools import cache
 
 from compiler.ladder.detectors import (
     CONFIRM,
@@ -18,6 +19,7 @@ from compiler.ladder.detectors import (
     PRIVATE_KEY_BODY,
     PRIVATE_KEY_END,
     PRIVATE_KEY_WINDOW,
+    aws_secret_under_key,
     bare_ssn,
     card_length,
     card_valid,
@@ -26,11 +28,21 @@ from compiler.ladder.detectors import (
     ssn_valid,
     value_span,
 )
+from compiler.ladder.secrets.allow import forge_value, placeholder
+from compiler.ladder.secrets.engine import SecretScanner, entropy
 
 Hit = tuple[int, int, str]  # start, end, detector
 _SHORTEST = 6  # no detector matches fewer characters
 _MAX_VERDICTS = 4096  # checksum results remembered per string
 _BARE_PHONE = re.compile(r"(?<![\w+])\+?\d[\d ().-]{6,22}\d(?![\w])")
+_FIELD_SECRET = re.compile(r"\S{8,500}")  # one token: a sentence under `auth_note` is prose
+_FIELD_ENTROPY = 3.0
+
+
+@cache
+def secret_scanner() -> SecretScanner:
+    """The credential rules, compiled once per process (about half a second)."""
+    return SecretScanner()
 
 
 class Detectors:
@@ -41,12 +53,25 @@ class Detectors:
         self.kinds = [n for n in PATTERNS if n in self.names]
         self.pattern = compile_detectors(names)
         self.singles = {n: re.compile(PATTERNS[n]) for n in self.kinds}
+        self.secrets = secret_scanner() if "credential" in self.names else None
+
+    def quick(self, text: str) -> bool:
+        """Whether `text` may hold anything (False: it certainly holds no pattern's match)."""
+        return PREFILTER.search(text) is not None or (
+            self.secrets is not None and self.secrets.any(text)
+        )
 
     def text(self, text: str, key: str | None = None) -> list[Hit]:
         """Every confirmed hit in a string, in order; `key` is the field name it sits under."""
-        if len(text) < _SHORTEST or PREFILTER.search(text) is None:
-            return []  # the hinted detectors need a digit run, which the prefilter looks for
-        hits = self._search(text)
+        if len(text) < _SHORTEST:
+            return []
+        hits = self._search(text) if PREFILTER.search(text) is not None else []
+        if self.secrets is not None:
+            found = self.secrets.find(text)
+            if found:
+                # "user:password@host" reads as an email too: there, the credential wins.
+                hits = [h for h in hits if h[2] != "email" or not _overlaps(h, found)]
+                hits = sorted(hits + [h for h in found if not _overlaps(h, hits)])
         if key is not None:
             extra = self._hinted(text, key)
             if extra:
@@ -71,8 +96,26 @@ class Detectors:
         return None
 
     def _hinted(self, text: str, key: str) -> list[Hit]:
-        """Bare digit runs that a field name (ssn, phone) says are sensitive."""
+        """What a field name says is sensitive.
+
+        Bare digit runs under ssn or phone fields, and a random single-token value under a
+        field named for a secret (password, api_token, client_secret, ...).
+        """
         hits: list[Hit] = []
+        if (
+            "secret_field" in self.names
+            and HINTS["secret_field"].search(key)
+            and not aws_secret_under_key(key, text)  # the guard names that one itself
+        ):
+            value = text.strip()
+            if (
+                _FIELD_SECRET.fullmatch(value)
+                and entropy(value) >= _FIELD_ENTROPY
+                and not placeholder(value)
+                and not forge_value(value)
+            ):
+                start = text.index(value)
+                hits.append((start, start + len(value), "secret_field"))
         if "us_ssn" in self.names and HINTS["us_ssn"].search(key):
             hits += [(s, e, "us_ssn") for s, e in bare_ssn(text)]
         if "phone" in self.names and HINTS["phone"].search(key):

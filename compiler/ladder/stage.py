@@ -34,6 +34,7 @@ class StageReport:
     corrections: list[Correction] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     sensitive: dict[str, str] = field(default_factory=dict)  # L3 only: raw match -> its mask
+    detections: list[tuple[str, str, str]] = field(default_factory=list)  # L3: pointer, kind, mask
 
     def correct(self, path: Path, op: CorrectionOp, before: Any, after: Any, reason: str) -> None:
         """Record one change the stage made (containers are copied: later stages may edit)."""

@@ -133,7 +133,7 @@ def test_a_private_key_block_is_redacted_from_begin_to_end():
 
 # Finding 9: near-misses.
 GAPS = [
-    ("XX00 AKIAIOSFODNN7EXAMPLE", "AWS access key id"),  # a failed IBAN candidate first
+    ("XX00 AKIA2E0A8F3B244C9986", "AWS access key id"),  # a failed IBAN candidate first
     ("40000 4111 1111 1111 1111", "payment card number"),  # a failed card candidate first
     ("4111 1111 1111 1111 202", "payment card number"),  # digits after the card
     ("call 415 555 0132", "phone number"),
@@ -141,7 +141,7 @@ GAPS = [
     ("call 4155550132", "phone number"),
     ("xapp-1-A0123456789-1234567890123-abcdef0123456789abcdef0123456789", "Slack token"),
     ("xoxe-1-My0xLTEyMzQ1Njc4OTAtMTIzNDU2Nzg5MA", "Slack token"),
-    ("id_AKIAIOSFODNN7EXAMPLE", "AWS access key id"),
+    ("id_AKIA2E0A8F3B244C9986", "AWS access key id"),
     ("key_sk-ant-api03-" + "a" * 40, "Anthropic API key"),
     ("t_ghp_" + "a" * 36, "GitHub token"),
     ("Authorization: BEARER abcdefghijklmnop1234", "bearer token"),

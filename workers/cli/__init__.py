@@ -13,6 +13,7 @@ from workers.cli.dev import dev_app
 from workers.cli.errors import errors_cmd
 from workers.cli.events import db_app, events_app
 from workers.cli.gates import approve_cmd, gates_cmd, reject_cmd
+from workers.cli.guard import guard_app
 from workers.cli.packs import packs_app
 from workers.cli.recipes import recipes_app
 from workers.cli.run import resume_cmd, run_cmd, worker_cmd
@@ -49,6 +50,7 @@ app.add_typer(budget_app, name="budget")
 app.add_typer(capsule_app, name="capsule")
 app.add_typer(dev_app, name="dev")
 app.add_typer(events_app, name="events")
+app.add_typer(guard_app, name="guard")
 app.add_typer(db_app, name="db")
 app.add_typer(packs_app, name="packs")
 app.add_typer(recipes_app, name="recipes")

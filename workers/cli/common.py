@@ -35,7 +35,7 @@ EXIT_REJECTED = 2
 
 def fail(message: str, detail: str | None = None) -> NoReturn:
     """Print one red line (and optional dim detail) to stderr and exit 2."""
-    err.print(f"[red]error:[/] {escape(message)}")
+    err.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
     if detail:
         err.print(f"[dim]{escape(detail)}[/]")
     raise typer.Exit(EXIT_REJECTED)
