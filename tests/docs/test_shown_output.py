@@ -23,7 +23,7 @@ NOT_RUN = {
     "forge run": "a live run (ids and timings differ; tests/workers/test_cli_run.py runs it)",
     "forge resume": "a live run",
     "forge capsule": "a live run and its capsule: tests/docs/test_capsule_transcript.py runs them",
-    "forge schedule": "needs a worker and calendar times: tests/workflows/test_schedules.py",
+    "forge schedule": "a schedule and its runs: tests/docs/test_schedule_transcript.py runs them",
     "forge status run-": "a run id from the reader's own run",
     "forge watch run-": "a run id from the reader's own run",
     "forge runs": "the reader's runs, from Temporal's visibility",
