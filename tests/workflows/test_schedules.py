@@ -155,6 +155,7 @@ async def test_a_backfill_runs_each_time_once_and_a_second_backfill_runs_none(
         assert len(eng.services.events.list_events(type="run.started.v1", limit=100_000)) == total
         counts = eng.services.claims.counts(SCOPE, "hourly")
         assert (counts.times, counts.forced, counts.already_ran) == (12, 2, 14)
+        await schedules.act(eng.client, eng.services.claims, SCOPE, "hourly", "delete")
 
 
 async def test_every_fires_and_pause_unpause_trigger(temporal_env, task_queue, tmp_path):
