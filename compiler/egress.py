@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from schemas.bridge import EgressDecision
 from schemas.profile import EgressPolicy, EgressRule
 
-__all__ = ["egress_decision"]
+__all__ = ["RequestTarget", "egress_decision", "named_ip", "request_target"]
 
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -63,6 +63,36 @@ class _Url:
         return f"{self.scheme}://{self.netloc()}{self.path}" + (
             " (query omitted)" * bool(self.query)
         )
+
+
+@dataclass(frozen=True)
+class RequestTarget:
+    """Where a URL sends a request, read by the same parser that checked it."""
+
+    scheme: str  # "http" or "https"
+    host: str  # lowercase host name, or the IP address in its compressed form
+    ip: IpAddress | None  # the host when the URL names an IP address
+    port: int  # explicit, or the scheme's default
+    path: str  # path and query as sent (the fragment never is)
+
+
+def request_target(url: str) -> RequestTarget | str:
+    """The URL's scheme, host, port and path as egress_decision reads them; or why it cannot be."""
+    parsed = _parse_url(url)
+    if isinstance(parsed, str):
+        return parsed
+    host = parsed.host
+    return RequestTarget(parsed.scheme, host.name, host.ip, parsed.port, parsed.path + parsed.query)
+
+
+def named_ip(rule: EgressRule) -> IpAddress | None:
+    """The IP address a rule names literally (`127.0.0.1:8080`, `[::1]`), else None.
+
+    Only such a rule lets a request reach an address that is not public (compiler.addresses):
+    a rule that names a host name never does, whatever the name resolves to.
+    """
+    host = _parse_host(rule.domain.strip().lower(), rule=True)
+    return None if isinstance(host, str) else host.ip
 
 
 def egress_decision(method: str, url: str, policy: EgressPolicy) -> EgressDecision:

@@ -192,8 +192,9 @@ STEP_CODES: dict[C, I] = {
     C.EGRESS_BLOCKED: I(
         False,
         "tool",
-        "The host is not on the profile's egress allowlist.",
-        "Use an allowed host, or add it to the profile's egress allowlist.",
+        "The host is not on the profile's egress allowlist, or it resolves to an address that "
+        "is not public (loopback, private, link-local, metadata).",
+        "Use an allowed host, or add it to the allowlist; for a private address, name its IP.",
     ),
     C.HTTP_ERROR: I(
         True,

@@ -1,4 +1,4 @@
-"""The bridge's built-in tools: `http.request` (through the egress allowlist) and `log.note`.
+"""The bridge's built-in tools: `http.request` (egress allowlist, public addresses) and `log.note`.
 
 `artifact.evaluate` is the evaluator's and is injected by the caller with the others:
 `{**builtin_handlers(), "artifact.evaluate": handler}`.
@@ -8,23 +8,28 @@ from __future__ import annotations
 
 import base64
 import binascii
-import http.client
 import re
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
+from activities.net.outbound import (
+    AddressRefused,
+    OutboundClient,
+    OutboundError,
+    OutboundRefused,
+    OutboundResponse,
+    OutboundTimeout,
+)
 from activities.sandbox.bridge_call import BridgeCall, ToolError, ToolHandler, ToolRefused
-from compiler.egress import egress_decision
+from compiler.egress import egress_decision, named_ip
 from schemas.bridge import LOG_NOTED, LogNoted
 from schemas.error_codes import ErrorCode
 
 __all__ = [
     "MAX_HTTP_BODY",
     "MAX_NOTE_BYTES",
+    "HttpRequest",
     "builtin_handlers",
-    "http_request",
     "log_note",
 ]
 
@@ -43,59 +48,67 @@ _HTTP_ARGS = frozenset({"method", "url", "headers", "body", "body_base64", "time
 _LEVELS = ("debug", "info", "warning", "error")
 
 
-def builtin_handlers() -> dict[str, ToolHandler]:
-    """The tools every bridge offers (a step still calls only its allowed_tool_ids)."""
-    return {"http.request": http_request, "log.note": log_note}
+def builtin_handlers(client: OutboundClient | None = None) -> dict[str, ToolHandler]:
+    """The tools every bridge offers (a step still calls only its allowed_tool_ids).
 
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """A redirect comes back to the step as the response: its Location was never checked."""
-
-    def redirect_request(self, *_args: Any, **_kwargs: Any) -> None:
-        return None
-
-
-def _opener() -> urllib.request.OpenerDirector:
-    # ProxyHandler({}): the worker's *_proxy environment must not carry step traffic elsewhere.
-    return urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
-
-
-def http_request(args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
-    """One HTTP request to an allowlisted URL; 3xx, 4xx and 5xx are responses, not errors.
-
-    Args (in `args`): method (default GET), url, headers {name: value}, body (text) or
-    body_base64, timeout_s (default 30, at most 120).
-
-    Returns:
-        {status, reason, headers: [[name, value], ...] (no Set-Cookie), body (text) or
-        body_base64, truncated, url}.
-
-    Raises:
-        ToolRefused: EGRESS_BLOCKED (not on the allowlist) or BAD_ARGS, before anything is sent.
-        ToolError: HTTP_TIMEOUT or HTTP_ERROR (no response: DNS, connection, TLS).
+    `client` sends http.request's requests; tests give one with their own resolver.
     """
-    method, url, headers, body, timeout = _http_args(args)
-    decision = egress_decision(method, url, call.policy.egress)
-    if not decision.allowed or decision.target is None:
-        raise ToolRefused(ErrorCode.EGRESS_BLOCKED, decision.reason)
-    request = urllib.request.Request(decision.target, data=body, headers=headers, method=method)
-    shown = decision.target.split("?", 1)[0]
-    try:
-        with _opener().open(request, timeout=timeout) as response:
-            return _response(response, decision.target)
-    except urllib.error.HTTPError as err:
-        with err:
-            return _response(err, decision.target)
-    except urllib.error.URLError as err:
-        if isinstance(err.reason, TimeoutError):
+    return {"http.request": HttpRequest(client or OutboundClient()), "log.note": log_note}
+
+
+class HttpRequest:
+    """The http.request tool: the egress allowlist, then the outbound client (public addresses)."""
+
+    def __init__(self, client: OutboundClient) -> None:
+        self._client = client
+
+    def __call__(self, args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
+        """One HTTP request to an allowlisted URL; 3xx, 4xx and 5xx are responses, not errors.
+
+        Args (in `args`): method (default GET), url, headers {name: value}, body (text) or
+        body_base64, timeout_s (default 30, at most 120).
+
+        Returns:
+            {status, reason, headers: [[name, value], ...] (no Set-Cookie), body (text) or
+            body_base64, truncated, url}.
+
+        Raises:
+            ToolRefused: EGRESS_BLOCKED (not on the allowlist, or its host resolves to an
+                address that is not public) or BAD_ARGS, before anything is sent.
+            ToolError: HTTP_TIMEOUT or HTTP_ERROR (no response: DNS, connection, TLS).
+        """
+        method, url, headers, body, timeout = _http_args(args)
+        egress = call.policy.egress
+        decision = egress_decision(method, url, egress)
+        if not decision.allowed or decision.target is None or decision.rule_index is None:
+            raise ToolRefused(ErrorCode.EGRESS_BLOCKED, decision.reason)
+        # Only a rule that names an IP itself lets the request reach an address that is not
+        # public; a rule naming a host name never does, whatever the name resolves to.
+        named = named_ip(egress.allow[decision.rule_index])
+        shown = decision.target.split("?", 1)[0]
+        try:
+            response = self._client.send(
+                method,
+                decision.target,
+                headers=headers,
+                body=body,
+                timeout_s=timeout,
+                max_body=MAX_HTTP_BODY,
+                named=() if named is None else (named,),
+            )
+        except AddressRefused as err:
+            raise ToolRefused(
+                ErrorCode.EGRESS_BLOCKED,
+                f"{method} {shown}: {err.what}: the bridge only connects to public addresses; "
+                "name the IP itself in an egress rule to allow it",
+            ) from None
+        except OutboundTimeout:
             raise _timeout(method, shown, timeout) from None
-        raise ToolError(ErrorCode.HTTP_ERROR, f"{method} {shown}: {err.reason}") from None
-    except TimeoutError:
-        raise _timeout(method, shown, timeout) from None
-    except (http.client.HTTPException, OSError) as err:
-        raise ToolError(
-            ErrorCode.HTTP_ERROR, f"{method} {shown}: {type(err).__name__}: {err}"
-        ) from None
+        except OutboundRefused as err:
+            raise ToolRefused(ErrorCode.EGRESS_BLOCKED, f"{method} {shown}: {err}") from None
+        except OutboundError as err:
+            raise ToolError(ErrorCode.HTTP_ERROR, f"{method} {shown}: {err}") from None
+        return _response(response, decision.target)
 
 
 def _timeout(method: str, shown: str, timeout: float) -> ToolError:
@@ -154,22 +167,19 @@ def _body(text: Any, encoded: Any) -> bytes | None:
     return data
 
 
-def _response(response: Any, url: str) -> dict[str, Any]:
-    data = response.read(MAX_HTTP_BODY + 1)
-    truncated = len(data) > MAX_HTTP_BODY
-    data = data[:MAX_HTTP_BODY]
+def _response(response: OutboundResponse, url: str) -> dict[str, Any]:
     result: dict[str, Any] = {
         "status": response.status,
         "reason": response.reason,
         # Set-Cookie is dropped: the step keeps no cookie jar, and results are recorded.
-        "headers": [[k, v] for k, v in response.headers.items() if k.lower() != "set-cookie"],
-        "truncated": truncated,
+        "headers": [[k, v] for k, v in response.headers if k.lower() != "set-cookie"],
+        "truncated": response.truncated,
         "url": url,
     }
     try:
-        result["body"] = data.decode("utf-8")
+        result["body"] = response.body.decode("utf-8")
     except UnicodeDecodeError:
-        result["body_base64"] = base64.b64encode(data).decode("ascii")
+        result["body_base64"] = base64.b64encode(response.body).decode("ascii")
     return result
 
 

@@ -1,8 +1,10 @@
 """compiler/egress.py: the http.request allowlist, including the ways out people try."""
 
+from ipaddress import ip_address
+
 import pytest
 
-from compiler.egress import egress_decision
+from compiler.egress import RequestTarget, egress_decision, named_ip, request_target
 from schemas.profile import EgressPolicy, EgressRule
 
 POLICY = EgressPolicy(
@@ -164,3 +166,36 @@ def test_a_root_prefix_admits_every_path_and_a_later_rule_may_admit_what_an_earl
     root = EgressPolicy(allow=[EgressRule(domain="example.com", path_prefix="/")])
     assert egress_decision("GET", "https://example.com", root).allowed
     assert egress_decision("GET", "https://example.com/a/b/c?d", root).allowed
+
+
+def test_the_request_target_is_what_the_allowlist_checked():
+    decision = egress_decision("GET", "HTTPS://API.example.com.:443/v1/a?q=1#frag", POLICY)
+    assert decision.target is not None
+    assert request_target(decision.target) == RequestTarget(
+        "https", "api.example.com", None, 443, "/v1/a?q=1"
+    )
+    assert request_target("http://[0::1]:9000") == RequestTarget(
+        "http", "::1", ip_address("::1"), 9000, "/"
+    )
+    assert request_target("http://127.0.0.1/x") == RequestTarget(
+        "http", "127.0.0.1", ip_address("127.0.0.1"), 80, "/x"
+    )
+    refused = request_target("https://bob:pw@example.com/")
+    assert isinstance(refused, str) and "credentials" in refused
+
+
+@pytest.mark.parametrize(
+    ("domain", "ip"),
+    [
+        ("127.0.0.1:8080", "127.0.0.1"),
+        ("10.0.0.5", "10.0.0.5"),
+        ("[::1]:9000", "::1"),
+        ("::1", "::1"),
+        ("api.example.com", None),
+        ("localhost", None),  # a name, however local, never names an address
+        ("127.1", None),  # malformed: matches nothing, names nothing
+    ],
+)
+def test_only_a_rule_that_names_an_ip_itself_names_an_address(domain, ip):
+    named = named_ip(EgressRule(domain=domain))
+    assert named == (None if ip is None else ip_address(ip))
