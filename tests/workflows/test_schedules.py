@@ -304,6 +304,12 @@ async def test_cancel_other_and_terminate_other_stop_the_running_time_for_the_ne
                 eng.client, eng.services.claims, SCOPE, name, one - window, one + window, policy
             )
             first = await _running_child(eng.client, f"sched-{name}-20261102-010000-")
+            # Past its front end (a run cancelled while compiling records no run.cancelled):
+            # its step has started when the next time comes.
+            for _ in range(480):
+                if eng.services.events.list_events(run_id=first, type="step.started.v1"):
+                    break
+                await asyncio.sleep(0.25)
             two = one + timedelta(hours=1)
             await schedules.backfill(
                 eng.client, eng.services.claims, SCOPE, name, two - window, two + window, policy
