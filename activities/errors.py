@@ -14,6 +14,7 @@ from temporalio.converter import DefaultFailureConverter, PayloadConverter
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from compiler.errors import CompilerError
+from compiler.ladder.secrets.mask import mask_text
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 
@@ -102,3 +103,23 @@ class ForgeFailureConverter(DefaultFailureConverter):
         elif isinstance(exception, ForgeError):
             exception = to_application_error(exception)
         super().to_failure(exception, payload_converter, failure)
+        mask_failure(failure)
+
+
+def mask_failure(failure: Failure) -> None:
+    """Mask credentials in a failure as Temporal records it: messages, stack traces, details.
+
+    Every failure an activity or workflow reports reaches the history through here, its causes
+    too, so a credential in an exception message is never written down (issue 18).
+    """
+    current: Failure | None = failure
+    while current is not None:
+        current.message = mask_text(current.message)[0]
+        current.stack_trace = mask_text(current.stack_trace)[0]
+        if current.HasField("application_failure_info"):
+            for payload in current.application_failure_info.details.payloads:
+                text = payload.data.decode("utf-8", errors="replace")
+                masked = mask_text(text)[0]
+                if masked != text:
+                    payload.data = masked.encode("utf-8")
+        current = current.cause if current.HasField("cause") else None

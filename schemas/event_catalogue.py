@@ -27,6 +27,7 @@ from schemas.capsule import CAPSULE_EXTRACTED, CAPSULE_IMPORTED, CapsuleRecorded
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.evaluator import EVALUATION_PROOF
+from schemas.guard import GUARD_MASKED, SecretsMasked
 from schemas.recipes import RECIPE_TRAIL, RUN_TAGGED, TrailEntry
 from schemas.run_events import (
     BudgetExhausted,
@@ -66,6 +67,7 @@ __all__ = [
     "BUDGET_EXTENSION_REFUSED",
     "CAPSULE_EXTRACTED",
     "CAPSULE_IMPORTED",
+    "GUARD_MASKED",
     "CATALOGUE",
     "EVALUATION_PROOF",
     "GATE_DECIDED",
@@ -206,6 +208,10 @@ _TYPES = (
     # A tenant's capsule (`capsules:<tenant>:<name>`): its versions as they are added.
     EventType(CAPSULE_EXTRACTED, CapsuleRecorded, "A run was extracted into a capsule version."),
     EventType(CAPSULE_IMPORTED, CapsuleRecorded, "An exported capsule version was imported."),
+    # A tenant's guard findings (`guard:<tenant>`): credentials masked in an event's payload.
+    EventType(
+        GUARD_MASKED, SecretsMasked, "Credentials were masked in an event before it was written."
+    ),
 )
 
 CATALOGUE: Mapping[str, EventType] = MappingProxyType({t.name: t for t in _TYPES})

@@ -33,8 +33,10 @@ from activities.store.events import EventStore, open_event_store
 from activities.store.schedule_claims import ScheduleClaims, open_schedule_claims
 from activities.store.skills_registry import SkillRegistry, open_skill_registry
 from activities.typelib import load_library, load_prices, load_profiles
+from compiler.ladder.secrets.mask import mask_text
 from compiler.plan.context import ProfileLayers
 from schemas import names
+from workers import logmask
 from workers.capsule_runs import input_policy
 from workers.settings import Settings
 
@@ -242,6 +244,8 @@ def build_worker(
     converter and the sandbox runner. Sandboxes a dead worker left running are killed first.
     """
     sweep_orphans()
+    logmask.install()  # credentials masked in every log record of this process
+    mask_text("warm up")  # compile the credential rules now, not in a workflow task
     plan = worker_plan(settings, services)
     model_queues = [
         names.model_queue(settings.task_queue, provider) for provider in sorted(plan.providers)

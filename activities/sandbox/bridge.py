@@ -34,6 +34,7 @@ from activities.sandbox.bridge_wire import (
 from activities.sandbox.bwrap import sandbox_identity
 from activities.sandbox.client.forge_bridge import MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES
 from compiler.hashing import sha256_of
+from compiler.ladder.secrets.mask import mask_value
 from schemas.bridge import BridgePolicy
 
 __all__ = [
@@ -326,7 +327,7 @@ class BridgeServer:
                 if not self._uncharged_allowed(index, tool):
                     return error_reply(request_id, "BRIDGE_OVERLOADED", _overloaded())
                 self._ledger.record_replay(call_index=index, tool=tool, stored=stored, call_key=key)
-                return ok_reply(request_id, stored.result)
+                return ok_reply(request_id, mask_value(stored.result)[0])
             refusal = self._reserve()
             if refusal is not None:
                 return self._refuse(request_id, index, tool, "BUDGET_EXHAUSTED", refusal, key)
@@ -346,8 +347,13 @@ class BridgeServer:
         started = time.perf_counter()
         error: tuple[str, str] | None = None
         result: Any = None
+        sent: Any = None
         try:
-            result = self._handlers[call.tool](args, call)
+            # Credentials never cross the bridge either way: not out of the sandbox in a call's
+            # arguments, not into it in a result. The ledger records what was given and
+            # returned; the event store masks that too and records each finding.
+            result = self._handlers[call.tool](mask_value(args)[0], call)
+            sent = mask_value(result)[0]
         except ToolRefused as refused:
             return self._refuse(
                 request_id, call.index, call.tool, refused.failure_class, refused.reason, call.key
@@ -361,7 +367,7 @@ class BridgeServer:
         reply = b""
         if error is None:
             try:
-                reply = ok_reply(request_id, result)
+                reply = ok_reply(request_id, sent)
             except (TypeError, ValueError) as exc:
                 error = ("TOOL_CRASHED", f"{call.tool} returned a value that is not JSON: {exc}")
         if error is None and len(reply) > MAX_RESPONSE_BYTES:

@@ -16,6 +16,7 @@ from sqlalchemy.exc import IntegrityError
 
 from activities.store.engine import WRITE_OPTION, Backend, backend_of, create_store_engine
 from activities.store.errors import ConcurrencyError, ConflictError
+from activities.store.masking import GUARD_STREAM, masked_drafts
 from activities.store.migrate import check_at_head, upgrade_engine
 from activities.store.publish import PublishIndex
 from activities.store.queries import Statements
@@ -111,7 +112,18 @@ class EventStore(PublishIndex):
         stream_id: str,
         expected_seq: int | None = None,
     ) -> list[Event]:
-        """`append` inside the caller's write transaction."""
+        """`append` inside the caller's write transaction.
+
+        Credentials in a payload are masked before it is hashed or written, and each masked
+        event is followed by a guard.masked.v1 in the tenant's `guard:` stream, in the same
+        transaction (compiler/ladder/secrets/mask.py).
+        """
+        drafts, findings = masked_drafts(drafts, stream_id)
+        if findings and not stream_id.startswith(GUARD_STREAM):
+            appended = self._append_in(conn, drafts, stream_id=stream_id, expected_seq=expected_seq)
+            for draft in findings:
+                self._append_in(conn, [draft], stream_id=GUARD_STREAM + draft.scope.tenant)
+            return appended
         batch = prepare_batch(drafts)
         if not batch:
             return []

@@ -4,7 +4,8 @@ Each bucket is packed by priority, highest first (ties keep input order). A bloc
 fit what is left of its bucket's allocation stays in the bucket with `truncated=True` and empty
 text, so the manifests name it: nothing silently disappears. A smaller block after it may still
 fit. The pack's redaction rules are applied to evidence, memory and session text as it is packed
-(see `pack_bucket` and redaction.py): no text the model sees escapes them.
+(see `pack_bucket` and redaction.py): no text the model sees escapes them. Every block, redacted
+or not, also has its credentials masked (compiler/ladder/secrets/mask.py).
 """
 
 import json
@@ -13,6 +14,7 @@ from typing import Any, NamedTuple
 
 from compiler.context.redaction import Redactor, redact, redactors
 from compiler.context.tokens import estimate_tokens
+from compiler.ladder.secrets.mask import mask_text
 from schemas.context import (
     BUCKETS,
     AssembledBuckets,
@@ -72,6 +74,11 @@ def pack_bucket(
             redacted = redact(text, rules)
             if redacted != text:
                 text, n = redacted, estimate_tokens(redacted)
+                fits = used + n <= budget
+        if fits:
+            masked = mask_text(text)[0]  # credentials never reach a model, redact rule or not
+            if masked != text:
+                text, n = masked, estimate_tokens(masked)
                 fits = used + n <= budget
         if fits:
             used += n

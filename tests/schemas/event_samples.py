@@ -265,4 +265,12 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "source_run_id": "r1",
         "created": False,
     },
+    "guard.masked.v1": {
+        "event_id": "evt-1",
+        "event_type": "tool.called.v1",
+        "stream_id": "run:r1",
+        "findings": [
+            {"path": "/result/body", "detector": "stripe-access-token", "masked": "***(32 chars)"}
+        ],
+    },
 }

@@ -3,7 +3,9 @@
 import typer
 from rich.markup import escape
 
+from compiler.ladder.secrets.mask import mask_text
 from schemas.errors import ForgeError
+from workers import logmask
 from workers.cli.artifacts import artifacts_cmd, receipts_cmd
 from workers.cli.budget import budget_app
 from workers.cli.capsule import capsule_app
@@ -63,8 +65,9 @@ app.add_typer(skills_app, name="skills")
 def main() -> None:
     """Console-script entry point: a ForgeError no verb handled is one line and exit 2."""
     tune_gc()
+    logmask.install()
     try:
         app()
     except ForgeError as exc:
-        err.print(f"[red]error:[/] {escape(exc.line())}", soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(mask_text(exc.line())[0])}", soft_wrap=True)
         raise SystemExit(EXIT_REJECTED) from None

@@ -16,6 +16,7 @@ from temporalio.exceptions import ApplicationError
 
 from activities.typelib import load_library, load_profiles
 from compiler.errors import CompilerError, PackError
+from compiler.ladder.secrets.mask import mask_text
 from compiler.plan.context import CompileContext
 from schemas.diagnostics import Diagnostic
 from schemas.errors import ForgeError
@@ -35,9 +36,9 @@ EXIT_REJECTED = 2
 
 def fail(message: str, detail: str | None = None) -> NoReturn:
     """Print one red line (and optional dim detail) to stderr and exit 2."""
-    err.print(f"[red]error:[/] {escape(message)}", soft_wrap=True)
+    err.print(f"[red]error:[/] {escape(mask_text(message)[0])}", soft_wrap=True)
     if detail:
-        err.print(f"[dim]{escape(detail)}[/]")
+        err.print(f"[dim]{escape(mask_text(detail)[0])}[/]")
     raise typer.Exit(EXIT_REJECTED)
 
 
@@ -80,7 +81,7 @@ def one_line_errors(verb: Callable[P, R]) -> Callable[P, R]:
 
 def fail_error(exc: ForgeError) -> NoReturn:
     """A ForgeError as its one line, `CODE: message (where) — what to do`, on stderr; exit 2."""
-    err.print(f"[red]error:[/] {escape(exc.line())}", soft_wrap=True)
+    err.print(f"[red]error:[/] {escape(mask_text(exc.line())[0])}", soft_wrap=True)
     raise typer.Exit(EXIT_REJECTED)
 
 

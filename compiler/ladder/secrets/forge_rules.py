@@ -11,7 +11,7 @@ from compiler.ladder.secrets.rule import Rule
 
 __all__ = ["FORGE_RULES"]
 
-_END = r"(?:[\x60'\"\s;,&)}\]]|\\[nr]|$)"
+_END = r"(?:[\x60'\"\s;,&)}\]\\]|$)"  # a quote, space, separator, an escape, or the end
 
 FORGE_RULES: tuple[Rule, ...] = (
     Rule(
@@ -19,8 +19,8 @@ FORGE_RULES: tuple[Rule, ...] = (
         description="A password, passphrase or client secret assigned in text (key=value, "
         'key: value, "key": "value").',
         regex=r"(?i)(?:^|[^\w])[\w.-]{0,30}(?:passw(?:or)?d|passphrase|pwd|client[_.-]?secret"
-        r"|secret[_.-]?key|api[_.-]?secret)[\w.-]{0,10}[\"']?[ \t]{0,3}(?:=|:|=>)[ \t]{0,3}"
-        r"[\"']?([^\s\"'`;,&]{6,200})" + _END,
+        r"|secret[_.-]?key|api[_.-]?secret)[\w.-]{0,10}\\{0,2}[\"']?[ \t]{0,3}(?:=|:|=>)"
+        r"[ \t]{0,3}\\{0,2}[\"']?([^\s\"'`;,&\\]{6,200})" + _END,
         keywords=("pass", "pwd", "secret"),
         entropy=2.0,
     ),

@@ -1,0 +1,97 @@
+"""Credentials masked wherever data leaves a boundary: events, failures, logs, errors, prompts.
+
+The ladder's guard decides what a step's payload may hold; this is the floor under everything
+else Forge writes or sends. It finds credentials only (every credential detector of the guard,
+gitleaks' rules, Forge's context rules, and secret-looking values under fields named for a
+secret), not personal data: an approver's email in an event is the audit trail, a card number
+in a payload is the ladder's to judge. What it finds becomes `[REDACTED:<detector>]`; the
+caller gets each finding as (where, detector, mask) to record, never the value.
+"""
+
+from functools import cache
+from typing import Any, NamedTuple
+
+from compiler.ladder.detectors import aws_secret_under_key, mask, placeholder
+from compiler.ladder.scan import Detectors
+
+__all__ = ["BOUNDARY_DETECTORS", "Masked", "mask_text", "mask_value"]
+
+BOUNDARY_DETECTORS = (
+    "anthropic_key",
+    "openai_key",
+    "aws_key",
+    "github_token",
+    "slack_token",
+    "private_key",
+    "bearer_token",
+    "credential",
+    "secret_field",
+)
+_SHORTEST = 6
+_DEPTH = 64  # nesting deeper than this is masked as text (json-encoded), never skipped
+
+
+class Masked(NamedTuple):
+    """One credential masked: where (a JSON pointer, or '' for a text), by what, its mask."""
+
+    path: str
+    detector: str
+    masked: str
+
+
+@cache
+def _detectors() -> Detectors:
+    return Detectors(BOUNDARY_DETECTORS)
+
+
+def mask_text(text: str, key: str | None = None, path: str = "") -> tuple[str, list[Masked]]:
+    """`text` with every credential replaced by `[REDACTED:<detector>]`, and what was replaced.
+
+    `key` is the field name the text sits under (a random value under `client_secret` is a
+    credential where the same value under `sha256` is not).
+    """
+    if len(text) < _SHORTEST:
+        return text, []
+    if key is not None and aws_secret_under_key(key, text):
+        return placeholder("aws_secret"), [Masked(path, "aws_secret", mask("aws_secret", text))]
+    hits = _detectors().text(text, key)
+    if not hits:
+        return text, []
+    parts, last, found = [], 0, []
+    for start, end, kind in hits:
+        parts += [text[last:start], placeholder(kind)]
+        found.append(Masked(path, kind, mask(kind, text[start:end])))
+        last = end
+    return "".join(parts) + text[last:], found
+
+
+def mask_value(value: Any, path: str = "", key: str | None = None) -> tuple[Any, list[Masked]]:
+    """A JSON value with the credentials in its strings (and field names) masked, and the list.
+
+    Returns the value itself when nothing was found, so callers can compare by identity.
+    """
+    found: list[Masked] = []
+    new = _walk(value, path, key, found, 0)
+    return (new if found else value), found
+
+
+def _walk(value: Any, path: str, key: str | None, found: list[Masked], depth: int) -> Any:
+    if isinstance(value, str):
+        text, hits = mask_text(value, key, path)
+        found += hits
+        return text
+    if depth > _DEPTH:
+        return value
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for k, v in value.items():
+            name = k
+            if isinstance(k, str):
+                name, hits = mask_text(k, None, path)
+                found += hits
+            child = f"{path}/{str(name).replace('~', '~0').replace('/', '~1')}"
+            out[name] = _walk(v, child, k if isinstance(k, str) else key, found, depth + 1)
+        return out
+    if isinstance(value, list | tuple):
+        return [_walk(v, f"{path}/{i}", key, found, depth + 1) for i, v in enumerate(value)]
+    return value

@@ -1,0 +1,85 @@
+"""Secrets never written down (issue 18 §2): every credential format of the guard's corpus is
+planted in a model's reply (the program it writes), a bridge call (`log.note`), a step's
+printed output and an exception message; then the event store, the worker's logs, the Temporal
+histories and the artifact store's metadata are searched for each of them.
+
+Real parts: the Temporal dev server, bubblewrap, the stores, the local Messages server.
+"""
+
+import json
+import logging
+
+from compiler.ladder.secrets.mask import _detectors
+from tests.guard.corpus import FORMATS
+from tests.workflows.model_env import executor, model_engine, model_step, run_python
+from tests.workflows.plans import code_step, plan
+
+PII = ("email", "phone", "card", "iban", "us-ssn")
+SAMPLES = [
+    FORMATS[name](__import__("random").Random(index))
+    for index, name in enumerate(FORMATS)
+    if not name.startswith(PII)
+]
+
+
+def secret_of(sample: str) -> str:
+    """The credential itself in a sample line (what must never be written down)."""
+    start, end, _kind = _detectors().text(sample)[0]
+    return sample[start:end]
+
+
+SECRETS = [secret_of(s) for s in SAMPLES]
+
+WRITE = """
+import json, forge_bridge
+samples = json.loads(%r)
+forge_bridge.call("log.note", {"text": " | ".join(samples)})
+print("\\n".join(samples))
+open("output/a.json", "w").write(json.dumps({"n": len(samples)}))
+"""
+RAISE = """
+import json
+samples = json.loads(%r)
+raise RuntimeError("could not connect with " + " ; ".join(samples))
+"""
+
+
+async def test_no_planted_credential_is_written_anywhere(
+    temporal_env, task_queue, tmp_path, caplog
+):
+    caplog.set_level(logging.DEBUG)
+    blob = json.dumps(SAMPLES)
+    script = [executor("a", run_python(WRITE % blob))]
+    doc = plan(
+        model_step("a", ["output/a.json"]),
+        code_step("b", RAISE % blob, ["output/b.json"], depends_on=["a"]),
+    )
+    async with model_engine(temporal_env, tmp_path / "h", task_queue, script) as (eng, server):
+        handle = await eng.start(doc)
+        try:
+            await handle.result()
+        except Exception:  # noqa: BLE001 - step b fails on purpose
+            pass
+        run_id = handle.id
+        log = eng.services.events.list_events(limit=1_000_000)
+        histories = [(await handle.fetch_history()).to_json()]
+        async for wf in eng.client.list_workflows(f'WorkflowId STARTS_WITH "{run_id}"'):
+            if wf.id != run_id:
+                h = eng.client.get_workflow_handle(wf.id, run_id=wf.run_id)
+                histories.append((await h.fetch_history()).to_json())
+        published = [json.dumps(e.payload) for e in log if e.type == "artifact.published.v1"]
+    assert server.request_count >= 1  # the model was asked, and its reply carried the samples
+    stored = "\n".join(e.model_dump_json() for e in log)
+    logs = "\n".join(r.getMessage() + (r.exc_text or "") for r in caplog.records)
+    places = {"events": stored, "logs": logs, "history": "\n".join(histories)}
+    places["artifact metadata"] = "\n".join(published)
+    leaked = {where: [s[:12] for s in SECRETS if s in text] for where, text in places.items()}
+    assert leaked == {where: [] for where in places}
+    # The run did see them: the note, the step's failure and the program are there, masked.
+    notes = [e for e in log if e.type == "log.noted.v1" and e.run_id == run_id]
+    assert notes and "[REDACTED:" in json.dumps(notes[0].payload)
+    findings = [e for e in log if e.type == "guard.masked.v1"]
+    assert findings, "each masked event is followed by its guard.masked.v1"
+    detectors = {f["detector"] for e in findings for f in e.payload["findings"]}
+    assert len(detectors) >= 20, detectors
+    assert "could not connect with" in places["history"]  # the failure is recorded, masked
