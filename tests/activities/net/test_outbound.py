@@ -154,7 +154,8 @@ def test_proxy_variables_are_ignored(monkeypatch, connects):
         monkeypatch.delenv("no_proxy", raising=False)
         url = f"http://127.0.0.1:{site.port}/page"
         # The variables are live: urllib's default opener sends the request to the proxy.
-        with urllib.request.urlopen(url, timeout=10) as via_proxy:
+        # (A fresh opener: urlopen's is built once per process and would keep this proxy.)
+        with urllib.request.build_opener().open(url, timeout=10) as via_proxy:
             assert via_proxy.status == 200
         assert [s.path for s in proxy.seen] == [url] and site.seen == []
         response = _get(client, url, named=[LOOPBACK])
