@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 from activities.models.base import ModelError, Provider
+from activities.models.masking import GUARD_STREAM, finding_draft, masked
 from activities.models.prompts import PromptStore
 from activities.store.artifacts import ArtifactStore
 from activities.store.errors import ConflictError
@@ -143,6 +144,7 @@ class ModelGateway:
                 "caused_by: set CallScope.caused_by to the event that caused the call (e.g. "
                 "the step's started event), so its model.called.v1 event can be written"
             )
+        request, sent = masked(request, "/request")  # no credential reaches a provider
         digest, _ = self._prompts.put(scope.scope, request)
         stream = self._events.read_stream(scope.stream_id)
         answered = _answered(stream, scope.call_key, digest)
@@ -158,6 +160,10 @@ class ModelGateway:
             self._record_failure(request, scope, digest, exc, stream)
             raise
         latency_ms = max(0, round((time.monotonic() - started) * 1000))
+        response, got = masked(response, "/response")  # nor is one recorded or acted on
+        if sent or got:
+            guard = finding_draft(scope, event_id, sent + got)
+            self._events.append([guard], stream_id=GUARD_STREAM + scope.scope.tenant)
         return self._record(
             request, scope, digest, event_id, response, latency_ms, context, provider
         )

@@ -47,3 +47,12 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path):
     bad = run(str(binary))
     assert bad.exit_code == 2 and "not UTF-8" in bad.output
     assert len(bad.output.strip().splitlines()) == 1
+
+
+def test_an_error_line_never_echoes_a_credential(tmp_path):
+    """Issue 18 §2: what the CLI prints on an error is masked like everything else."""
+    named = tmp_path / f"{SECRET} copy.json"
+    result = run(str(named))
+    assert result.exit_code == 2
+    assert SECRET not in result.output
+    assert "[REDACTED:stripe-access-token] copy.json: no such file" in result.output

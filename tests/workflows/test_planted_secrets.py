@@ -49,9 +49,12 @@ async def test_no_planted_credential_is_written_anywhere(
 ):
     caplog.set_level(logging.DEBUG)
     blob = json.dumps(SAMPLES)
-    script = [executor("a", run_python(WRITE % blob))]
+    script = [executor("m", run_python(WRITE.replace("output/a.json", "output/m.json") % blob))]
     doc = plan(
-        model_step("a", ["output/a.json"]),
+        # the model's reply carries them (the gateway masks it before anything acts on it) ...
+        model_step("m", ["output/m.json"]),
+        # ... and a step's own code sends them through the bridge, prints them, raises them
+        code_step("a", WRITE % blob, ["output/a.json"], depends_on=["m"]),
         code_step("b", RAISE % blob, ["output/b.json"], depends_on=["a"]),
     )
     async with model_engine(temporal_env, tmp_path / "h", task_queue, script) as (eng, server):
@@ -82,4 +85,6 @@ async def test_no_planted_credential_is_written_anywhere(
     assert findings, "each masked event is followed by its guard.masked.v1"
     detectors = {f["detector"] for e in findings for f in e.payload["findings"]}
     assert len(detectors) >= 20, detectors
+    masked_calls = [e for e in findings if e.payload["event_type"] == "model.called.v1"]
+    assert masked_calls, "the model's reply was masked before the executor ran it"
     assert "could not connect with" in places["history"]  # the failure is recorded, masked

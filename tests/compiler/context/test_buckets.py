@@ -108,3 +108,15 @@ def test_prompts_have_one_heading_per_non_empty_bucket_in_order():
     assert "`run_python` (sandbox.session; approval: auto): run code" in cc.system_prompt
     assert '`forge_bridge.call("log.note", args)` (approval: auto): note' in cc.system_prompt
     assert set(cc.budget_report.used_at_compile) == set(BUCKETS)
+
+
+def test_a_credential_in_evidence_never_reaches_the_prompt():
+    """Issue 18 §2: every packed block has its credentials masked, redaction rules or not."""
+    secret = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+    refs = [ref(0, summary=f"the billing config sets STRIPE_SECRET_KEY={secret} for prod")]
+    cc = compile_context(pack(), run_ctx(), request(), evidence=lambda q: refs)
+    assert secret not in cc.task_prompt and secret not in cc.model_dump_json()
+    assert "STRIPE_SECRET_KEY=[REDACTED:stripe-access-token]" in cc.task_prompt
+    ds = [_Draft("note", "k", f"token {secret}", 1)]
+    [block] = BucketContent.model_validate(pack_bucket(ds, 100)).blocks
+    assert block.text == "token [REDACTED:stripe-access-token]"

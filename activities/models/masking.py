@@ -1,0 +1,53 @@
+"""Credentials masked in what a model is sent and what it answers (issue 18 §2).
+
+The context pack compiler masks every block it packs; this is the last boundary before a
+provider: a request's whole content (system prompt, messages, tool results) and the response
+as it is recorded and handed to the executor, planner or evaluator. Each masking is a
+guard.masked.v1 event in the tenant's guard stream, naming the model call.
+"""
+
+import hashlib
+from datetime import UTC, datetime
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from activities.store.masking import GUARD_STREAM
+from compiler.ladder.secrets.mask import Masked, mask_value
+from schemas.event_catalogue import payload_of
+from schemas.events import EventDraft
+from schemas.guard import GUARD_MASKED, MaskedFinding, SecretsMasked
+from schemas.models import CallScope
+
+__all__ = ["GUARD_STREAM", "finding_draft", "masked"]
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def masked(model: M, prefix: str) -> tuple[M, list[Masked]]:
+    """`model` with credentials masked in every string it holds, and what was masked."""
+    raw = model.model_dump(mode="json")
+    new, found = mask_value(raw, prefix)
+    if not found:
+        return model, []
+    return type(model).model_validate(new), found
+
+
+def finding_draft(scope: CallScope, call_event_id: str, found: list[Masked]) -> EventDraft:
+    """The guard.masked.v1 event for a model call whose request or response was masked."""
+    record = SecretsMasked(
+        event_id=call_event_id,
+        event_type="model.called.v1",
+        stream_id=scope.stream_id,
+        findings=[MaskedFinding(path=f.path, detector=f.detector, masked=f.masked) for f in found],
+    )
+    digest = hashlib.sha256(f"{call_event_id}:model".encode()).hexdigest()[:32]
+    return EventDraft(
+        event_id=f"guard-{digest}",
+        type=GUARD_MASKED,
+        scope=scope.scope,
+        run_id=scope.run_id,
+        caused_by=scope.caused_by,
+        timestamp=datetime.now(UTC),
+        payload=payload_of(GUARD_MASKED, record),
+    )
