@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from activities.store.masking import GUARD_STREAM
 from compiler.ladder.secrets.mask import Masked, mask_value
+from schemas.budget import MODEL_CALLED
 from schemas.event_catalogue import payload_of
 from schemas.events import EventDraft
 from schemas.guard import GUARD_MASKED, MaskedFinding, SecretsMasked
@@ -37,7 +38,7 @@ def finding_draft(scope: CallScope, call_event_id: str, found: list[Masked]) -> 
     """The guard.masked.v1 event for a model call whose request or response was masked."""
     record = SecretsMasked(
         event_id=call_event_id,
-        event_type="model.called.v1",
+        event_type=MODEL_CALLED,
         stream_id=scope.stream_id,
         findings=[MaskedFinding(path=f.path, detector=f.detector, masked=f.masked) for f in found],
     )

@@ -9,19 +9,16 @@ Recall and false positives on the corpus (tests/guard/corpus.py) are reported wi
 Run on its own with `python -m tests.bench.bench_guard`.
 """
 
-import statistics
-import time
 from collections.abc import Callable
 from typing import Any
 
 from compiler.ladder.contract import ALL_DETECTORS, GuardConfig, LadderContract
 from compiler.ladder.guard import scan_document
-from tests.bench.bench_ladder import payloads
+from tests.bench.bench_ladder import _median_ms, payloads
 from tests.bench.report import run_alone
 from tests.guard.corpus import benign, samples
 from workers.cli.guard import scan_text
 
-REPEATS = 7
 GOAL_RATIO = 3.0
 BEFORE = tuple(d for d in ALL_DETECTORS if d not in ("credential", "secret_field"))
 
@@ -30,16 +27,6 @@ def _contract(detectors: tuple[Any, ...]) -> LadderContract:
     return LadderContract(
         json_schema={"type": "object"}, top_level="object", guard=GuardConfig(detectors=detectors)
     )
-
-
-def _median_ms(fn: Callable[[], Any]) -> float:
-    fn()
-    times = []
-    for _ in range(REPEATS):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
 
 
 def _measure(label: str, docs: list[Any]) -> dict[str, Any]:
