@@ -6,18 +6,15 @@ as it is recorded and handed to the executor, planner or evaluator. Each masking
 guard.masked.v1 event in the tenant's guard stream, naming the model call.
 """
 
-import hashlib
 from datetime import UTC, datetime
 from typing import TypeVar
 
 from pydantic import BaseModel
 
-from activities.store.masking import GUARD_STREAM
+from activities.store.masking import GUARD_STREAM, guard_draft
 from compiler.ladder.secrets.mask import Masked, mask_value
 from schemas.budget import MODEL_CALLED
-from schemas.event_catalogue import payload_of
 from schemas.events import EventDraft
-from schemas.guard import GUARD_MASKED, MaskedFinding, SecretsMasked
 from schemas.models import CallScope
 
 __all__ = ["GUARD_STREAM", "finding_draft", "masked"]
@@ -36,19 +33,16 @@ def masked(model: M, prefix: str) -> tuple[M, list[Masked]]:
 
 def finding_draft(scope: CallScope, call_event_id: str, found: list[Masked]) -> EventDraft:
     """The guard.masked.v1 event for a model call whose request or response was masked."""
-    record = SecretsMasked(
-        event_id=call_event_id,
-        event_type=MODEL_CALLED,
-        stream_id=scope.stream_id,
-        findings=[MaskedFinding(path=f.path, detector=f.detector, masked=f.masked) for f in found],
-    )
-    digest = hashlib.sha256(f"{call_event_id}:model".encode()).hexdigest()[:32]
-    return EventDraft(
-        event_id=f"guard-{digest}",
-        type=GUARD_MASKED,
+    # Its own id: the store's finding for the model.called event itself would be the default.
+    return guard_draft(
+        call_event_id,
+        MODEL_CALLED,
+        scope.stream_id,
+        found,
         scope=scope.scope,
         run_id=scope.run_id,
+        session_id=None,
         caused_by=scope.caused_by,
         timestamp=datetime.now(UTC),
-        payload=payload_of(GUARD_MASKED, record),
+        seed=f"{call_event_id}:model",
     )

@@ -2,13 +2,15 @@
 
 import hashlib
 from collections.abc import Sequence
+from datetime import datetime
 
-from compiler.ladder.secrets.mask import mask_value
+from compiler.ladder.secrets.mask import Masked, mask_value
 from schemas.event_catalogue import payload_of
 from schemas.events import EventDraft
 from schemas.guard import GUARD_MASKED, MaskedFinding, SecretsMasked
+from schemas.scope import Scope
 
-__all__ = ["GUARD_STREAM", "masked_drafts"]
+__all__ = ["GUARD_STREAM", "guard_draft", "masked_drafts"]
 
 GUARD_STREAM = "guard:"  # + tenant: the tenant's guard findings
 
@@ -28,25 +30,54 @@ def masked_drafts(
             out.append(draft)
             continue
         out.append(draft.model_copy(update={"payload": payload}))
-        digest = hashlib.sha256(draft.event_id.encode()).hexdigest()[:32]
-        record = SecretsMasked(
-            event_id=draft.event_id,
-            event_type=draft.type,
-            stream_id=stream_id,
-            findings=[
-                MaskedFinding(path=f.path, detector=f.detector, masked=f.masked) for f in found
-            ],
-        )
         findings.append(
-            EventDraft(
-                event_id=f"guard-{digest}",
-                type=GUARD_MASKED,
+            guard_draft(
+                draft.event_id,
+                draft.type,
+                stream_id,
+                found,
                 scope=draft.scope,
                 run_id=draft.run_id,
                 session_id=draft.session_id,
                 caused_by=draft.event_id,
                 timestamp=draft.timestamp,
-                payload=payload_of(GUARD_MASKED, record),
             )
         )
     return out, findings
+
+
+def guard_draft(
+    event_id: str,
+    event_type: str,
+    stream_id: str,
+    found: list[Masked],
+    *,
+    scope: Scope,
+    run_id: str | None,
+    session_id: str | None,
+    caused_by: str | None,
+    timestamp: datetime,
+    seed: str | None = None,
+) -> EventDraft:
+    """The guard.masked.v1 event for event `event_id` (or a call recorded under that id).
+
+    It names what was masked and by which detector, never the value; its id is derived from
+    `seed` (by default `event_id`), so a retry writes the same event.
+    """
+    record = SecretsMasked(
+        event_id=event_id,
+        event_type=event_type,
+        stream_id=stream_id,
+        findings=[MaskedFinding(path=f.path, detector=f.detector, masked=f.masked) for f in found],
+    )
+    digest = hashlib.sha256((seed or event_id).encode()).hexdigest()[:32]
+    return EventDraft(
+        event_id=f"guard-{digest}",
+        type=GUARD_MASKED,
+        scope=scope,
+        run_id=run_id,
+        session_id=session_id,
+        caused_by=caused_by,
+        timestamp=timestamp,
+        payload=payload_of(GUARD_MASKED, record),
+    )

@@ -11,22 +11,16 @@ caller gets each finding as (where, detector, mask) to record, never the value.
 from functools import cache
 from typing import Any, NamedTuple
 
+from compiler.ladder.contract import ALL_DETECTORS, Detector
 from compiler.ladder.detectors import aws_secret_under_key, mask, placeholder
 from compiler.ladder.scan import Detectors
 
 __all__ = ["BOUNDARY_DETECTORS", "Masked", "mask_text", "mask_value"]
 
-BOUNDARY_DETECTORS = (
-    "anthropic_key",
-    "openai_key",
-    "aws_key",
-    "github_token",
-    "slack_token",
-    "private_key",
-    "bearer_token",
-    "credential",
-    "secret_field",
-)
+# Every detector but the personal-data ones: a detector added to the contract's list is a
+# boundary detector too unless it is personal data.
+PERSONAL_DATA = frozenset({"email", "phone", "us_ssn", "iban", "card"})
+BOUNDARY_DETECTORS: tuple[Detector, ...] = tuple(d for d in ALL_DETECTORS if d not in PERSONAL_DATA)
 _SHORTEST = 6
 _DEPTH = 64  # nesting deeper than this is masked as text (json-encoded), never skipped
 
