@@ -13,8 +13,9 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.converter import DefaultFailureConverter, PayloadConverter
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
+from activities import masked_output
 from compiler.errors import CompilerError
-from compiler.ladder.secrets.mask import mask_text
+from compiler.ladder.secrets.mask import Masked, mask_text
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 
@@ -110,16 +111,25 @@ def mask_failure(failure: Failure) -> None:
     """Mask credentials in a failure as Temporal records it: messages, stack traces, details.
 
     Every failure an activity or workflow reports reaches the history through here, its causes
-    too, so a credential in an exception message is never written down (issue 18).
+    too, so a credential in an exception message is never written down (issue 18). What was
+    masked is noted for a guard.output_masked.v1 event (activities/masked_output.py).
     """
+    found: list[Masked] = []
+
+    def masked(text: str) -> str:
+        new, hits = mask_text(text)
+        found.extend(hits)
+        return new
+
     current: Failure | None = failure
     while current is not None:
-        current.message = mask_text(current.message)[0]
-        current.stack_trace = mask_text(current.stack_trace)[0]
+        current.message = masked(current.message)
+        current.stack_trace = masked(current.stack_trace)
         if current.HasField("application_failure_info"):
             for payload in current.application_failure_info.details.payloads:
                 text = payload.data.decode("utf-8", errors="replace")
-                masked = mask_text(text)[0]
-                if masked != text:
-                    payload.data = masked.encode("utf-8")
+                new = masked(text)
+                if new != text:
+                    payload.data = new.encode("utf-8")
         current = current.cause if current.HasField("cause") else None
+    masked_output.note("failure", None, found)  # recorded as a guard event by the worker

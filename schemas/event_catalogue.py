@@ -27,7 +27,7 @@ from schemas.capsule import CAPSULE_EXTRACTED, CAPSULE_IMPORTED, CapsuleRecorded
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.evaluator import EVALUATION_PROOF
-from schemas.guard import GUARD_MASKED, SecretsMasked
+from schemas.guard import GUARD_MASKED, GUARD_OUTPUT_MASKED, OutputMasked, SecretsMasked
 from schemas.recipes import RECIPE_TRAIL, RUN_TAGGED, TrailEntry
 from schemas.run_events import (
     BudgetExhausted,
@@ -208,9 +208,15 @@ _TYPES = (
     # A tenant's capsule (`capsules:<tenant>:<name>`): its versions as they are added.
     EventType(CAPSULE_EXTRACTED, CapsuleRecorded, "A run was extracted into a capsule version."),
     EventType(CAPSULE_IMPORTED, CapsuleRecorded, "An exported capsule version was imported."),
-    # A tenant's guard findings (`guard:<tenant>`): credentials masked in an event's payload.
+    # A tenant's guard findings (`guard:<tenant>`): credentials masked in an event's payload,
+    # or in a log line, a failure or a CLI line a process wrote.
     EventType(
         GUARD_MASKED, SecretsMasked, "Credentials were masked in an event before it was written."
+    ),
+    EventType(
+        GUARD_OUTPUT_MASKED,
+        OutputMasked,
+        "Credentials were masked in a log line, a failure or a CLI line before it was written.",
     ),
 )
 

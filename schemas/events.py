@@ -5,13 +5,16 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from schemas.guard import GUARD_OUTPUT_MASKED
 from schemas.scope import SYSTEM_ACTOR, Actor, ActorKind, Scope, Scoped
 
 __all__ = ["ROOT_EVENT_TYPES", "SYSTEM_ACTOR", "Actor", "ActorKind", "Event", "EventDraft"]
 
 # Root events may omit caused_by; every other event must name its cause. An imported capsule
-# version's cause is in another installation.
-ROOT_EVENT_TYPES = frozenset({"run.started.v1", "run.submitted.v1", "capsule.imported.v1"})
+# version's cause is in another installation; text a process masked has no event behind it.
+ROOT_EVENT_TYPES = frozenset(
+    {"run.started.v1", "run.submitted.v1", "capsule.imported.v1", GUARD_OUTPUT_MASKED}
+)
 
 
 class EventDraft(Scoped):

@@ -1,12 +1,26 @@
 """The guard's boundary findings: credentials masked before something was written or sent."""
 
+from typing import Literal
+
 from pydantic import Field
 
 from schemas.base import FrozenModel
 
-__all__ = ["GUARD_MASKED", "MaskedFinding", "SecretsMasked"]
+__all__ = [
+    "GUARD_MASKED",
+    "GUARD_OUTPUT_MASKED",
+    "MaskedFinding",
+    "OutputMasked",
+    "OutputSink",
+    "SecretsMasked",
+]
 
 GUARD_MASKED = "guard.masked.v1"
+GUARD_OUTPUT_MASKED = "guard.output_masked.v1"
+
+# Where a process wrote text that held credentials: a log record, a failure on its way to
+# Temporal's history, or a line the CLI printed.
+OutputSink = Literal["log", "failure", "cli"]
 
 
 class MaskedFinding(FrozenModel):
@@ -27,3 +41,23 @@ class SecretsMasked(FrozenModel):
     event_type: str
     stream_id: str
     findings: list[MaskedFinding]
+
+
+class OutputMasked(FrozenModel):
+    """Payload of guard.output_masked.v1: credentials masked in text a process wrote.
+
+    A root event in stream `guard:<tenant>`: the tenant of the run it happened in, or the one
+    the process acted for. The text itself was written with `[REDACTED:<detector>]` in place.
+    """
+
+    sink: OutputSink
+    source: str = Field(description="the logger, the failing activity or workflow, the command")
+    workflow_id: str | None = Field(
+        default=None, description="the Temporal workflow it happened in, if any"
+    )
+    findings: list[MaskedFinding]
+    dropped: int = Field(
+        default=0,
+        ge=0,
+        description="maskings before this one the process could not keep (its queue was full)",
+    )

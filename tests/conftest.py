@@ -10,6 +10,7 @@ import pytest
 from hypothesis import settings
 from temporalio.testing import WorkflowEnvironment
 
+from activities import masked_output
 from activities.sandbox import bwrap
 from tests.temporal_env import temporal_test_env
 
@@ -30,6 +31,13 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None)
 settings.register_profile("explore", derandomize=False, deadline=None)
 settings.load_profile("ci")
+
+
+@pytest.fixture(autouse=True)
+def _own_masked_output():
+    """Each test starts with no masking noted and no acting scope (both are per process)."""
+    masked_output.take()
+    masked_output.act_for(None)
 
 
 @pytest.fixture(scope="session")

@@ -4,12 +4,14 @@ Installed once per process as the logging record factory, so it covers every log
 including the SDK's and third parties', whatever handler later writes the record: the
 message is rendered and masked when the record is made, and a traceback's text is rendered
 and masked up front (a handler then prints that text instead of formatting the exception).
+What was masked is noted for a guard.output_masked.v1 event (activities/masked_output.py).
 """
 
 import logging
 import traceback
 from typing import Any
 
+from activities import masked_output
 from compiler.ladder.secrets.mask import mask_text
 
 __all__ = ["install"]
@@ -30,12 +32,14 @@ def install() -> None:
             message = record.getMessage()
         except Exception:  # noqa: BLE001 - a bad format string: logging reports it itself
             return record
-        masked = mask_text(message)[0]
+        masked, found = mask_text(message)
         if masked != message or record.args:
             record.msg, record.args = masked, None
         if record.exc_info and record.exc_info[1] is not None and not record.exc_text:
             text = "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
-            record.exc_text = mask_text(text)[0]
+            record.exc_text, in_trace = mask_text(text)
+            found += in_trace
+        masked_output.note("log", record.name, found)
         return record
 
     logging.setLogRecordFactory(masking)

@@ -38,6 +38,7 @@ from compiler.plan.context import ProfileLayers
 from schemas import names
 from workers import logmask
 from workers.capsule_runs import input_policy
+from workers.guard_recorder import recording
 from workers.settings import Settings
 
 
@@ -195,9 +196,11 @@ class ForgeWorker:
         workers: list[Worker],
         providers: frozenset[str],
         pools: list[concurrent.futures.ThreadPoolExecutor] | None = None,
+        events: EventStore | None = None,
     ) -> None:
         self.workers = workers
         self.providers = providers  # whose model queues it polls
+        self._events = events  # where maskings in its logs and failures are recorded
         self._pools = pools or []
         self._stack = contextlib.AsyncExitStack()
 
@@ -207,6 +210,7 @@ class ForgeWorker:
 
     async def __aenter__(self) -> "ForgeWorker":
         async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(self._recording())  # left last: records all
             for worker in self.workers:
                 await stack.enter_async_context(worker)
             self._stack = stack.pop_all()
@@ -221,9 +225,14 @@ class ForgeWorker:
     async def run(self) -> None:
         """Poll every queue until cancelled (Ctrl-C)."""
         try:
-            await asyncio.gather(*(worker.run() for worker in self.workers))
+            async with self._recording():
+                await asyncio.gather(*(worker.run() for worker in self.workers))
         finally:
             self._shutdown_pools()
+
+    def _recording(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Maskings in this process's logs and failures, recorded as guard events meanwhile."""
+        return recording(self._events) if self._events else contextlib.nullcontext()
 
     def _shutdown_pools(self) -> None:
         for pool in self._pools:
@@ -270,4 +279,5 @@ def build_worker(
         ],
         plan.providers,
         pools,
+        services.events,
     )

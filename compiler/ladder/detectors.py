@@ -2,9 +2,10 @@
 
 Every quantifier is bounded, so no input can make a pattern backtrack for long; the
 candidates a pattern finds are confirmed by a checksum (Luhn for cards, ISO 7064 mod 97
-for IBANs) or by the issuing rules (SSN areas, card prefixes, NANP area codes) before they
-count. A private key is found by its BEGIN header; its END marker is looked up with
-`str.find` (see `scan`), never by a lazy regex that would rescan the text per header.
+for IBANs, CRC32 for GitHub tokens) or by the issuing rules (SSN areas, card prefixes, NANP
+area codes) before they count. A private key is found by its BEGIN header; its END marker is
+looked up with `str.find` (see `scan`), never by a lazy regex that would rescan the text per
+header.
 
 Bare digit runs are ambiguous, so they are only reported where the evidence is strong: a
 9-digit SSN without separators only after "SSN"/"social security" in the text or under a
@@ -16,6 +17,7 @@ import re
 from collections.abc import Callable
 
 from compiler.ladder.secrets.allow import placeholder as example_or_placeholder
+from compiler.ladder.secrets.checksums import github_checksum_valid
 
 _B = r"(?<![A-Za-z0-9_])"  # a token boundary that, unlike \b, also works before "-" or "+"
 _BP = r"(?<![A-Za-z0-9])"  # for secrets with a distinctive prefix: "key_sk-ant-..." counts
@@ -178,6 +180,11 @@ def _not_an_example(match: str) -> bool:
     return not example_or_placeholder(match.split()[-1])
 
 
+def _github(match: str) -> bool:
+    """A GitHub token: no example, and its CRC32 checksum matches where it has one."""
+    return _not_an_example(match) and github_checksum_valid(match)
+
+
 CONFIRM: dict[str, Callable[[str], bool]] = {
     "iban": iban_valid,
     "phone": _phone,
@@ -188,11 +195,11 @@ CONFIRM: dict[str, Callable[[str], bool]] = {
             "anthropic_key",
             "openai_key",
             "aws_key",
-            "github_token",
             "slack_token",
             "bearer_token",
         )
     },
+    "github_token": _github,
 }
 
 

@@ -10,7 +10,6 @@ sample *in context* (a line as it would appear in a config file, a log or a payl
 # ruff: noqa: E501  (a table of formats: one generator per line reads best)
 
 import base64
-import binascii
 import hashlib
 import json
 import random
@@ -18,13 +17,14 @@ import string
 import uuid
 from collections.abc import Callable
 
+from compiler.ladder.secrets.checksums import github_token
+
 Gen = Callable[[random.Random], str]
 LOWER, UPPER, DIGITS = string.ascii_lowercase, string.ascii_uppercase, string.digits
 ALNUM = LOWER + UPPER + DIGITS
 HEX = "0123456789abcdef"
 B64 = ALNUM + "+/"
 URLSAFE = ALNUM + "-_"
-BASE62 = DIGITS + UPPER + LOWER  # the alphabet GitHub's token checksum is written in
 
 
 def pick(rng: random.Random, alphabet: str, n: int) -> str:
@@ -33,16 +33,7 @@ def pick(rng: random.Random, alphabet: str, n: int) -> str:
 
 def github(prefix: str) -> Gen:
     """GitHub's token format: prefix, 30 random base62 characters, CRC32 of them in base62."""
-
-    def gen(rng: random.Random) -> str:
-        body = pick(rng, ALNUM, 30)
-        crc, digits = binascii.crc32(body.encode()), ""
-        while crc:
-            crc, r = divmod(crc, 62)
-            digits = BASE62[r] + digits
-        return f"{prefix}_{body}{digits.rjust(6, '0')}"
-
-    return gen
+    return lambda rng: github_token(prefix, pick(rng, ALNUM, 30))
 
 
 def luhn_complete(partial: str) -> str:

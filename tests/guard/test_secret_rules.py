@@ -1,8 +1,11 @@
-"""The vendored gitleaks rule set reaches the guard intact, and every rule compiles in RE2."""
+"""The vendored gitleaks rule set reaches the guard intact, every rule compiles in RE2, and
+Forge's changes to it (where a secret ends, checksums) hold."""
 
 import re2
 
+from compiler.ladder.secrets.checksums import github_checksum_valid, github_token
 from compiler.ladder.secrets.engine import ALL_RULES, SecretScanner, entropy
+from compiler.ladder.secrets.mask import mask_text
 from tests.ladder.gen_gitleaks import TARGET, render
 
 
@@ -32,3 +35,30 @@ def test_spans_are_character_offsets_in_non_ascii_text():
     text = "Grüße — stripe: sk_live_4eC39HqLyjWDarjtT1zdp7dc"
     [(start, end, rule)] = SecretScanner().find(text)
     assert text[start:end] == "sk_live_4eC39HqLyjWDarjtT1zdp7dc" and rule == "stripe-access-token"
+
+
+def test_a_secret_ends_at_punctuation_in_prose_and_paths():
+    """Forge's copy of gitleaks' rules also ends a secret at '.', ',', ':', ')' or '/'."""
+    key = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+    scanner = SecretScanner()
+    for text in (f"invalid key {key}.", f"keys/{key}.json", f"({key}), then", f"{key}/x"):
+        assert [text[s:e] for s, e, _ in scanner.find(text)] == [key], text
+    assert scanner.find(f"{key}_and_more_words") == []  # still no end inside a word
+
+
+def test_a_github_token_counts_only_with_its_checksum():
+    """GitHub's CRC32: a 40-character token whose checksum fails was not issued by GitHub."""
+    good = github_token("ghp", "Xq3v9LmT2pR7sK1wZ8yB4nC6dF0gH5")
+    bad = good[:-1] + ("A" if good[-1] != "A" else "B")
+    assert github_checksum_valid(good) and not github_checksum_valid(bad)
+    scanner = SecretScanner()
+    assert [rule for _, _, rule in scanner.find(f"token {good}")] == ["github-pat"]
+    assert scanner.find(f"token {bad}") == []
+    # Forge's own detector (the ladder's and the boundary's) decides the same.
+    assert mask_text(f"token {good}")[1] and not mask_text(f"token {bad}")[1]
+    for prefix in ("gho", "ghu", "ghs", "ghr"):
+        token = github_token(prefix, "Xq3v9LmT2pR7sK1wZ8yB4nC6dF0gH5")
+        assert mask_text(token)[1] and not mask_text(token[:-1] + "0")[1] or token[-1] == "0"
+    # Forms without a checksum are found by their shape alone.
+    longer = "ghs_" + "Xq3v9LmT2pR7sK1wZ8yB4nC6dF0gH5aB7cD9eF1" * 2
+    assert github_checksum_valid(longer) and mask_text(longer)[1]

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from compiler.ladder import GuardConfig, LadderContract, run_ladder
+from compiler.ladder.secrets.checksums import github_token
 from tests.ladder.helpers import ScriptedModel, contract, entry
 from tests.support.timeouts import SLOW_INPUT_TIMEOUT_S
 
@@ -18,15 +19,15 @@ ADDRESS = {
         "note": {"type": "string"},
     },
 }
-GITHUB = "ghp_" + "a" * 36
+GITHUB = github_token("ghp", "a" * 30)
 ANTHROPIC = "sk-ant-api03-" + "A" * 40
 
 # Finding 1: JSON text in a string is decoded by L0c; the guard must see what it decodes to.
 ESCAPED = [
-    ('{"street": "\\u0067hp_' + "a" * 36 + '"}', GITHUB, "GitHub token"),
+    ('{"street": "\\u0067hp_' + GITHUB[4:] + '"}', GITHUB, "GitHub token"),
     ('{"street": "\\u0073k-ant-api03-' + "A" * 40 + '"}', ANTHROPIC, "Anthropic API key"),
     ('{"street": "john\\u0040example.com"}', "john@example.com", "email address"),
-    ('[{"x": 1}, {"\\u0067hp_' + "a" * 36 + '": 1}]', GITHUB, "GitHub token"),  # in a key
+    ('[{"x": 1}, {"\\u0067hp_' + GITHUB[4:] + '": 1}]', GITHUB, "GitHub token"),  # in a key
 ]
 
 
@@ -143,7 +144,7 @@ GAPS = [
     ("xoxe-1-My0xLTEyMzQ1Njc4OTAtMTIzNDU2Nzg5MA", "Slack token"),
     ("id_AKIA2E0A8F3B244C9986", "AWS access key id"),
     ("key_sk-ant-api03-" + "a" * 40, "Anthropic API key"),
-    ("t_ghp_" + "a" * 36, "GitHub token"),
+    ("t_" + GITHUB, "GitHub token"),
     ("Authorization: BEARER abcdefghijklmnop1234", "bearer token"),
     ("ssn 078051120", "US social security number"),
     ("Social Security Number: 078051120", "US social security number"),

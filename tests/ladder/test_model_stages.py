@@ -12,6 +12,7 @@ from compiler.ladder import (
     ReviewVerdict,
     run_ladder,
 )
+from compiler.ladder.secrets.checksums import github_token
 from compiler.ladder.similarity import NGramSimilarity
 from tests.ladder.helpers import ScriptedModel, contract, entry
 
@@ -302,7 +303,7 @@ def test_a_model_patch_that_breaks_a_domain_rule_is_rejected():
 
 
 def test_a_model_patch_that_writes_a_secret_is_rejected_and_masked():
-    token = "ghp_" + "b" * 36
+    token = github_token("ghp", "b" * 30)  # its CRC32 checksum is right: a GitHub token
     result = _review([{"op": "add", "path": "/note", "value": f"use {token}"}])
     assert "note" not in result.payload
     [rejected] = _rejections(result)

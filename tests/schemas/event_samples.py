@@ -273,4 +273,10 @@ SAMPLES: dict[str, dict[str, Any]] = {
             {"path": "/result/body", "detector": "stripe-access-token", "masked": "***(32 chars)"}
         ],
     },
+    "guard.output_masked.v1": {
+        "sink": "failure",
+        "source": "activity run_step (attempt 1)",
+        "workflow_id": "r1",
+        "findings": [{"path": "", "detector": "github_token", "masked": "***(40 chars)"}],
+    },
 }

@@ -6,10 +6,12 @@ histories and the artifact store's metadata are searched for each of them.
 Real parts: the Temporal dev server, bubblewrap, the stores, the local Messages server.
 """
 
+import asyncio
 import json
 import logging
 
 from compiler.ladder.secrets.mask import _detectors
+from schemas.guard import GUARD_OUTPUT_MASKED
 from tests.guard.corpus import FORMATS
 from tests.workflows.model_env import executor, model_engine, model_step, run_python
 from tests.workflows.plans import code_step, plan
@@ -48,6 +50,9 @@ async def test_no_planted_credential_is_written_anywhere(
     temporal_env, task_queue, tmp_path, caplog
 ):
     caplog.set_level(logging.DEBUG)
+    # `forge run` quiets this logger in its process; its failed-activity record (with the
+    # exception's text) is one of the log lines this test needs.
+    caplog.set_level(logging.DEBUG, logger="temporalio.activity")
     blob = json.dumps(SAMPLES)
     script = [executor("m", run_python(WRITE.replace("output/a.json", "output/m.json") % blob))]
     doc = plan(
@@ -64,6 +69,7 @@ async def test_no_planted_credential_is_written_anywhere(
         except Exception:  # noqa: BLE001 - step b fails on purpose
             pass
         run_id = handle.id
+        outputs = await output_maskings(eng.services.events, run_id)
         log = eng.services.events.list_events(limit=1_000_000)
         histories = [(await handle.fetch_history()).to_json()]
         async for wf in eng.client.list_workflows(f'WorkflowId STARTS_WITH "{run_id}"'):
@@ -88,3 +94,22 @@ async def test_no_planted_credential_is_written_anywhere(
     masked_calls = [e for e in findings if e.payload["event_type"] == "model.called.v1"]
     assert masked_calls, "the model's reply was masked before the executor ran it"
     assert "could not connect with" in places["history"]  # the failure is recorded, masked
+    # ... and what was masked in the failure and in the worker's log lines is an event of its
+    # own, in the run's tenant, naming the activity and its workflow (never the value).
+    sinks = {(e.payload["sink"], e.run_id) for e in outputs}
+    assert {("failure", run_id), ("log", run_id)} <= sinks, sinks
+    [failed] = [e for e in outputs if e.payload["sink"] == "failure"]
+    assert failed.payload["source"].startswith("activity ")
+    assert failed.payload["workflow_id"] == run_id
+    assert len({f["detector"] for f in failed.payload["findings"]}) >= 20
+    assert all(e.stream_id == "guard:default" for e in outputs)
+
+
+async def output_maskings(events, run_id: str) -> list:
+    """The run's guard.output_masked.v1 events, once the worker has recorded them (each second)."""
+    for _ in range(100):
+        found = [e for e in events.list_events(run_id=run_id) if e.type == GUARD_OUTPUT_MASKED]
+        if {e.payload["sink"] for e in found} >= {"failure", "log"}:
+            return found
+        await asyncio.sleep(0.1)
+    return found

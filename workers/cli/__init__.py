@@ -1,15 +1,14 @@
 """The `forge` command line: one typer app; each verb lives in its own module."""
 
 import typer
-from rich.markup import escape
+import typer.main
 
-from compiler.ladder.secrets.mask import mask_text
 from schemas.errors import ForgeError
 from workers import logmask
 from workers.cli.artifacts import artifacts_cmd, receipts_cmd
 from workers.cli.budget import budget_app
 from workers.cli.capsule import capsule_app
-from workers.cli.common import EXIT_REJECTED, err
+from workers.cli.common import EXIT_REJECTED, err, masked, record_masked_output
 from workers.cli.compile import compile_cmd, explain_cmd
 from workers.cli.dev import dev_app
 from workers.cli.errors import errors_cmd
@@ -69,5 +68,19 @@ def main() -> None:
     try:
         app()
     except ForgeError as exc:
-        err.print(f"[red]error:[/] {escape(mask_text(exc.line())[0])}", soft_wrap=True)
+        err.print(f"[red]error:[/] {masked(exc.line())}", soft_wrap=True)
         raise SystemExit(EXIT_REJECTED) from None
+    finally:
+        record_masked_output()  # what it masked in its lines and logs, as guard events
+
+
+def command_path(args: list[str]) -> str:
+    """The verb `args` name, as `forge schedule create` (its arguments and options left out)."""
+    words, command = ["forge"], typer.main.get_command(app)
+    for arg in args:
+        sub = getattr(command, "commands", {}).get(arg)  # a group's verbs; a verb has none
+        if sub is None:
+            break
+        words.append(arg)
+        command = sub
+    return " ".join(words)

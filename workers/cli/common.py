@@ -2,6 +2,7 @@
 
 import functools
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
@@ -14,6 +15,9 @@ from rich.table import Table
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
+from activities import masked_output
+from activities.store.events import open_event_store
+from activities.store.output_masking import record_noted
 from activities.typelib import load_library, load_profiles
 from compiler.errors import CompilerError, PackError
 from compiler.ladder.secrets.mask import mask_text
@@ -36,10 +40,35 @@ EXIT_REJECTED = 2
 
 def fail(message: str, detail: str | None = None) -> NoReturn:
     """Print one red line (and optional dim detail) to stderr and exit 2."""
-    err.print(f"[red]error:[/] {escape(mask_text(message)[0])}", soft_wrap=True)
+    err.print(f"[red]error:[/] {masked(message)}", soft_wrap=True)
     if detail:
-        err.print(f"[dim]{escape(mask_text(detail)[0])}[/]")
+        err.print(f"[dim]{masked(detail)}[/]")
     raise typer.Exit(EXIT_REJECTED)
+
+
+def masked(text: str) -> str:
+    """`text` as the CLI may print it: credentials masked (and noted), markup escaped."""
+    new, found = mask_text(text)
+    if found:
+        from workers.cli import command_path  # the app, which imports this module
+
+        masked_output.note("cli", command_path(sys.argv[1:]), found)
+    return escape(new)
+
+
+def record_masked_output() -> None:
+    """Write what this command masked as guard events in its store; say so if it cannot."""
+    if not masked_output.pending():
+        return
+    try:
+        with open_event_store(Settings.from_env().database_url) as events:
+            record_noted(events)
+    except Exception as exc:  # noqa: BLE001 - the command's own outcome stands; one dim line
+        lost = masked_output.take()[0]
+        err.print(
+            f"[dim]note: {len(lost)} masked credential finding(s) were not recorded as guard "
+            f"events: {escape(mask_text(str(exc))[0])}[/]"
+        )
 
 
 TenantOption = Annotated[
@@ -53,9 +82,9 @@ ProjectOption = Annotated[
 def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
     """The Scope a command's --tenant (and --project) name, or exit 2 saying what is wrong."""
     try:
-        if project is None:
-            return Scope.of_tenant(tenant)
-        return Scope(tenant=tenant, project=project)
+        scope = (
+            Scope.of_tenant(tenant) if project is None else Scope(tenant=tenant, project=project)
+        )
     except ValidationError:
         fail(
             f"--tenant {tenant!r}"
@@ -64,6 +93,8 @@ def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
             f"ids match {SCOPE_ID_PATTERN}: a lower-case letter or digit, then lower-case "
             "letters, digits, '_', '-', '.'",
         )
+    masked_output.act_for(scope)  # what this command masks is recorded in its tenant's log
+    return scope
 
 
 def one_line_errors(verb: Callable[P, R]) -> Callable[P, R]:
@@ -81,7 +112,7 @@ def one_line_errors(verb: Callable[P, R]) -> Callable[P, R]:
 
 def fail_error(exc: ForgeError) -> NoReturn:
     """A ForgeError as its one line, `CODE: message (where) — what to do`, on stderr; exit 2."""
-    err.print(f"[red]error:[/] {escape(mask_text(exc.line())[0])}", soft_wrap=True)
+    err.print(f"[red]error:[/] {masked(exc.line())}", soft_wrap=True)
     raise typer.Exit(EXIT_REJECTED)
 
 
@@ -115,7 +146,7 @@ def diagnostics_table(diagnostics: list[Diagnostic], source: str) -> Table:
     table.add_column("what to do", style="green", overflow="fold")
     for d in diagnostics:
         where = " / ".join(x for x in (d.step_key, d.slot, d.field) if x) or "plan"
-        table.add_row(d.code, escape(where), escape(d.message), escape(d.hint))
+        table.add_row(d.code, masked(where), masked(d.message), masked(d.hint))
     return table
 
 
@@ -135,7 +166,7 @@ def reject_packs(exc: PackError) -> NoReturn:
     table.add_column("field", style="bold", overflow="fold")
     table.add_column("problem", overflow="fold")
     for source, field, message in exc.problems:
-        table.add_row(escape(source), escape(field), escape(message))
+        table.add_row(masked(source), masked(field), masked(message))
     err.print(table)
     err.print("[red]rejected:[/] fix the pack files above (see `forge packs check DIR`).")
     raise typer.Exit(EXIT_REJECTED)

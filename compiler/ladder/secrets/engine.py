@@ -5,7 +5,8 @@ in the text whatever it holds. One RE2 set of all rules says which rules match a
 all (most strings: none, in one pass); only those rules are then run for their matches. A
 match counts when its secret (the rule's secret group, else its first non-empty group, else
 the whole match) is random enough for the rule (Shannon entropy, gitleaks' thresholds), is no
-placeholder or documented example, is not one of Forge's own values (context rules only), and
+placeholder or documented example, carries a valid checksum where its format has one (GitHub's
+CRC32, secrets/checksums.py), is not one of Forge's own values (context rules only), and
 passes the rule's and gitleaks' global allow lists. As in gitleaks, a rule with keywords counts
 only in a text holding one of them (a bare 40-digit hex run is a git commit, not a Sourcegraph
 token, unless `sgp_` or `sourcegraph` is there too).
@@ -19,6 +20,7 @@ from typing import Any
 import re2
 
 from compiler.ladder.secrets.allow import CONTEXT_RULES, forge_value, placeholder
+from compiler.ladder.secrets.checksums import CHECKSUMS
 from compiler.ladder.secrets.forge_rules import FORGE_RULES
 from compiler.ladder.secrets.gitleaks_rules import GLOBAL_ALLOW, RULES
 from compiler.ladder.secrets.rule import Allow, Rule
@@ -27,6 +29,13 @@ __all__ = ["ALL_RULES", "SecretHit", "SecretScanner", "entropy"]
 
 SecretHit = tuple[int, int, str]  # start, end of the secret; rule id
 ALL_RULES: tuple[Rule, ...] = RULES + FORGE_RULES
+
+# Gitleaks ends most secrets at a quote, a space, ';', an escaped newline or the end: it scans
+# source files. Forge also scans prose, log lines and paths, where a key is followed by '.',
+# ',', ':', a closing bracket or a '/' ("invalid key sk_live_….", "keys/sk_live_….json"): the
+# same rules end there too (tests/guard/test_corpus.py measures the benign strings again).
+GITLEAKS_END = r"""(?:[\x60'"\s;]|\\[nr]|$)"""
+FORGE_END = r"""(?:[\x60'"\s;.,:)\]}>&|/]|\\[nr]|$)"""
 _MAX_MEM = 256 << 20  # the set of ~220 rules needs more than RE2's default 8 MiB
 
 
@@ -41,12 +50,14 @@ def entropy(text: str) -> float:
 class _Compiled:
     def __init__(self, rule: Rule, options: Any) -> None:
         self.rule = rule
-        self.pattern = re2.compile(rule.regex, options)
+        self.regex = rule.regex.replace(GITLEAKS_END, FORGE_END)
+        self.pattern = re2.compile(self.regex, options)
         self.allows = [
             (a, [re2.compile(r, options) for r in a.regexes], [s.lower() for s in a.stopwords])
             for a in rule.allows
         ]
         self.context = rule.id in CONTEXT_RULES
+        self.checksum = CHECKSUMS.get(rule.id, _any)
         self.keywords = tuple(k.lower() for k in rule.keywords)
 
 
@@ -59,7 +70,7 @@ class SecretScanner:
         self._rules = [_Compiled(r, options) for r in rules]
         self._set = re2.Set.SearchSet(options)
         for compiled in self._rules:
-            self._set.Add(compiled.rule.regex)
+            self._set.Add(compiled.regex)
         self._set.Compile()
         self._global = [re2.compile(r, options) for r in GLOBAL_ALLOW.regexes]
         self._stopwords = [s.lower() for s in GLOBAL_ALLOW.stopwords]
@@ -91,6 +102,8 @@ class SecretScanner:
         rule = compiled.rule
         if rule.entropy is not None and entropy(secret) < rule.entropy:
             return False
+        if not compiled.checksum(secret):
+            return False
         if placeholder(secret) or (compiled.context and forge_value(secret)):
             return False
         lowered = secret.lower()
@@ -102,6 +115,10 @@ class SecretScanner:
             _allowed(allow, regexes, stopwords, text, m, secret, lowered)
             for allow, regexes, stopwords in compiled.allows
         )
+
+
+def _any(_secret: str) -> bool:
+    return True
 
 
 def _secret_span(m: Any, group: int | None) -> tuple[int, int] | None:
