@@ -34,6 +34,7 @@ __all__ = [
     "InputPolicy",
     "capsule_ref",
     "check_input",
+    "local_copy",
     "prepare_capsule_run",
 ]
 
@@ -137,7 +138,7 @@ def prepare_capsule_run(
             + ", ".join(f"--input {i.name}=PATH|s3://BUCKET/KEY ({i.path})" for i in missing)
         )
     with ExitStack() as stack:
-        files = {n: stack.enter_context(_local_copy(n, inputs[n], policy)) for n in sorted(inputs)}
+        files = {n: stack.enter_context(local_copy(n, inputs[n], policy)) for n in sorted(inputs)}
         for n, path in files.items():
             check_input(declared[n], inputs[n], path)
         refs = {
@@ -159,7 +160,7 @@ def prepare_capsule_run(
 
 
 @contextmanager
-def _local_copy(name: str, raw: str, policy: InputPolicy) -> Iterator[Path]:
+def local_copy(name: str, raw: str, policy: InputPolicy) -> Iterator[Path]:
     """The input as a local file: a path under an input root, or an S3 object fetched."""
     parts = urlsplit(raw)
     if parts.scheme == "s3":

@@ -216,6 +216,12 @@ _OTHER_CODES: dict[C, I] = {
         "A gate decision does not apply (no such gate, not waiting, wrong contract hash or role).",
         "Check `forge gates RUN` for the gates waiting and decide one of those.",
     ),
+    C.RUN_ENDED: I(
+        False,
+        "run",
+        "A request for a running run reached one that has already ended.",
+        "Read how it ended (`forge status RUN`, GET /v1/runs/RUN); nothing was changed.",
+    ),
     C.EXTENSION_REFUSED: I(
         False,
         "run",
@@ -352,6 +358,48 @@ _OTHER_CODES: dict[C, I] = {
         "capsule",
         "The tenant has no schedule of that name.",
         "See `forge schedule list`.",
+    ),
+    C.UNAUTHENTICATED: I(
+        False,
+        "access",
+        "A request carried no API key, or one that is malformed, unknown, revoked or expired.",
+        "Send `Authorization: Bearer <key>` with a live key (`forge keys create`).",
+    ),
+    C.FORBIDDEN: I(
+        False,
+        "access",
+        "The key's role may not do this.",
+        "Use a key with the role the message names (`forge keys create --role ROLE`).",
+    ),
+    C.NOT_FOUND: I(
+        False,
+        "access",
+        "The tenant has nothing with that id (another tenant's ids answer the same way).",
+        "Check the id, and that the key belongs to the tenant that owns it.",
+    ),
+    C.TENANT_INVALID: I(
+        False,
+        "access",
+        "A tenant that cannot be created or used: an invalid id, one that exists, one unknown.",
+        "Use `forge tenants list` to see the tenants; ids are lower-case letters and digits.",
+    ),
+    C.IDEMPOTENCY_MISMATCH: I(
+        False,
+        "access",
+        "An Idempotency-Key was reused with a different request.",
+        "Use a new key for a new request; resend the first request's exact body to replay it.",
+    ),
+    C.IDEMPOTENCY_IN_PROGRESS: I(
+        True,
+        "access",
+        "The first request under this Idempotency-Key is still being answered.",
+        "Retry in a moment: the first answer is then replayed.",
+    ),
+    C.REQUEST_INVALID: I(
+        False,
+        "access",
+        "A request body, parameter or upload is malformed, unknown or too large.",
+        "Fix the field the message names (the API's schema is at /openapi.json).",
     ),
     C.SETTINGS_INVALID: I(
         False,

@@ -27,6 +27,7 @@ Category = Literal[
     "tool",
     "run",
     "store",
+    "access",
     "config",
 ]
 
@@ -126,6 +127,7 @@ class ErrorCode(StrEnum):
     GATE_REJECTED = "GATE_REJECTED"
     GATE_CHANGES_REQUESTED = "GATE_CHANGES_REQUESTED"
     DECISION_REFUSED = "DECISION_REFUSED"
+    RUN_ENDED = "RUN_ENDED"
     EXTENSION_REFUSED = "EXTENSION_REFUSED"
     INVALID_INPUT = "INVALID_INPUT"
     # store: the event, artifact and skill stores
@@ -142,6 +144,14 @@ class ErrorCode(StrEnum):
     SKILL_PACKAGE_REFUSED = "SKILL_PACKAGE_REFUSED"
     SKILL_NOT_REGISTERED = "SKILL_NOT_REGISTERED"
     SKILL_INTEGRITY = "SKILL_INTEGRITY"
+    # access: tenants, API keys, roles and requests to the HTTP API
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    TENANT_INVALID = "TENANT_INVALID"
+    IDEMPOTENCY_MISMATCH = "IDEMPOTENCY_MISMATCH"
+    IDEMPOTENCY_IN_PROGRESS = "IDEMPOTENCY_IN_PROGRESS"
+    REQUEST_INVALID = "REQUEST_INVALID"
     # config: the worker's and the CLI's own setup
     SETTINGS_INVALID = "SETTINGS_INVALID"
     DEV_SERVER = "DEV_SERVER"

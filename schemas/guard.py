@@ -19,8 +19,8 @@ GUARD_MASKED = "guard.masked.v1"
 GUARD_OUTPUT_MASKED = "guard.output_masked.v1"
 
 # Where a process wrote text that held credentials: a log record, a failure on its way to
-# Temporal's history, or a line the CLI printed.
-OutputSink = Literal["log", "failure", "cli"]
+# Temporal's history, a line the CLI printed, or an error body the HTTP API answered.
+OutputSink = Literal["log", "failure", "cli", "api"]
 
 
 class MaskedFinding(FrozenModel):

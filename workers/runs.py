@@ -266,6 +266,7 @@ async def start_run(
         id=run.run_id,
         task_queue=settings.task_queue,
         id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+        memo={"tenant": run.scope.tenant},  # whose run it is, before its first event
     )
 
 

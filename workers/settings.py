@@ -34,6 +34,7 @@ ENV_VARS: Mapping[str, str] = {
     "workspace_root": "FORGE_WORKSPACE_ROOT",
     "input_roots": "FORGE_INPUT_ROOTS",
     "input_buckets": "FORGE_INPUT_BUCKETS",
+    "api_max_upload_bytes": "FORGE_API_MAX_UPLOAD_BYTES",
 }
 
 _DEFAULT_HOME = ".forge"
@@ -112,6 +113,8 @@ class Settings(BaseModel):
     # unset) and S3 buckets (none when unset). Anything else, and file:// elsewhere, is refused.
     input_roots: tuple[Path, ...] = Field(default_factory=lambda: (Path.cwd(),))
     input_buckets: tuple[str, ...] = ()
+    # The HTTP API: the largest upload it stores (POST /v1/uploads).
+    api_max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
 
     @model_validator(mode="before")
     @classmethod
@@ -251,6 +254,16 @@ def _parse_task_queue(variable: str, raw: str) -> str:
     return raw
 
 
+def _parse_size(variable: str, raw: str) -> int:
+    try:
+        size = int(raw.strip(), 10)
+    except ValueError:
+        raise SettingsError(variable, raw, "a number of bytes, e.g. 268435456") from None
+    if size < 1:
+        raise SettingsError(variable, raw, "a positive number of bytes")
+    return size
+
+
 def _parse_port(variable: str, raw: str) -> int:
     expected = "an integer port between 1 and 65535, or unset to pick a free port"
     try:
@@ -358,4 +371,5 @@ _PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "database_url": _validated(_check_database_url, _redact_password),
     "artifacts_url": _validated(_check_artifacts_url),
     "s3_endpoint": _validated(_check_endpoint),
+    "api_max_upload_bytes": _parse_size,
 }

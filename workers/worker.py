@@ -68,6 +68,11 @@ class Services:
             claims=open_schedule_claims(settings.database_url),
         )
 
+    def close(self) -> None:
+        """Release every store's pooled connections."""
+        for store in (self.events, self.skills, self.capsules, self.claims):
+            store.close()
+
 
 def model_services(settings: Settings, services: Services) -> ModelServices | None:
     """The model layer, when the settings name a provider (a key or a script); else None."""

@@ -232,17 +232,55 @@ class EventStore(PublishIndex):
         type: str | None = None,
         tenant_id: str | None = None,
         limit: int = 1000,
+        run_ids: Sequence[str] | None = None,
+        types: Sequence[str] | None = None,
     ) -> list[Event]:
         """Events matching every given filter, in tenant chain order, at most `limit`."""
-        query = select(events).order_by(events.c.tenant_id, events.c.tenant_seq).limit(limit)
+        c = events.c
+        query = select(events).order_by(c.tenant_id, c.tenant_seq).limit(limit)
         if run_id is not None:
-            query = query.where(events.c.run_id == run_id)
+            query = query.where(c.run_id == run_id)
+        if run_ids is not None:
+            query = query.where(c.run_id.in_(list(run_ids)))
         if type is not None:
-            query = query.where(events.c.type == type)
+            query = query.where(c.type == type)
+        if types is not None:
+            query = query.where(c.type.in_(list(types)))
         if tenant_id is not None:
-            query = query.where(events.c.tenant_id == tenant_id)
+            query = query.where(c.tenant_id == tenant_id)
         with self._engine.connect() as conn:
             return [event_from_row(r) for r in conn.execute(query).mappings()]
+
+    def page(
+        self,
+        tenant_id: str,
+        *,
+        type: str | None = None,
+        run_id: str | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        newest_first: bool = False,
+        limit: int = 100,
+    ) -> list[tuple[int, Event]]:
+        """A page of the tenant's events, each with its place in the tenant's chain.
+
+        `after` / `before` continue from a place a caller saw: a cursor that stays right
+        however many events are appended meanwhile.
+        """
+        c = events.c
+        query = select(events).where(c.tenant_id == tenant_id)
+        if type is not None:
+            query = query.where(c.type == type)
+        if run_id is not None:
+            query = query.where(c.run_id == run_id)
+        if after is not None:
+            query = query.where(c.tenant_seq > after)
+        if before is not None:
+            query = query.where(c.tenant_seq < before)
+        order = c.tenant_seq.desc() if newest_first else c.tenant_seq
+        with self._engine.connect() as conn:
+            rows = conn.execute(query.order_by(order).limit(limit)).mappings()
+            return [(r["tenant_seq"], event_from_row(r)) for r in rows]
 
     def tenants(self) -> list[str]:
         """Every tenant that has at least one event."""

@@ -1,4 +1,7 @@
-"""SQLAlchemy Core tables (one MetaData): events, publish index, skills, capsules, schedules."""
+"""SQLAlchemy Core tables (one MetaData): the event log and everything stored beside it.
+
+Events, the publish index, skills, capsules, schedules, tenants, API keys, idempotency records.
+"""
 
 from __future__ import annotations
 
@@ -19,14 +22,17 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 
 __all__ = [
+    "api_keys",
     "artifacts_published",
     "capsules",
     "events",
+    "idempotency_records",
     "metadata",
     "schedule_claims",
     "schedule_forces",
     "skills",
     "tenant_heads",
+    "tenants",
 ]
 
 # Explicit names make migrations and schema comparison identical on SQLite and PostgreSQL.
@@ -157,4 +163,44 @@ schedule_forces = Table(
     Column("actor", String(_ID), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     PrimaryKeyConstraint("tenant_id", "schedule", "force_id"),
+)
+
+# Tenants: the isolation boundary (issue 19); a key or a request names one of these.
+tenants = Table(
+    "tenants",
+    metadata,
+    Column("tenant_id", String(_ID), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("created_by", String(_ID), nullable=False),
+    PrimaryKeyConstraint("tenant_id"),
+)
+
+# API keys: one row per key, holding the sha256 of its token, never the token.
+api_keys = Table(
+    "api_keys",
+    metadata,
+    Column("key_id", String(_ID), nullable=False),
+    Column("tenant_id", String(_ID), nullable=False, index=True),
+    Column("role", String(_ID), nullable=False),
+    Column("actor", _JSON, nullable=False),
+    Column("gate_roles", _JSON, nullable=False),
+    Column("token_sha256", String(_HASH), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=True),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+    PrimaryKeyConstraint("key_id"),
+)
+
+# Idempotency-Key records: the first answer to a tenant's request under a key, replayed to a
+# retry with the same body; `status` is null while the first request is still being answered.
+idempotency_records = Table(
+    "idempotency_records",
+    metadata,
+    Column("tenant_id", String(_ID), nullable=False),
+    Column("idem_key", String(_ID), nullable=False),
+    Column("request_sha256", String(_HASH), nullable=False),
+    Column("status", Integer, nullable=True),
+    Column("response", _JSON, nullable=True),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    PrimaryKeyConstraint("tenant_id", "idem_key"),
 )

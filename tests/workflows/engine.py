@@ -92,13 +92,18 @@ async def engine(
     settings = settings or Settings(home=home, task_queue=task_queue)
     services = Services.from_settings(settings)
     client = await forge_client(env)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        async with build_worker(client, settings, services, pool):
-            eng = Engine(client, settings, services)
-            yield eng
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+            async with build_worker(client, settings, services, pool):
+                eng = Engine(client, settings, services)
+                yield eng
+    except BaseException:
+        services.close()
+        raise
     # Every event the test's runs wrote is a catalogued type with a payload its model accepts.
     written = services.events.list_events(limit=1_000_000)
     problems = catalogue_problems(e for e in written if e.event_id not in eng.planted)
+    services.close()
     assert not problems, "\n".join(problems[:20])
 
 

@@ -5,6 +5,8 @@ import typer.main
 
 from schemas.errors import ForgeError
 from workers import logmask
+from workers.cli.access import keys_app, tenants_app
+from workers.cli.api import api_cmd
 from workers.cli.artifacts import artifacts_cmd, receipts_cmd
 from workers.cli.budget import budget_app
 from workers.cli.capsule import capsule_app
@@ -47,11 +49,13 @@ app.command("gates")(gates_cmd)
 app.command("approve")(approve_cmd)
 app.command("reject")(reject_cmd)
 app.command("errors")(errors_cmd)
+app.command("api")(api_cmd)
 app.add_typer(budget_app, name="budget")
 app.add_typer(capsule_app, name="capsule")
 app.add_typer(dev_app, name="dev")
 app.add_typer(events_app, name="events")
 app.add_typer(guard_app, name="guard")
+app.add_typer(keys_app, name="keys")
 app.add_typer(db_app, name="db")
 app.add_typer(packs_app, name="packs")
 app.add_typer(recipes_app, name="recipes")
@@ -59,6 +63,7 @@ app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(schedule_app, name="schedule")
 app.add_typer(schemas_app, name="schemas")
 app.add_typer(skills_app, name="skills")
+app.add_typer(tenants_app, name="tenants")
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """Forge's own credential rules, in gitleaks' rule format: what gitleaks' set leaves to context.
 
-Gitleaks' rules find credentials by their shape; these find them by what surrounds them: a
+Gitleaks' rules find credentials by their shape; these find Forge's own API keys by theirs,
+and the rest by what surrounds them: a
 password in a `password=` pair or a connection URL, HTTP Basic credentials, an AWS secret
 access key or an Azure storage account key named as such. Each value must look like a secret,
 not like a placeholder (`changeme`, `<password>`, `${DB_PASSWORD}`, `****`): see
@@ -14,6 +15,13 @@ __all__ = ["FORGE_RULES"]
 _END = r"(?:[\x60'\"\s;,&)}\]\\]|$)"  # a quote, space, separator, an escape, or the end
 
 FORGE_RULES: tuple[Rule, ...] = (
+    Rule(
+        id="forge-api-key",
+        description="A Forge API key (fk_<key id>_<secret>, `forge keys create`).",
+        regex=r"\b(fk_[0-9a-f]{12}_[A-Za-z0-9_-]{43})(?:[^A-Za-z0-9_-]|$)",
+        keywords=("fk_",),
+        entropy=3.0,
+    ),
     Rule(
         id="password-assignment",
         description="A password, passphrase or client secret assigned in text (key=value, "

@@ -1,0 +1,169 @@
+"""The HTTP API's requests and answers (issue 19): what `/openapi.json` publishes.
+
+Every request model refuses unknown fields (a misspelt field is an error, never ignored).
+Inputs name content the tenant already holds or may read: `sha256:<hex>` of an upload
+(`POST /v1/uploads`), or `s3://BUCKET/KEY` in a bucket Forge reads inputs from; never a path
+on the server.
+"""
+
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, Field, model_validator
+
+from schemas.access import ApiKey, Role
+from schemas.base import FrozenModel
+from schemas.events import Event
+from schemas.run import Decision, RunResult, RunStatusView
+
+__all__ = [
+    "ArtifactItem",
+    "ArtifactList",
+    "DecisionRequest",
+    "EventPage",
+    "GateItem",
+    "GateList",
+    "KeyCreate",
+    "KeyList",
+    "RunAccepted",
+    "RunDetail",
+    "RunPage",
+    "RunRequest",
+    "RunSummary",
+    "Upload",
+]
+
+InputRef = str  # "sha256:<64 hex>" (an upload) or "s3://bucket/key"
+ParamValue = str | int | float | bool
+RunState = Literal["running", "completed", "failed", "cancelled"]
+
+
+class RunRequest(FrozenModel):
+    """Start a run: a plan (forge.plan/1 document), or an objective to plan."""
+
+    plan: dict[str, Any] | None = Field(default=None, description="a plan document")
+    plan_name: str = Field(default="plan.json", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+    objective: str | None = Field(default=None, min_length=1, max_length=20_000)
+    inputs: dict[str, InputRef] = Field(default_factory=dict)
+    params: dict[str, ParamValue] = Field(default_factory=dict)
+    profile: str | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "RunRequest":
+        if (self.plan is None) == (self.objective is None):
+            raise ValueError("give a plan or an objective (exactly one)")
+        return self
+
+
+class RunAccepted(FrozenModel):
+    """A run that was started: follow it at `GET /v1/runs/{run_id}`."""
+
+    run_id: str
+    status: Literal["running"] = "running"
+    plan_hash: str | None = None
+    steps: int | None = Field(default=None, description="compiled steps (plan runs)")
+
+
+class RunSummary(FrozenModel):
+    """One run in a list."""
+
+    run_id: str
+    status: RunState
+    started_at: AwareDatetime
+    objective: str | None = None
+    capsule: str | None = Field(default=None, description="name@version of a capsule run")
+    actor: str = Field(description="who started it")
+
+
+class RunPage(FrozenModel):
+    """A page of runs, newest first; pass `next_cursor` as `cursor` for the next page."""
+
+    runs: list[RunSummary]
+    next_cursor: str | None = None
+
+
+class RunDetail(FrozenModel):
+    """A run's status view: live while it runs, its result once it ended."""
+
+    run_id: str
+    status: str = Field(description="Forge's outcome, or Temporal's status before it has steps")
+    workflow_status: str
+    view: RunStatusView | None = None
+    result: RunResult | None = None
+    error: str | None = None
+
+
+class EventPage(FrozenModel):
+    """A run's events in order; pass `next_after` as `after` for the ones after them."""
+
+    events: list[Event]
+    next_after: int | None = None
+
+
+class Upload(FrozenModel):
+    """Content stored in the tenant's artifact store: name it as an input by its sha256."""
+
+    sha256: str
+    size_bytes: int
+    filename: str
+    media_type: str | None = None
+
+
+class ArtifactItem(FrozenModel):
+    """One published version of a run's output; download it by its path."""
+
+    path: str
+    version: int
+    sha256: str
+    size_bytes: int
+    media_type: str | None = None
+    step_key: str
+    contract_hash: str
+    published_at: AwareDatetime
+
+
+class ArtifactList(FrozenModel):
+    """What a run published, every version, by path."""
+
+    artifacts: list[ArtifactItem]
+
+
+class GateItem(FrozenModel):
+    """A pending gate, with what the approver should look at."""
+
+    gate: str = Field(description="`<run_id>:<gate_id>`, the id to decide it by")
+    run_id: str
+    gate_id: str
+    approver_role: str
+    contract_hash: str = Field(description="send it back with the decision")
+    requested_at: AwareDatetime
+    prompt: str
+    gated_steps: list[str]
+    evidence: list[str]
+    reminders: int
+
+
+class GateList(FrozenModel):
+    gates: list[GateItem]
+
+
+class DecisionRequest(FrozenModel):
+    """A decision on an open gate, on the contract the approver reviewed."""
+
+    decision: Decision
+    contract_hash: str = Field(min_length=1)
+    comment: str = Field(min_length=1, max_length=10_000, description="why; recorded")
+
+
+class KeyCreate(FrozenModel):
+    """A new key of the caller's tenant."""
+
+    role: Role
+    name: str = Field(min_length=1, max_length=200, description="who or what uses it")
+    gate_roles: list[str] = Field(default_factory=list)
+    expires_at: AwareDatetime | None = None
+
+
+class KeyList(FrozenModel):
+    keys: list[ApiKey]

@@ -1,0 +1,46 @@
+"""What the API's handlers hold: settings, the Temporal client, the stores, the compile context."""
+
+from dataclasses import dataclass
+
+from temporalio.client import Client
+
+from activities.store.access import AccessStore, open_access_store
+from activities.store.idempotency import IdempotencyStore, open_idempotency_store
+from activities.typelib import load_library, load_profiles
+from compiler.plan.context import CompileContext
+from workers.settings import Settings
+from workers.worker import Services
+
+__all__ = ["ApiContext"]
+
+
+@dataclass
+class ApiContext:
+    """One per API process, built at start-up and closed at shutdown."""
+
+    settings: Settings
+    client: Client
+    services: Services
+    access: AccessStore
+    idempotency: IdempotencyStore
+
+    @classmethod
+    def build(cls, settings: Settings, client: Client) -> "ApiContext":
+        return cls(
+            settings=settings,
+            client=client,
+            services=Services.from_settings(settings),
+            access=open_access_store(settings.database_url),
+            idempotency=open_idempotency_store(settings.database_url),
+        )
+
+    def compile_context(self, profile: str | None = None) -> CompileContext:
+        """The type library and profiles a submitted plan compiles against (as the CLI's)."""
+        s = self.settings
+        layers, ref = load_profiles(s.packs_path, home=s.home, run_profile=profile)
+        return CompileContext(library=load_library(s.packs_path), profiles=layers, profile_ref=ref)
+
+    def close(self) -> None:
+        self.access.close()
+        self.idempotency.close()
+        self.services.close()
