@@ -36,6 +36,10 @@ class Api:
         headers = {"Authorization": f"Bearer {self.tokens[tenant, role]}"}
         return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60, **kw)
 
+    def client_with(self, token: str) -> httpx.AsyncClient:
+        headers = {"Authorization": f"Bearer {token}"}
+        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60)
+
     def anonymous(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, timeout=60)
 

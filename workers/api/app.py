@@ -26,10 +26,11 @@ from workers.api.limits import UploadLimit
 from workers.guard_recorder import recording
 from workers.settings import Settings
 
-__all__ = ["create_app"]
+__all__ = ["ROUTERS", "create_app"]
 
 _DOCS_STATIC = Path(fastapi_offline.__file__).parent / "static"
 VERSION = "1"
+ROUTERS = (run_routes.router, artifacts.router, gates.router, keys.router)
 
 
 def _operation_id(route: APIRoute) -> str:
@@ -64,8 +65,8 @@ def create_app(settings: Settings, client: Client | None = None) -> FastAPI:
     )
     problems.install(app)
     app.add_middleware(UploadLimit, path="/v1/uploads", limit=settings.api_max_upload_bytes)
-    for module in (run_routes, artifacts, gates, keys):
-        app.include_router(module.router)
+    for router in ROUTERS:
+        app.include_router(router)
     app.mount("/static-docs", StaticFiles(directory=_DOCS_STATIC), name="static-docs")
 
     @app.get("/docs", include_in_schema=False)
