@@ -24,13 +24,15 @@ export UV_PYTHON_DOWNLOADS := never
 venv: $(STAMP)
 
 # Step code runs inside bubblewrap (DESIGN.md §5) on Debian's Python 3.11 (the sealed step
-# runtime), and the store tests start a real PostgreSQL server; install what is missing once
+# runtime), the store tests start a real PostgreSQL server and the API's docs page is checked
+# in Debian's headless Chromium; install what is missing once
 # (as root), stay silent when everything is present.
 CC ?= gcc
 SYSTEM_PACKAGES := $(if $(shell command -v bwrap),,bubblewrap) \
                    $(if $(shell command -v $(CC)),,gcc libc6-dev) \
                    $(if $(wildcard /usr/bin/python3.11),,python3.11) \
-                   $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql)
+                   $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql) \
+                   $(if $(shell command -v chromium),,chromium)
 
 system-deps:
 	@if [ -n "$(strip $(SYSTEM_PACKAGES))" ]; then \
@@ -94,7 +96,17 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy schemas compiler workers activities workflows
 
-test: lint runtime
+# openapi-python-client, a tool of its own (tests/api/test_generated_client.py generates a
+# client from Forge's /openapi.json with it), installed from its hashed lock.
+OAPC := $(TOOLS)/openapi-client/bin/openapi-python-client
+
+$(OAPC): deploy/openapi-client-requirements.txt $(UV)
+	@$(UV) venv --quiet --allow-existing --python $(PYTHON) $(TOOLS)/openapi-client
+	@$(UV) pip install --quiet --python $(TOOLS)/openapi-client/bin/python --require-hashes \
+	    -r deploy/openapi-client-requirements.txt
+	@touch $(OAPC)
+
+test: lint runtime $(OAPC)
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
 
 # `make bench BENCH="harness" REPEAT=5`: chosen benchmarks, median of REPEAT runs each.

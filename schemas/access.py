@@ -13,6 +13,7 @@ from schemas.base import FrozenModel
 from schemas.scope import Actor, ScopeId
 
 __all__ = [
+    "DOES",
     "GRANTS",
     "PERMISSIONS",
     "ROLES",
@@ -60,6 +61,25 @@ GRANTS: dict[Role, frozenset[Permission]] = {
         "schedules.write",
     },
     "admin": frozenset(PERMISSIONS),
+}
+
+
+# What each permission lets a key do, as a refusal says it ("may not cancel runs").
+DOES: dict[Permission, str] = {
+    "runs.read": "read runs, their events, artifacts and receipts",
+    "runs.start": "start runs or upload their inputs",
+    "runs.cancel": "cancel runs",
+    "capsules.read": "read capsules",
+    "capsules.write": "extract, import or export capsules",
+    "capsules.run": "run capsules",
+    "schedules.read": "read schedules",
+    "schedules.write": "create, change or delete schedules",
+    "gates.read": "read the gates inbox",
+    "gates.decide": "decide gates",
+    "webhooks.read": "read webhooks",
+    "webhooks.write": "register or remove webhooks",
+    "keys.read": "list the tenant's keys",
+    "keys.write": "create or revoke the tenant's keys",
 }
 
 

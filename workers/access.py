@@ -7,7 +7,7 @@ goes through the same rule as the API, never around it.
 
 from dataclasses import dataclass
 
-from schemas.access import GRANTS, ApiKey, Permission, Role, least_role
+from schemas.access import DOES, GRANTS, ApiKey, Permission, Role, least_role
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.scope import DEFAULT_PROJECT, SYSTEM_ACTOR, Actor, Scope
@@ -45,7 +45,7 @@ def authorize(principal: Principal, permission: Permission) -> None:
     if permission not in GRANTS[principal.role]:
         needed = least_role(permission)
         raise Forbidden(
-            f"role {principal.role!r} may not {permission.replace('.', ': ')}; it needs role "
+            f"role {principal.role!r} may not {DOES[permission]} ({permission}); it needs role "
             f"{needed!r} or higher",
             hint=f"use a key with role {needed} (`forge keys create --role {needed}`)",
         )

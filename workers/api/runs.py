@@ -145,8 +145,8 @@ async def list_runs(
 ) -> RunPage:
     events = ctx.services.events
     before = int(cursor) if cursor else None
-    found: list[RunSummary] = []
-    while len(found) < limit:
+    found: list[tuple[int, RunSummary]] = []  # one more than asked: is there a next page?
+    while len(found) <= limit:
         started = await asyncio.to_thread(
             events.page,
             who.tenant,
@@ -155,23 +155,21 @@ async def list_runs(
             newest_first=True,
             limit=_SCAN,
         )
-        if not started:
-            before = None
-            break
         outcomes = await asyncio.to_thread(_outcomes, ctx, who.tenant, [e for _, e in started])
         for seq, event in started:
             summary = _summary(event, outcomes)
-            before = seq
             if (status is None or summary.status == status) and (
                 capsule is None or (summary.capsule or "").split("@")[0] == capsule
             ):
-                found.append(summary)
-                if len(found) == limit:
-                    break
-        if len(started) < _SCAN and len(found) < limit:
-            before = None
+                found.append((seq, summary))
+        if len(started) < _SCAN:
             break
-    return RunPage(runs=found, next_cursor=str(before) if before is not None else None)
+        before = started[-1][0]
+    page = found[:limit]
+    more = len(found) > limit
+    return RunPage(
+        runs=[summary for _, summary in page], next_cursor=str(page[-1][0]) if more else None
+    )
 
 
 def _outcomes(ctx: ApiContext, tenant: str, started: list[Event]) -> dict[str, str]:

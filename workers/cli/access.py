@@ -5,14 +5,14 @@ the same authorization check the API's keys pass.
 """
 
 from datetime import datetime
-from typing import Annotated, cast
+from typing import Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
 from activities.store.access import AccessStore, open_access_store
-from schemas.access import ROLES, Role
+from schemas.access import ROLES
 from schemas.scope import DEFAULT_TENANT, Actor
 from workers.access import authorize, local
 from workers.cli.common import TenantOption, fail, one_line_errors, out, scope_of, settings
@@ -87,7 +87,7 @@ def keys_create(
     with _store() as store:
         issued = store.create_key(
             scope.tenant,
-            cast(Role, role),
+            role,
             actor,
             gate_roles=gate_roles or (),
             expires_at=expires.astimezone() if expires else None,
