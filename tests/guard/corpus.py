@@ -96,6 +96,9 @@ FORMATS: dict[str, Gen] = {
     "github-fine-grained": ctx(
         "{}", lambda r: f"github_pat_{pick(r, ALNUM, 22)}_{pick(r, ALNUM, 59)}"
     ),
+    "forge-api-key": ctx(
+        "export FORGE_KEY={}", lambda r: f"fk_{pick(r, HEX, 12)}_{pick(r, URLSAFE, 43)}"
+    ),
     "gitlab-pat": ctx("private-token: {}", tok("glpat-", URLSAFE, 20)),
     "gitlab-runner": ctx('token = "{}"', tok("glrt-", URLSAFE, 20)),
     "gitlab-deploy": ctx("{}", tok("gldt-", URLSAFE, 20)),
