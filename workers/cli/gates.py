@@ -1,9 +1,8 @@
 """`forge gates`, `forge approve`, `forge reject`: the approval inbox and its decisions."""
 
 import asyncio
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.markup import escape
@@ -12,55 +11,12 @@ from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from activities.store.events import open_event_store
-from schemas.event_catalogue import (
-    GATE_DECIDED,
-    GATE_ESCALATED,
-    GATE_REMINDER,
-    GATE_REQUESTED,
-    RUN_CANCELLED,
-    RUN_COMPLETED,
-    RUN_FAILED,
-)
-from schemas.events import Actor, Event
+from schemas.events import Actor
 from schemas.run import DecideGateInput, Decision, GateDecision
 from workers.cli.common import fail, out, refusal, settings
+from workers.gates import pending_gates
 from workers.runs import connect
 from workflows.run import CompiledRunWorkflow
-
-_CLOSING = (RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED)
-
-
-@dataclass
-class PendingGate:
-    run_id: str
-    gate_id: str
-    role: str
-    contract_hash: str
-    requested_at: datetime
-    spec: dict[str, Any]
-    reminders: int
-
-
-def pending_gates(events: list[Event]) -> list[PendingGate]:
-    """Gates requested and not yet decided, in runs that have not ended (from the log)."""
-    closed = {e.run_id for e in events if e.type in _CLOSING}
-    found: dict[tuple[str, str], PendingGate] = {}
-    for e in events:
-        if e.run_id is None or e.run_id in closed:
-            continue
-        key = (e.run_id, str(e.payload.get("gate_id")))
-        if e.type == GATE_REQUESTED:
-            spec = e.payload["gate"]
-            found[key] = PendingGate(
-                e.run_id, key[1], spec["approver_role"], spec["contract_hash"], e.timestamp, spec, 0
-            )
-        elif e.type == GATE_DECIDED:
-            found.pop(key, None)
-        elif e.type == GATE_ESCALATED and key in found:
-            found[key].role = str(e.payload["to_role"])
-        elif e.type == GATE_REMINDER and key in found:
-            found[key].reminders += 1
-    return sorted(found.values(), key=lambda g: g.requested_at)
 
 
 def _age(since: datetime) -> str:
