@@ -11,7 +11,7 @@ from schemas.access import Permission
 from workers.access import Principal, authorize, of_key
 from workers.api.context import ApiContext
 
-__all__ = ["Ctx", "Who", "context", "principal", "requires"]
+__all__ = ["Ctx", "context", "principal", "requires"]
 
 _bearer = HTTPBearer(auto_error=False, description="An API key: `forge keys create`")
 
@@ -43,4 +43,3 @@ def requires(permission: Permission) -> Callable[..., Principal]:
 
 
 Ctx = Annotated[ApiContext, Depends(context)]
-Who = Principal  # annotated per route: Annotated[Who, Depends(requires("runs.read"))]

@@ -81,7 +81,10 @@ async def decide(
         )
 
     async def act() -> tuple[int, GateDecision]:
-        run_events = await tenant_run(ctx, who, run_id)
+        await tenant_run(ctx, who, run_id)
+        run_events = await asyncio.to_thread(
+            ctx.services.events.list_events, run_id=run_id, tenant_id=who.tenant, limit=1_000_000
+        )
         decided = await gates.decide(
             ctx.client,
             who,
