@@ -30,9 +30,21 @@ __all__ = [
     "RunRequest",
     "RunSummary",
     "Upload",
+    "UploadRef",
 ]
 
-InputRef = str  # "sha256:<64 hex>" (an upload) or "s3://bucket/key"
+_FILENAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$"
+
+
+class UploadRef(FrozenModel):
+    """An upload named by its sha256, with the file name it should have in the run."""
+
+    sha256: str = Field(pattern=r"^sha256:[0-9a-f]{64}$")
+    filename: str | None = Field(default=None, pattern=_FILENAME)
+
+
+# "sha256:<64 hex>" (an upload), "s3://bucket/key", or an upload with its file name.
+InputRef = str | UploadRef
 ParamValue = str | int | float | bool
 RunState = Literal["running", "completed", "failed", "cancelled"]
 
@@ -41,7 +53,7 @@ class RunRequest(FrozenModel):
     """Start a run: a plan (forge.plan/1 document), or an objective to plan."""
 
     plan: dict[str, Any] | None = Field(default=None, description="a plan document")
-    plan_name: str = Field(default="plan.json", pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+    plan_name: str = Field(default="plan.json", pattern=_FILENAME)
     objective: str | None = Field(default=None, min_length=1, max_length=20_000)
     inputs: dict[str, InputRef] = Field(default_factory=dict)
     params: dict[str, ParamValue] = Field(default_factory=dict)

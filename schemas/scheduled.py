@@ -78,3 +78,30 @@ class ScheduledRunResult(FrozenModel):
     attempt: int = Field(
         default=1, ge=1, description="1, or 2.. for a forced re-run (`backfill --force`)"
     )
+
+
+class RecentRun(FrozenModel):
+    """One of a schedule's recent starts: its time, its run and what became of it."""
+
+    scheduled_at: datetime
+    run_id: str
+    outcome: str
+
+
+class ScheduleView(FrozenModel):
+    """A schedule as `forge schedule describe` and `GET /v1/schedules/{name}` show it."""
+
+    name: str
+    capsule: str
+    next_version: str = Field(description="the capsule version the next run would use")
+    when: str = Field(description="the calendar or interval, and its time zone")
+    overlap: str
+    paused: bool
+    note: str
+    next_times: list[datetime]
+    recent: list[RecentRun]
+    actions: int = Field(description="times Temporal started the schedule's action")
+    skipped_overlap: int
+    missed_catchup: int
+    already_ran: int = Field(description="starts refused: their time already had its run")
+    forced: int = Field(description="re-runs allowed by `backfill --force`")

@@ -46,14 +46,24 @@ from schemas.errors import ForgeError
 from schemas.plan import ParameterDecl
 from schemas.scheduled import (
     SCHEDULE_NAME_PATTERN,
+    RecentRun,
     ScheduledRunInput,
     ScheduledRunResult,
+    ScheduleView,
     tenant_tag,
 )
 from schemas.scope import Scope
 from workflows.scheduled import ScheduledCapsuleWorkflow
 
-__all__ = ["ScheduleNotFound", "ScheduleRequest", "create", "handle_of", "schedule_id"]
+__all__ = [
+    "Listed",
+    "ScheduleNotFound",
+    "ScheduleRequest",
+    "create",
+    "handle_of",
+    "listed",
+    "schedule_id",
+]
 
 _NAME = re.compile(SCHEDULE_NAME_PATTERN)
 
@@ -80,8 +90,12 @@ class ScheduleRequest:
 
 
 def schedule_id(scope: Scope, name: str) -> str:
-    """The Temporal Schedule id of a tenant's schedule."""
-    return f"forge-{scope.tenant}-{name}"
+    """The Temporal Schedule id of a tenant's schedule.
+
+    `:` is in neither a tenant id nor a schedule name, so no two (tenant, name) pairs share an
+    id (with `-`, tenant `a` schedule `b-c` and tenant `a-b` schedule `c` would).
+    """
+    return f"forge-{scope.tenant}:{name}"
 
 
 def handle_of(client: Client, scope: Scope, name: str) -> ScheduleHandle:
@@ -97,6 +111,30 @@ def existing(scope: Scope, name: str) -> Iterator[None]:
         raise ScheduleNotFound(
             f"tenant {scope.tenant!r} has no schedule {name!r}: see `forge schedule list`"
         ) from None
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A schedule in the tenant's list."""
+
+    name: str
+    capsule: str
+    paused: bool
+
+
+async def listed(client: Client, scope: Scope) -> list[Listed]:
+    """The tenant's schedules by name: Temporal's list, read through the tenant's id prefix."""
+    prefix = schedule_id(scope, "")
+    found = []
+    async for entry in await client.list_schedules():
+        if not entry.id.startswith(prefix):
+            continue
+        memo = await entry.memo()
+        if memo.get("tenant") != scope.tenant:
+            continue
+        paused = bool(entry.schedule and entry.schedule.state.paused)
+        found.append(Listed(entry.id.removeprefix(prefix), str(memo.get("capsule", "")), paused))
+    return sorted(found, key=lambda s: s.name)
 
 
 async def update(
@@ -258,33 +296,6 @@ async def backfill(
         raise
 
 
-@dataclass(frozen=True)
-class RecentRun:
-    scheduled_at: datetime
-    run_id: str
-    outcome: str
-
-
-@dataclass(frozen=True)
-class ScheduleView:
-    """What `forge schedule describe` shows."""
-
-    name: str
-    capsule: str
-    next_version: str
-    when: str
-    overlap: str
-    paused: bool
-    note: str
-    next_times: list[datetime]
-    recent: list[RecentRun]
-    actions: int
-    skipped_overlap: int
-    missed_catchup: int
-    already_ran: int
-    forced: int
-
-
 async def describe(
     client: Client, capsules: CapsuleStore, claims: ScheduleClaims, scope: Scope, name: str
 ) -> ScheduleView:
@@ -331,10 +342,10 @@ async def _outcome(client: Client, at: datetime, action: object) -> RecentRun:
     try:
         desc = await handle.describe()
     except RPCError:
-        return RecentRun(at, workflow_id, "unknown")
+        return RecentRun(scheduled_at=at, run_id=workflow_id, outcome="unknown")
     status = desc.status.name.lower() if desc.status else "unknown"
     if status != "completed":
-        return RecentRun(at, workflow_id, status)
+        return RecentRun(scheduled_at=at, run_id=workflow_id, outcome=status)
     result = await handle.result()
     forced = f" (re-run {result.attempt})" if result.attempt > 1 and not result.already_ran else ""
-    return RecentRun(at, result.run_id, result.status + forced)
+    return RecentRun(scheduled_at=at, run_id=result.run_id, outcome=result.status + forced)

@@ -24,6 +24,17 @@ async def test_inbox_approve_and_refusals_from_the_cli(cli, temporal_env, task_q
         assert inbox.exit_code == 0
         assert handle.id in inbox.output and "gate-ship" in inbox.output
         assert "Ship it?" in inbox.output and "output/a.json" in inbox.output
+        # Another tenant's inbox does not hold it, and that tenant cannot decide it.
+        other = await asyncio.to_thread(cli, "gates", "--tenant", "globex")
+        assert other.exit_code == 0 and "no pending gates" in other.output
+        decide_as = ["--as", "bo", "--role", "ops", "--reason", "ok", "--tenant", "globex"]
+        elsewhere = await asyncio.to_thread(cli, "approve", handle.id, "gate-ship", *decide_as)
+        assert elsewhere.exit_code == 2 and "no pending gate" in elsewhere.output
+        contract = "sha256:" + "0" * 64
+        blind = await asyncio.to_thread(
+            cli, "approve", handle.id, "gate-ship", *decide_as, "--contract-hash", contract
+        )
+        assert blind.exit_code == 2 and "has no gate 'gate-ship'" in blind.output, blind.output
         wrong = await asyncio.to_thread(
             cli,
             "approve",

@@ -25,7 +25,7 @@ from workers.access import Principal
 from workers.api.auth import Ctx, requires
 from workers.api.context import ApiContext
 from workers.api.idempotency import IdempotencyKey, once
-from workers.api.inputs import materialized
+from workers.api.inputs import materialized, param_strings
 from workers.api.problems import problem_responses
 
 __all__ = ["RunNotFound", "router", "tenant_run"]
@@ -63,11 +63,6 @@ async def tenant_run(ctx: ApiContext, who: Principal, run_id: str) -> None:
         raise RunNotFound(f"no run {run_id!r}", hint="list the tenant's runs with GET /v1/runs")
 
 
-def _params(given: dict[str, str | int | float | bool]) -> dict[str, str]:
-    """Typed JSON values as the parameter strings the CLI would have passed."""
-    return {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in given.items()}
-
-
 def _prepare(ctx: ApiContext, who: Principal, body: RunRequest) -> tuple[RunInput, RunAccepted]:
     """Compile (a plan), store the inputs and build the RunInput, as `forge run` does."""
     s = ctx.settings
@@ -85,7 +80,7 @@ def _prepare(ctx: ApiContext, who: Principal, body: RunRequest) -> tuple[RunInpu
                 scope=scope,
                 max_tokens=body.max_tokens,
                 max_cost=body.max_cost_usd,
-                params=_params(body.params),
+                params=param_strings(body.params),
             )
             accepted = RunAccepted(
                 run_id=run.run_id,
@@ -102,7 +97,7 @@ def _prepare(ctx: ApiContext, who: Principal, body: RunRequest) -> tuple[RunInpu
             profile=body.profile,
             max_tokens=body.max_tokens,
             max_cost=body.max_cost_usd,
-            params=_params(body.params),
+            params=param_strings(body.params),
         )
         return run, RunAccepted(run_id=run.run_id)
 

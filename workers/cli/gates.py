@@ -7,16 +7,16 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 from rich.table import Table
-from temporalio.client import WorkflowUpdateFailedError
-from temporalio.service import RPCError
 
 from activities.store.events import open_event_store
+from schemas.errors import ForgeError
 from schemas.events import Actor
-from schemas.run import DecideGateInput, Decision, GateDecision
-from workers.cli.common import fail, out, refusal, settings
-from workers.gates import pending_gates
+from schemas.run import Decision
+from schemas.scope import DEFAULT_TENANT
+from workers.access import local
+from workers.cli.common import TenantOption, fail, out, scope_of, settings
+from workers.gates import decide, pending_gates
 from workers.runs import connect
-from workflows.run import CompiledRunWorkflow
 
 
 def _age(since: datetime) -> str:
@@ -29,10 +29,13 @@ def _age(since: datetime) -> str:
 
 def gates_cmd(
     run: Annotated[str | None, typer.Option("--run", help="Only this run's gates.")] = None,
+    tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """The approval inbox: pending gates across runs, oldest first, with their evidence."""
     s = settings()
-    events = open_event_store(s.database_url).list_events(run_id=run, limit=100_000)
+    scope = scope_of(tenant)
+    with open_event_store(s.database_url) as store:
+        events = store.list_events(run_id=run, tenant_id=scope.tenant, limit=100_000)
     pending = pending_gates(events)
     if not pending:
         out.print("no pending gates" + (f" in {run}" if run else ""))
@@ -66,36 +69,34 @@ def _decide(
     role: str,
     reason: str,
     contract_hash: str | None,
+    tenant: str,
 ) -> None:
+    """The decision, sent as the API sends it (workers.gates.decide) by the tenant's local admin."""
     s = settings()
+    scope = scope_of(tenant)
     if not reason.strip():
         fail("--reason must say why (it is recorded with the decision)")
+    with open_event_store(s.database_url) as store:
+        events = store.list_events(run_id=run_id, tenant_id=scope.tenant, limit=100_000)
     if contract_hash is None:
-        events = open_event_store(s.database_url).list_events(run_id=run_id, limit=100_000)
         match = [g for g in pending_gates(events) if g.gate_id == gate_id]
         if not match:
             fail(
-                f"no pending gate {gate_id!r} in run {run_id!r}",
+                f"no pending gate {gate_id!r} in run {run_id!r} of tenant {scope.tenant!r}",
                 f"see the inbox with `forge gates --run {run_id}`",
             )
         contract_hash = match[0].contract_hash
-    inp = DecideGateInput(
-        gate_id=gate_id,
-        decision=decision,
-        reason=reason,
-        contract_hash=contract_hash,
-        actor=Actor(id=actor_id, name=name or actor_id, role=role, kind="human"),
-    )
+    actor = Actor(id=actor_id, name=name or actor_id, role=role, kind="human")
 
     async def go() -> None:
         client = await connect(s)
-        handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
         try:
-            recorded = await handle.execute_update("decide_gate", inp, result_type=GateDecision)
-        except WorkflowUpdateFailedError as exc:
-            fail(f"decision refused: {refusal(exc)}", "nothing changed")
-        except RPCError as exc:
-            fail(f"cannot decide on run {run_id}: {exc.message}", "nothing changed")
+            recorded = await decide(
+                client, local(scope.tenant, actor), events, run_id, gate_id, decision, reason,
+                contract_hash, role=role,
+            )  # fmt: skip
+        except ForgeError as exc:
+            fail(str(exc).removesuffix("; nothing changed"), "nothing changed")
         out.print(
             f"[green]✓[/] {gate_id}: {recorded.decision} by {recorded.actor.id} "
             f"({recorded.actor.role}) at {recorded.decided_at:%Y-%m-%d %H:%M:%S}"
@@ -125,9 +126,10 @@ def approve_cmd(
     reason: _Reason,
     name: _Name = None,
     contract_hash: _Hash = None,
+    tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Approve a pending gate: its steps run."""
-    _decide(run_id, gate_id, "approve", actor_id, name, role, reason, contract_hash)
+    _decide(run_id, gate_id, "approve", actor_id, name, role, reason, contract_hash, tenant)
 
 
 def reject_cmd(
@@ -141,7 +143,8 @@ def reject_cmd(
     request_changes: Annotated[
         bool, typer.Option("--request-changes", help="Reject asking for changes.")
     ] = False,
+    tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Reject a pending gate: its steps fail and their dependents are skipped."""
     verdict: Decision = "request_changes" if request_changes else "reject"
-    _decide(run_id, gate_id, verdict, actor_id, name, role, reason, contract_hash)
+    _decide(run_id, gate_id, verdict, actor_id, name, role, reason, contract_hash, tenant)

@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from activities.schedules.spec import ScheduleInvalid
+from schemas.scheduled import ScheduleView
 from schemas.scope import DEFAULT_TENANT
 from workers import schedules
 from workers.cli.common import TenantOption, one_line_errors, out, scope_of, settings
@@ -118,7 +119,7 @@ def create_cmd(
     asyncio.run(go())
 
 
-def _when(view: schedules.ScheduleView) -> None:
+def _when(view: ScheduleView) -> None:
     out.print(f"  {escape(view.when)}; overlap {view.overlap}; next run uses {view.next_version}")
     if view.next_times:
         out.print("  next: " + ", ".join(f"{t:%Y-%m-%d %H:%M} UTC" for t in view.next_times[:3]))
@@ -135,7 +136,7 @@ def describe_cmd(
     s = settings()
     services = Services.from_settings(s)
 
-    async def go() -> schedules.ScheduleView:
+    async def go() -> ScheduleView:
         client = await client_for(s)
         return await schedules.describe(client, services.capsules, services.claims, scope, name)
 
@@ -166,17 +167,8 @@ def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
     scope = scope_of(tenant)
     s = settings()
 
-    async def go() -> list[tuple[str, str, bool]]:
-        client = await client_for(s)
-        prefix = schedules.schedule_id(scope, "")
-        found = []
-        async for listed in await client.list_schedules():
-            if not listed.id.startswith(prefix):
-                continue
-            memo = await listed.memo()
-            paused = bool(listed.schedule and listed.schedule.state.paused)
-            found.append((listed.id.removeprefix(prefix), str(memo.get("capsule", "")), paused))
-        return sorted(found)
+    async def go() -> list[schedules.Listed]:
+        return await schedules.listed(await client_for(s), scope)
 
     found = asyncio.run(go())
     if not found:
@@ -185,8 +177,9 @@ def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
     table = Table(title=f"schedules of tenant {tenant}", title_justify="left")
     for col in ("schedule", "capsule", "state"):
         table.add_column(col)
-    for name, capsule, paused in found:
-        table.add_row(escape(name), escape(capsule), "paused" if paused else "active")
+    for item in found:
+        state = "paused" if item.paused else "active"
+        table.add_row(escape(item.name), escape(item.capsule), state)
     out.print(table)
 
 
