@@ -1,36 +1,50 @@
 """`forge api`'s app served over real HTTP on a loopback port, in a thread of the test process.
 
 Its own event loop and Temporal client, as the `forge api` process has; the test talks to it
-with an HTTP client only.
+with an HTTP client only. `running_api` brings up the whole installation the API tests (and
+`tests/bench/bench_api.py`) use: a worker on the same stores and two tenants with a key per role.
 """
 
 import threading
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
+from typing import Any
 
+import httpx
 import uvicorn
+from temporalio.testing import WorkflowEnvironment
 
+from activities.store.access import open_access_store
+from schemas.access import ROLES
+from schemas.scope import Actor
+from tests.workflows.engine import Engine, engine
 from workers.api.app import create_app
 from workers.settings import Settings
 
-__all__ = ["ApiServer"]
+__all__ = ["TENANTS", "Api", "ApiServer", "ServedApp", "running_api"]
+
+TENANTS = ("acme", "globex")
 
 
-class ApiServer:
-    def __init__(self, settings: Settings) -> None:
-        config = uvicorn.Config(
-            create_app(settings), host="127.0.0.1", port=0, log_level="warning", lifespan="on"
-        )
+class ServedApp:
+    """Any ASGI app served by uvicorn on 127.0.0.1 (a free port) in a thread of its own."""
+
+    def __init__(self, app: Any, *, name: str = "asgi-app") -> None:
+        config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name="forge-api", daemon=True)
+        self._thread = threading.Thread(target=self._server.run, name=name, daemon=True)
         self.url = ""
 
-    def __enter__(self) -> "ApiServer":
+    def __enter__(self) -> "ServedApp":
         self._thread.start()
         deadline = time.monotonic() + 60
         while not self._server.started:
             if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the API server did not start")
+                raise RuntimeError("the server did not start")
             time.sleep(0.02)
         port = self._server.servers[0].sockets[0].getsockname()[1]
         self.url = f"http://127.0.0.1:{port}"
@@ -39,3 +53,60 @@ class ApiServer:
     def __exit__(self, *_exc: type[BaseException] | BaseException | TracebackType | None) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=30)
+
+
+class ApiServer(ServedApp):
+    """`forge api`'s app (`create_app(settings)`): it connects to Temporal as it starts."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(create_app(settings), name="forge-api")
+
+
+@dataclass
+class Api:
+    url: str
+    settings: Settings
+    eng: Engine
+    tokens: dict[tuple[str, str], str] = field(default_factory=dict)  # (tenant, role) -> token
+
+    def client(self, tenant: str = "acme", role: str = "admin", **kw: Any) -> httpx.AsyncClient:
+        headers = {"Authorization": f"Bearer {self.tokens[tenant, role]}"}
+        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60, **kw)
+
+    def client_with(self, token: str) -> httpx.AsyncClient:
+        headers = {"Authorization": f"Bearer {token}"}
+        return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60)
+
+    def anonymous(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, timeout=60)
+
+
+@asynccontextmanager
+async def running_api(
+    temporal_env: WorkflowEnvironment,
+    task_queue: str,
+    home: Path,
+    database_url: str,
+    **settings: Any,
+) -> AsyncIterator[Api]:
+    """The API over HTTP, a ForgeWorker on `task_queue`, a key per role of each of TENANTS."""
+    s = Settings(
+        home=home,
+        task_queue=task_queue,
+        temporal_address=temporal_env.client.service_client.config.target_host,
+        database_url=database_url,
+        **settings,
+    )
+    with open_access_store(s.database_url) as access:
+        tokens: dict[tuple[str, str], str] = {}
+        for tenant in TENANTS:
+            access.create_tenant(tenant, created_by="test")
+            for role in ROLES:
+                actor = Actor(
+                    id=f"{tenant}-{role}", name=f"{tenant} {role}", role=role, kind="system"
+                )
+                issued = access.create_key(tenant, role, actor, gate_roles=["ops"])
+                tokens[tenant, role] = issued.token
+    async with engine(temporal_env, home, task_queue, settings=s) as eng:
+        with ApiServer(s) as server:
+            yield Api(server.url, s, eng, tokens)

@@ -7,7 +7,7 @@ import pytest
 
 from activities.store.access import open_access_store
 from schemas.scope import Actor
-from tests.api.conftest import running_api
+from tests.api.server import running_api
 from tests.workflows.plans import code_step, plan
 
 SECRET = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tests.bench import (
+    bench_api,
     bench_bridge,
     bench_capsule,
     bench_compile,
@@ -44,6 +45,7 @@ BENCHES = (
     bench_context,
     bench_bridge,
     bench_capsule,
+    bench_api,
 )
 OUT = Path("bench-results.json")
 

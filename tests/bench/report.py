@@ -10,10 +10,8 @@ OUT = Path("bench-results.json")
 def run_alone(results: list[dict[str, Any]]) -> int:
     """Print each figure against its goal and merge the results into bench-results.json by name."""
     for r in results:
-        print(
-            f"{r['name']}: {r['figure']}; {r['versus']}; goal {r['goal']}: "
-            f"{'met' if r['meets_goal'] else 'NOT met'}"
-        )
+        verdict = {True: "met", False: "NOT met", None: "none set"}[r["meets_goal"]]
+        print(f"{r['name']}: {r['figure']}; {r['versus']}; goal {r['goal']}: {verdict}")
     existing: dict[str, Any] = {"results": []}
     if OUT.exists():
         existing = json.loads(OUT.read_text())
