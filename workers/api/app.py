@@ -19,7 +19,7 @@ from temporalio.client import Client
 
 from compiler.ladder.secrets.mask import mask_text
 from workers import logmask, runs
-from workers.api import artifacts, gates, keys, problems
+from workers.api import artifacts, gates, keys, problems, webhooks
 from workers.api import runs as run_routes
 from workers.api.context import ApiContext
 from workers.api.limits import UploadLimit
@@ -30,7 +30,7 @@ __all__ = ["ROUTERS", "create_app"]
 
 _DOCS_STATIC = Path(fastapi_offline.__file__).parent / "static"
 VERSION = "1"
-ROUTERS = (run_routes.router, artifacts.router, gates.router, keys.router)
+ROUTERS = (run_routes.router, artifacts.router, gates.router, keys.router, webhooks.router)
 
 
 def _operation_id(route: APIRoute) -> str:
