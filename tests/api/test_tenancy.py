@@ -19,6 +19,7 @@ SAMPLE_BODIES = {
     "start_run": {"plan": gated_plan()},
     "decide": {"decision": "approve", "contract_hash": "sha256:" + "0" * 64, "comment": "x"},
     "create_key": {"role": "viewer", "name": "probe"},
+    "create_webhook": {"url": "https://hooks.example.com/forge", "events": ["run.failed.v1"]},
 }
 MULTIPART = {"upload": {"file": ("probe.txt", b"probe")}}
 
@@ -65,6 +66,9 @@ async def test_every_endpoint_answers_404_to_another_tenants_ids_and_leaks_nothi
         run_id = (await acme.post("/v1/runs", json={"plan": gated_plan()})).json()["run_id"]
         gate = await open_gate(acme, run_id)
         spec = (await acme.get("/openapi.json")).json()
+    async with api.client(role="admin") as admin:
+        hook = await admin.post("/v1/webhooks", json=SAMPLE_BODIES["create_webhook"])
+        webhook_id = hook.json()["webhook"]["webhook_id"]
     key_id = next(iter(api.tokens[("acme", "viewer")].split("_")[1:2]))
     ids = {
         "run_id": run_id,
@@ -72,6 +76,7 @@ async def test_every_endpoint_answers_404_to_another_tenants_ids_and_leaks_nothi
         "key_id": key_id,
         "step_key": "prepare",
         "path": "output/a.json",
+        "webhook_id": webhook_id,
     }
     missing = {name: f"{value}x" for name, value in ids.items()}
     missing["gate"] = f"{run_id}x:{gate['gate_id']}"
@@ -81,6 +86,7 @@ async def test_every_endpoint_answers_404_to_another_tenants_ids_and_leaks_nothi
             if "{" not in path:  # a list or a create: nothing of acme's in it
                 assert answer.status_code < 300, (method, path, answer.text)
                 assert run_id not in answer.text and key_id not in answer.text, (method, path)
+                assert webhook_id not in answer.text, (method, path)
                 continue
             assert answer.status_code == 404, (method, path, answer.text)
             # ... exactly as an id that does not exist answers (never 403: that would say
@@ -97,6 +103,8 @@ async def test_every_endpoint_answers_404_to_another_tenants_ids_and_leaks_nothi
     async with api.client(role="operator") as acme:
         still = await open_gate(acme, run_id)  # nothing globex did reached acme's run
         assert still["gate"] == gate["gate"]
+        mine = (await acme.get(f"/v1/webhooks/{webhook_id}")).json()
+        assert mine["deleted_at"] is None  # globex's DELETE did not remove it
         await acme.post(f"/v1/runs/{run_id}/cancel")
 
 
@@ -104,7 +112,14 @@ async def test_every_endpoint_refuses_a_role_without_its_permission_naming_the_r
     async with api.anonymous() as anyone:
         spec = (await anyone.get("/openapi.json")).json()
     needs = permissions()
-    ids = {"run_id": "r", "gate": "r:g", "key_id": "k", "step_key": "s", "path": "p"}
+    ids = {
+        "run_id": "r",
+        "gate": "r:g",
+        "key_id": "k",
+        "step_key": "s",
+        "path": "p",
+        "webhook_id": "wh_0",
+    }
     checked = 0
     for method, path, op in operations(spec):
         assert op in needs, f"{op} is served by a router missing from workers.api.app.ROUTERS"

@@ -67,9 +67,7 @@ class WebhookContract:
         heard = events.page("t-new", types=made.events, after=head)
         assert [seq for seq, _ in heard] == [later]
 
-    def test_a_webhook_in_a_tenant_without_events_starts_at_zero(
-        self, hooks: WebhookStore
-    ) -> None:
+    def test_a_webhook_in_a_tenant_without_events_starts_at_zero(self, hooks: WebhookStore) -> None:
         made = hooks.create("t-empty", URL, ["run.failed.v1"], ADMIN)
         assert dict((w.webhook_id, c) for w, c in hooks.live())[made.webhook_id] == 0
 
@@ -95,9 +93,7 @@ class WebhookContract:
         assert hooks.get("t-own", made.webhook_id) == made
         assert hooks.webhooks("t-other") == []
 
-    def test_a_removed_webhook_stops_hearing_and_stays_readable(
-        self, hooks: WebhookStore
-    ) -> None:
+    def test_a_removed_webhook_stops_hearing_and_stays_readable(self, hooks: WebhookStore) -> None:
         first = hooks.create("t-del", URL, ["run.failed.v1"], ADMIN)
         second = hooks.create("t-del", URL + "/2", ["run.completed.v1"], ADMIN)
         assert [w.webhook_id for w in hooks.webhooks("t-del")] == [
