@@ -401,6 +401,26 @@ _OTHER_CODES: dict[C, I] = {
         "A request body, parameter or upload is malformed, unknown or too large.",
         "Fix the field the message names (the API's schema is at /openapi.json).",
     ),
+    C.WEBHOOK_INVALID: I(
+        False,
+        "access",
+        "A webhook that cannot be registered: its URL is not http(s) or cannot be judged, or "
+        "it names an event type webhooks do not deliver.",
+        "Give an http:// or https:// URL with a host name or IP, and events among "
+        "gate.requested.v1, run.completed.v1, run.failed.v1.",
+    ),
+    C.WEBHOOK_REFUSED: I(
+        False,
+        "tool",
+        "A webhook's receiver refused a delivery (a 4xx other than 408 or 429): no retry.",
+        "Fix the receiver (its URL, its signature check); the next events are delivered anew.",
+    ),
+    C.WEBHOOK_UNAVAILABLE: I(
+        True,
+        "tool",
+        "A webhook's receiver failed a delivery (5xx, 408 or 429): Temporal retries it.",
+        "Check the receiver; the delivery is retried with backoff until its attempts run out.",
+    ),
     C.SETTINGS_INVALID: I(
         False,
         "config",

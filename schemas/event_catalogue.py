@@ -59,6 +59,7 @@ from schemas.step_events import (
     StepSkipped,
     StepStarted,
 )
+from schemas.webhooks import WEBHOOK_DELIVERED, WEBHOOK_FAILED, WebhookDelivered, WebhookFailed
 
 __all__ = [
     "ARTIFACT_PUBLISHED",
@@ -99,6 +100,8 @@ __all__ = [
     "TOOL_CALLED",
     "TOOL_REFUSED",
     "TOOL_REPLAYED",
+    "WEBHOOK_DELIVERED",
+    "WEBHOOK_FAILED",
     "EventType",
     "UnknownEventType",
     "payload_of",
@@ -217,6 +220,13 @@ _TYPES = (
         GUARD_OUTPUT_MASKED,
         OutputMasked,
         "Credentials were masked in a log line, a failure or a CLI line before it was written.",
+    ),
+    # A tenant's webhook deliveries (`webhooks:<tenant>`), caused by the event each delivered.
+    EventType(WEBHOOK_DELIVERED, WebhookDelivered, "A webhook's receiver accepted a delivery."),
+    EventType(
+        WEBHOOK_FAILED,
+        WebhookFailed,
+        "A delivery failed for good: its attempts ran out, or the receiver or egress refused it.",
     ),
 )
 

@@ -11,6 +11,9 @@ WORKFLOW = "CompiledRunWorkflow"
 CAPSULE_INSTANTIATE = "capsule__instantiate"
 SCHEDULED_WORKFLOW = "ScheduledCapsuleWorkflow"  # one scheduled time of a schedule
 SCHEDULE_PREPARE = "schedule__prepare"
+WEBHOOK_WORKFLOW = "WebhookDelivery"  # one event delivered to one webhook
+WEBHOOK_SEND = "webhooks__send"
+EVENTS_APPEND = "events__append"
 
 ACTIVITIES: frozenset[str] = frozenset(
     {
@@ -29,6 +32,7 @@ ACTIVITIES: frozenset[str] = frozenset(
         "step__usage",  # a step's recorded spend, read after a failure
         "run__finalize",  # the run's record and outputs at its end
         "events__append",  # events the workflow writes (it cannot do I/O itself)
+        "webhooks__send",  # one signed POST of a webhook delivery
     }
 )
 

@@ -14,6 +14,7 @@ from schemas import names
 from schemas.errors import RunFailure
 from workflows.run import CompiledRunWorkflow
 from workflows.scheduled import ScheduledCapsuleWorkflow
+from workflows.webhooks import WebhookDeliveryWorkflow
 
 # Modules the workflow sandbox may share with the host instead of re-importing per run.
 PASSTHROUGH_MODULES = (
@@ -24,7 +25,11 @@ PASSTHROUGH_MODULES = (
     "rfc8785",  # pure canonical-JSON encoding
 )
 
-WORKFLOWS: tuple[type, ...] = (CompiledRunWorkflow, ScheduledCapsuleWorkflow)
+WORKFLOWS: tuple[type, ...] = (
+    CompiledRunWorkflow,
+    ScheduledCapsuleWorkflow,
+    WebhookDeliveryWorkflow,
+)
 
 
 def named_activities(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+from ipaddress import ip_address
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -12,6 +13,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from activities.sandbox.bwrap import host_path_problem
+from compiler.addresses import IpAddress
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 
@@ -35,6 +37,9 @@ ENV_VARS: Mapping[str, str] = {
     "input_roots": "FORGE_INPUT_ROOTS",
     "input_buckets": "FORGE_INPUT_BUCKETS",
     "api_max_upload_bytes": "FORGE_API_MAX_UPLOAD_BYTES",
+    "webhook_signing_key": "FORGE_WEBHOOK_SIGNING_KEY",
+    "webhook_allow_ips": "FORGE_WEBHOOK_ALLOW_IPS",
+    "webhook_max_attempts": "FORGE_WEBHOOK_MAX_ATTEMPTS",
 }
 
 _DEFAULT_HOME = ".forge"
@@ -115,6 +120,12 @@ class Settings(BaseModel):
     input_buckets: tuple[str, ...] = ()
     # The HTTP API: the largest upload it stores (POST /v1/uploads).
     api_max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
+    # Webhooks: the key every webhook's secret derives from (unset: one generated into
+    # home/webhook-signing.key), the non-public IPs deliveries may reach (the operator's
+    # choice; a tenant cannot widen it), and the attempts a delivery gets.
+    webhook_signing_key: SecretStr | None = None
+    webhook_allow_ips: tuple[IpAddress, ...] = ()
+    webhook_max_attempts: int = Field(default=8, ge=1, le=100)
 
     @model_validator(mode="before")
     @classmethod
@@ -296,6 +307,23 @@ def _parse_buckets(variable: str, raw: str) -> tuple[str, ...]:
     return buckets
 
 
+def _parse_ips(variable: str, raw: str) -> tuple[IpAddress, ...]:
+    try:
+        return tuple(ip_address(part.strip()) for part in raw.split(",") if part.strip())
+    except ValueError:
+        raise SettingsError(variable, raw, "IP addresses separated by ',', e.g. 10.0.0.7") from None
+
+
+def _parse_attempts(variable: str, raw: str) -> int:
+    try:
+        attempts = int(raw.strip(), 10)
+    except ValueError:
+        attempts = 0
+    if not 1 <= attempts <= 100:
+        raise SettingsError(variable, raw, "a number of attempts from 1 to 100, e.g. 8")
+    return attempts
+
+
 def _check_database_url(raw: str) -> str:
     """The URL with a relative SQLite path made absolute; ValueError(expected) when unusable."""
     value = raw.strip()
@@ -372,4 +400,7 @@ _PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "artifacts_url": _validated(_check_artifacts_url),
     "s3_endpoint": _validated(_check_endpoint),
     "api_max_upload_bytes": _parse_size,
+    "webhook_signing_key": _parse_secret,
+    "webhook_allow_ips": _parse_ips,
+    "webhook_max_attempts": _parse_attempts,
 }

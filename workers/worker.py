@@ -17,6 +17,7 @@ from activities.evaluator import Evaluator
 from activities.events import EventActivities
 from activities.models.config import providers_from_env
 from activities.models.gateway import ModelGateway
+from activities.net.outbound import OutboundClient
 from activities.planner import PlannerActivities
 from activities.recipes import RecipeActivities
 from activities.recipes_fitness import library_dirs
@@ -32,7 +33,9 @@ from activities.store.capsules import CapsuleStore, open_capsule_store
 from activities.store.events import EventStore, open_event_store
 from activities.store.schedule_claims import ScheduleClaims, open_schedule_claims
 from activities.store.skills_registry import SkillRegistry, open_skill_registry
+from activities.store.webhooks import WebhookStore, open_webhook_store
 from activities.typelib import load_library, load_prices, load_profiles
+from activities.webhook_delivery import WebhookActivities
 from compiler.ladder.secrets.mask import mask_text
 from compiler.plan.context import ProfileLayers
 from schemas import names
@@ -40,6 +43,8 @@ from workers import logmask
 from workers.capsule_runs import input_policy
 from workers.guard_recorder import recording
 from workers.settings import Settings
+from workers.webhook_dispatch import dispatching
+from workers.webhook_keys import server_signing_key
 
 
 @dataclass
@@ -51,6 +56,7 @@ class Services:
     skills: SkillRegistry
     capsules: CapsuleStore
     claims: ScheduleClaims
+    webhooks: WebhookStore
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Services":
@@ -66,11 +72,12 @@ class Services:
             skills=open_skill_registry(settings.database_url, artifacts),
             capsules=open_capsule_store(settings.database_url, artifacts),
             claims=open_schedule_claims(settings.database_url),
+            webhooks=open_webhook_store(settings.database_url),
         )
 
     def close(self) -> None:
         """Release every store's pooled connections."""
-        for store in (self.events, self.skills, self.capsules, self.claims):
+        for store in (self.events, self.skills, self.capsules, self.claims, self.webhooks):
             store.close()
 
 
@@ -150,6 +157,9 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         services.claims,
         input_policy(settings),
     )
+    webhooks = WebhookActivities(
+        OutboundClient(), settings.webhook_allow_ips, server_signing_key(settings)
+    )
     recipes = RecipeActivities(
         library_dirs(settings.packs_path, settings.home),
         services.artifacts,
@@ -173,6 +183,7 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         reuse.reuse,
         capsules.instantiate,
         scheduled.prepare,
+        webhooks.send,
     ]
     served = models.gateway.providers_served(known_providers(layers)) if models else frozenset()
     return WorkerPlan(activities, served)
@@ -202,10 +213,12 @@ class ForgeWorker:
         providers: frozenset[str],
         pools: list[concurrent.futures.ThreadPoolExecutor] | None = None,
         events: EventStore | None = None,
+        dispatch: Callable[[], contextlib.AbstractAsyncContextManager[None]] | None = None,
     ) -> None:
         self.workers = workers
         self.providers = providers  # whose model queues it polls
         self._events = events  # where maskings in its logs and failures are recorded
+        self._dispatch = dispatch  # turns the tenants' new events into webhook deliveries
         self._pools = pools or []
         self._stack = contextlib.AsyncExitStack()
 
@@ -218,6 +231,7 @@ class ForgeWorker:
             await stack.enter_async_context(self._recording())  # left last: records all
             for worker in self.workers:
                 await stack.enter_async_context(worker)
+            await stack.enter_async_context(self._dispatching())
             self._stack = stack.pop_all()
         return self
 
@@ -230,7 +244,7 @@ class ForgeWorker:
     async def run(self) -> None:
         """Poll every queue until cancelled (Ctrl-C)."""
         try:
-            async with self._recording():
+            async with self._recording(), self._dispatching():
                 await asyncio.gather(*(worker.run() for worker in self.workers))
         finally:
             self._shutdown_pools()
@@ -238,6 +252,10 @@ class ForgeWorker:
     def _recording(self) -> contextlib.AbstractAsyncContextManager[None]:
         """Maskings in this process's logs and failures, recorded as guard events meanwhile."""
         return recording(self._events) if self._events else contextlib.nullcontext()
+
+    def _dispatching(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Webhook deliveries started for the tenants' new events meanwhile."""
+        return self._dispatch() if self._dispatch else contextlib.nullcontext()
 
     def _shutdown_pools(self) -> None:
         for pool in self._pools:
@@ -285,4 +303,5 @@ def build_worker(
         plan.providers,
         pools,
         services.events,
+        lambda: dispatching(client, settings, services.webhooks, services.events),
     )

@@ -57,6 +57,23 @@ STEP_RETRY_MAXIMUM = timedelta(seconds=30)
 
 FINALIZE_TIMEOUT = timedelta(minutes=5)
 
+# Webhook deliveries: one POST per attempt (its own 10 s deadline inside), backing off from 1 s
+# to a minute; a refusal (4xx, an address egress refuses) is final, anything else is retried.
+WEBHOOK_SEND_TIMEOUT = timedelta(seconds=30)
+NON_RETRYABLE_WEBHOOK_ERRORS = (C.WEBHOOK_REFUSED.value, C.EGRESS_BLOCKED.value)
+
+
+def webhook_retry(max_attempts: int) -> RetryPolicy:
+    """How a delivery is retried: at most `max_attempts` attempts in all (a new policy)."""
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=1),
+        backoff_coefficient=2.0,
+        maximum_interval=timedelta(seconds=60),
+        maximum_attempts=max_attempts,
+        non_retryable_error_types=list(NON_RETRYABLE_WEBHOOK_ERRORS),
+    )
+
+
 # Long runs continue as new past this many history events unless the run says otherwise.
 DEFAULT_HISTORY_THRESHOLD = 10_000
 

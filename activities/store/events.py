@@ -257,6 +257,7 @@ class EventStore(PublishIndex):
         *,
         type: str | None = None,
         run_id: str | None = None,
+        types: Sequence[str] | None = None,
         after: int | None = None,
         before: int | None = None,
         newest_first: bool = False,
@@ -273,6 +274,8 @@ class EventStore(PublishIndex):
             query = query.where(c.type == type)
         if run_id is not None:
             query = query.where(c.run_id == run_id)
+        if types is not None:
+            query = query.where(c.type.in_(list(types)))
         if after is not None:
             query = query.where(c.tenant_seq > after)
         if before is not None:

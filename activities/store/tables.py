@@ -1,6 +1,7 @@
 """SQLAlchemy Core tables (one MetaData): the event log and everything stored beside it.
 
-Events, the publish index, skills, capsules, schedules, tenants, API keys, idempotency records.
+Events, the publish index, skills, capsules, schedules, tenants, API keys, idempotency records,
+webhooks.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "skills",
     "tenant_heads",
     "tenants",
+    "webhooks",
 ]
 
 # Explicit names make migrations and schema comparison identical on SQLite and PostgreSQL.
@@ -203,4 +205,20 @@ idempotency_records = Table(
     Column("response", _JSON, nullable=True),
     Column("created_at", DateTime(timezone=True), nullable=False),
     PrimaryKeyConstraint("tenant_id", "idem_key"),
+)
+
+# A tenant's webhooks (secrets are derived, never stored). `cursor` is the tenant_seq of the
+# last event the webhook has been handed; registration sets it to the tenant's head (no history).
+webhooks = Table(
+    "webhooks",
+    metadata,
+    Column("webhook_id", String(_ID), nullable=False),
+    Column("tenant_id", String(_ID), nullable=False, index=True),
+    Column("url", Text, nullable=False),
+    Column("events", _JSON, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("created_by", _JSON, nullable=False),
+    Column("deleted_at", DateTime(timezone=True), nullable=True),
+    Column("cursor", BigInteger, nullable=False),
+    PrimaryKeyConstraint("webhook_id"),
 )

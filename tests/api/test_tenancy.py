@@ -30,6 +30,7 @@ SAMPLE_BODIES = {
     "create_schedule": {"name": "{name}-2", "capsule": "{name}", "cron": "0 3 * * *"},
     "update_schedule": {"capsule": "{name}", "every": "1h"},
     "backfill_schedule": {"start": "2026-01-01T00:00:00Z", "end": "2026-01-02T00:00:00Z"},
+    "create_webhook": {"url": "https://hooks.example.com/forge", "events": ["run.failed.v1"]},
 }
 MULTIPART = {
     "upload": {"file": ("probe.txt", b"probe")},
@@ -118,6 +119,9 @@ async def test_every_endpoint_answers_404_to_another_tenants_ids_and_leaks_nothi
         gate = await open_gate(acme, run_id)
         spec = (await acme.get("/openapi.json")).json()
         before = (await acme.get(f"/v1/schedules/{name}")).json()
+    async with api.client(role="admin") as admin:
+        hook = await admin.post("/v1/webhooks", json=SAMPLE_BODIES["create_webhook"])
+        webhook_id = hook.json()["webhook"]["webhook_id"]
     key_id = next(iter(api.tokens[("acme", "viewer")].split("_")[1:2]))
     ids = {
         "run_id": run_id,
@@ -128,6 +132,7 @@ async def test_every_endpoint_answers_404_to_another_tenants_ids_and_leaks_nothi
         "name": name,
         "version": "1",
         "source_run": source,
+        "webhook_id": webhook_id,
     }
     missing = {k: f"{value}x" for k, value in ids.items()}
     missing["gate"] = f"{run_id}x:{gate['gate_id']}"
@@ -136,7 +141,7 @@ async def test_every_endpoint_answers_404_to_another_tenants_ids_and_leaks_nothi
         async with api.client("globex", "admin") as globex:
             for method, path, op in operations(spec):
                 answer = await call(globex, method, fill(path, ids), op, ids)
-                leaked = [i for i in (run_id, key_id, source, name) if i in answer.text]
+                leaked = [i for i in (run_id, key_id, source, name, webhook_id) if i in answer.text]
                 if "{" not in path and not names_ids(op):  # a list or a create of its own
                     assert answer.status_code == REFUSED.get(op, answer.status_code), op
                     assert answer.status_code < 300 or op in REFUSED, (method, path, answer.text)
@@ -157,6 +162,8 @@ async def test_every_endpoint_answers_404_to_another_tenants_ids_and_leaks_nothi
             )  # fmt: skip
             kept = (await acme.get(f"/v1/capsules/{name}/versions")).json()["capsules"]
             assert [c["version"] for c in kept] == [1]
+            mine = (await acme.get(f"/v1/webhooks/{webhook_id}")).json()
+            assert mine["deleted_at"] is None  # globex's DELETE did not remove it
             await acme.post(f"/v1/runs/{run_id}/cancel")
     finally:
         async with api.client(role="operator") as acme:
@@ -176,6 +183,7 @@ async def test_every_endpoint_refuses_a_role_without_its_permission_naming_the_r
         "name": "n",
         "version": "1",
         "source_run": "r",
+        "webhook_id": "wh_0",
     }
     checked = 0
     for method, path, op in operations(spec):

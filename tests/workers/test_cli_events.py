@@ -164,7 +164,7 @@ def test_db_upgrade_on_sqlite_is_repeatable(forge: Invoke, home: Path) -> None:
     for _ in range(2):
         result = forge("db", "upgrade")
         assert result.exit_code == 0, result.output
-        assert "revision 0006" in result.output
+        assert "revision 0007" in result.output
     assert (home / "forge.db").is_file()
 
 
@@ -207,6 +207,6 @@ def test_types_lists_the_catalogue():
     types = {t["type"]: t for t in json.loads(result.output)["types"]}
     assert types["step.completed.v1"]["payload"] == "StepCompleted"
     assert types["step.completed.v1"]["schema"]["title"] == "StepCompleted"
-    assert len(types) == 38  # the run, step, gate, budget, tool, capsule and guard types
+    assert len(types) == 40  # the run, step, gate, budget, tool, capsule, guard and webhook types
     table = runner.invoke(_app(), ["events", "types"], env={"COLUMNS": "200"})
     assert table.exit_code == 0 and "gate.decided.v1" in table.output

@@ -9,6 +9,7 @@ from activities.store.idempotency import IdempotencyStore, open_idempotency_stor
 from activities.typelib import load_library, load_profiles
 from compiler.plan.context import CompileContext
 from workers.settings import Settings
+from workers.webhook_keys import server_signing_key
 from workers.worker import Services
 
 __all__ = ["ApiContext"]
@@ -23,6 +24,7 @@ class ApiContext:
     services: Services
     access: AccessStore
     idempotency: IdempotencyStore
+    signing_key: bytes  # every webhook's secret derives from it (shown once, at registration)
 
     @classmethod
     def build(cls, settings: Settings, client: Client) -> "ApiContext":
@@ -32,6 +34,7 @@ class ApiContext:
             services=Services.from_settings(settings),
             access=open_access_store(settings.database_url),
             idempotency=open_idempotency_store(settings.database_url),
+            signing_key=server_signing_key(settings),
         )
 
     def compile_context(self, profile: str | None = None) -> CompileContext:
