@@ -133,7 +133,8 @@ class WebhookStore:
             )
         if row is None:
             raise WebhookNotFound(
-                f"no webhook {webhook_id!r}", hint="list the tenant's webhooks: GET /v1/webhooks"
+                f"no webhook {webhook_id!r}",
+                hint="list the tenant's webhooks: GET /v1/webhooks or `forge webhooks list`",
             )
         return _webhook(row)
 

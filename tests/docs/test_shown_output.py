@@ -26,6 +26,7 @@ NOT_RUN = {
     "tail -n 1 deliveries.jsonl": "what docs/api.md's receiver got: test_api_transcript.py",
     "forge tenants list": "the reader's tenants, with when each was created",
     "forge keys": "random key ids and tokens: tests/workers/test_cli_access.py runs each verb",
+    "forge webhooks": "random ids and secrets: tests/workers/test_cli_webhooks.py runs each verb",
     "forge run": "a live run (ids and timings differ; tests/workers/test_cli_run.py runs it)",
     "forge resume": "a live run",
     "forge capsule": "a live run and its capsule: tests/docs/test_capsule_transcript.py runs them",
