@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from activities import masked_output
 from activities.store.events import EventStore
 from activities.store.output_masking import record_noted
+from workers.periodic import repeating
 
 __all__ = ["RECORD_EVERY_S", "record_now", "recording"]
 
@@ -37,16 +38,11 @@ def record_now(events: EventStore) -> int:
 async def recording(events: EventStore, every: float = RECORD_EVERY_S) -> AsyncIterator[None]:
     """Record noted maskings every `every` seconds inside the block, and once on leaving it."""
 
-    async def loop() -> None:
-        while True:
-            await asyncio.sleep(every)
-            await asyncio.to_thread(record_now, events)
-
-    task = asyncio.create_task(loop(), name="forge-guard-recorder")
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+    async def tick() -> None:
         await asyncio.to_thread(record_now, events)
+
+    try:
+        async with repeating("forge-guard-recorder", every, tick):
+            yield
+    finally:
+        await tick()

@@ -32,6 +32,7 @@ from schemas.webhooks import (
     delivery_id,
     delivery_workflow_id,
 )
+from workers.periodic import repeating
 from workers.settings import Settings
 from workflows.webhooks import WebhookDeliveryWorkflow
 
@@ -125,18 +126,11 @@ async def dispatching(
 ) -> AsyncIterator[None]:
     """Dispatch every `every` seconds inside the block."""
 
-    async def loop() -> None:
-        while True:
-            await asyncio.sleep(every)
-            try:
-                await dispatch_once(client, settings, webhooks, events)
-            except Exception as exc:  # noqa: BLE001 - the next pass resumes from the cursors
-                log.warning("webhook dispatch failed (retried in %.0f s): %s", every, exc)
+    async def tick() -> None:
+        try:
+            await dispatch_once(client, settings, webhooks, events)
+        except Exception as exc:  # noqa: BLE001 - the next pass resumes from the cursors
+            log.warning("webhook dispatch failed (retried in %.0f s): %s", every, exc)
 
-    task = asyncio.create_task(loop(), name="forge-webhook-dispatch")
-    try:
+    async with repeating("forge-webhook-dispatch", every, tick):
         yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
