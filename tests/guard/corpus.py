@@ -99,6 +99,7 @@ FORMATS: dict[str, Gen] = {
     "forge-api-key": ctx(
         "export FORGE_KEY={}", lambda r: f"fk_{pick(r, HEX, 12)}_{pick(r, URLSAFE, 43)}"
     ),
+    "forge-webhook-secret": ctx("FORGE_WEBHOOK_SECRET={}", tok("whsec_", B64, 43, "=")),
     "gitlab-pat": ctx("private-token: {}", tok("glpat-", URLSAFE, 20)),
     "gitlab-runner": ctx('token = "{}"', tok("glrt-", URLSAFE, 20)),
     "gitlab-deploy": ctx("{}", tok("gldt-", URLSAFE, 20)),

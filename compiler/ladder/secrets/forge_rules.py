@@ -23,6 +23,13 @@ FORGE_RULES: tuple[Rule, ...] = (
         entropy=3.0,
     ),
     Rule(
+        id="forge-webhook-secret",
+        description="A webhook signing secret (whsec_<base64>, `POST /v1/webhooks`).",
+        regex=r"\b(whsec_[A-Za-z0-9+/]{32,88}={0,2})(?:[^A-Za-z0-9+/=]|$)",
+        keywords=("whsec_",),
+        entropy=3.0,
+    ),
+    Rule(
         id="password-assignment",
         description="A password, passphrase or client secret assigned in text (key=value, "
         'key: value, "key": "value").',
