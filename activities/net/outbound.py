@@ -1,4 +1,4 @@
-"""The one HTTP client for requests Forge makes on someone's behalf (the bridge; webhooks later).
+"""The one HTTP client for requests Forge makes on someone's behalf (the bridge, webhooks).
 
 What it guarantees, each decided before the first packet of the request is sent:
 - The host name is resolved once, by the client's resolver. Every address it resolves to must
