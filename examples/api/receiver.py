@@ -1,5 +1,6 @@
 """A webhook receiver, as a service of yours would be: verify, record, answer 204.
 
+    pip install standardwebhooks  # the signature check
     python examples/api/receiver.py --port 9000 --out deliveries.jsonl
 
 It reads the webhook's secret (the `secret` of `POST /v1/webhooks`, shown once) from
