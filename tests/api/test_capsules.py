@@ -1,6 +1,7 @@
 """Capsules and schedules over HTTP: every `forge capsule` and `forge schedule` verb has its
 endpoint, and the headless capsule run reruns the sealed plan on new data."""
 
+import asyncio
 import json
 import uuid
 
@@ -116,10 +117,41 @@ async def test_a_schedule_is_created_described_paused_changed_and_deleted(api):
         assert changed.json()["overlap"] == "buffer-one"
         described = (await http.get(f"/v1/schedules/{name}")).json()
         assert described["overlap"] == "buffer-one"
+        assert (await http.post(f"/v1/schedules/{name}/trigger")).status_code == 200
+        [now] = await scheduled_runs(http, name, 1)
+        window = {"start": "2026-01-01T02:30:00Z", "end": "2026-01-01T03:30:00Z"}
+        back = await http.post(f"/v1/schedules/{name}/backfill", json=window)
+        assert back.status_code == 202, back.text
+        runs = await scheduled_runs(http, name, 2)
+        assert f"sched-{name}-20260101-030000-" in " ".join(runs) and now in runs
+        again = await http.post(f"/v1/schedules/{name}/backfill", json=window)
+        assert again.status_code == 202  # the time already ran: no run, counted as refused
+        assert (await refused(http, name))["already_ran"] == 1
+        assert len(await scheduled_runs(http, name, 2)) == 2
         gone = await http.delete(f"/v1/schedules/{name}")
         assert gone.status_code == 204
         missing = await http.get(f"/v1/schedules/{name}")
         assert missing.status_code == 404 and missing.json()["code"] == "SCHEDULE_NOT_FOUND"
+
+
+async def scheduled_runs(http, name: str, count: int) -> list[str]:
+    """The schedule's runs once there are `count` (they start as Temporal fires them)."""
+    for _ in range(600):
+        page = (await http.get("/v1/runs", params={"capsule": "plain"})).json()["runs"]
+        found = [r["run_id"] for r in page if r["run_id"].startswith(f"sched-{name}-")]
+        if len(found) >= count:
+            return found
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"schedule {name} made fewer than {count} runs")
+
+
+async def refused(http, name: str) -> dict:
+    for _ in range(600):
+        described = (await http.get(f"/v1/schedules/{name}")).json()
+        if described["already_ran"]:
+            return described
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"schedule {name} refused no start")
 
 
 def plain_plan() -> dict:
