@@ -10,6 +10,7 @@ import temporalio.client
 from temporalio.testing import WorkflowEnvironment
 
 from workers.devserver import find_binary
+from workflows.policies import TENANT_ATTRIBUTE
 
 # The SDK's 5 s default is too tight for a cold sqlite start on a loaded CI runner.
 STARTUP_TIMEOUT = timedelta(seconds=60)
@@ -28,6 +29,7 @@ async def temporal_test_env(
         dev_server_existing_path=str(find_binary()),
         dev_server_startup_timeout=STARTUP_TIMEOUT,
         ui=False,
+        search_attributes=[TENANT_ATTRIBUTE],  # as `forge dev` registers it
     )
     async with env:
         yield env

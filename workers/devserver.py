@@ -23,6 +23,7 @@ from temporalio.service import RPCError
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from workers.settings import Settings
+from workflows.policies import TENANT_ATTRIBUTE
 
 __all__ = [
     "DevServer",
@@ -227,6 +228,8 @@ class DevServer:
         argv = [str(binary), "server", "start-dev", "--headless", "--log-level", "warn"]
         argv += ["--ip", _HOST, "--port", str(port), "--db-filename", str(db_path)]
         argv += ["--namespace", settings.namespace]
+        # Every Forge workflow carries its tenant (workflows.policies.TENANT_ATTRIBUTE).
+        argv += ["--search-attribute", f"{TENANT_ATTRIBUTE.name}=Keyword"]
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         # posix_spawn rather than Popen: the server must outlive us, and a Popen object
         # for a still-running child raises ResourceWarning when collected. An empty

@@ -3,7 +3,8 @@
 import json
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -40,6 +41,7 @@ from schemas.scope import Scope
 from workers.devserver import ensure_address
 from workers.plugin import ForgePlugin
 from workers.settings import Settings
+from workflows.policies import TENANT_ATTRIBUTE, tenant_attributes
 from workflows.run import CompiledRunWorkflow
 
 _QUERY_TIMEOUT = timedelta(seconds=10)
@@ -259,15 +261,41 @@ async def start_run(
 
     Raises:
         WorkflowAlreadyStartedError: a run with this id exists (running or ended).
+        SearchAttributeMissing: the namespace has no ForgeTenant search attribute.
     """
-    return await client.start_workflow(
-        CompiledRunWorkflow.run,
-        run,
-        id=run.run_id,
-        task_queue=settings.task_queue,
-        id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-        memo={"tenant": run.scope.tenant},  # whose run it is, before its first event
-    )
+    with tenant_attribute_registered(settings.namespace):
+        return await client.start_workflow(
+            CompiledRunWorkflow.run,
+            run,
+            id=run.run_id,
+            task_queue=settings.task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            memo={"tenant": run.scope.tenant},  # whose run it is, before its first event
+            search_attributes=tenant_attributes(run.scope.tenant),
+        )
+
+
+class SearchAttributeMissing(ForgeError, RuntimeError):
+    """The Temporal namespace has not registered the ForgeTenant search attribute."""
+
+    code = ErrorCode.SETTINGS_INVALID
+
+
+@contextmanager
+def tenant_attribute_registered(namespace: str) -> Iterator[None]:
+    """Temporal's refusal of an unregistered ForgeTenant, as what to do about it."""
+    try:
+        yield
+    except RPCError as exc:
+        if TENANT_ATTRIBUTE.name not in exc.message:
+            raise
+        raise SearchAttributeMissing(
+            f"Temporal namespace {namespace!r} has no search attribute "
+            f"{TENANT_ATTRIBUTE.name} (Keyword), which every Forge workflow carries",
+            hint=f"register it once: temporal operator search-attribute create --namespace "
+            f"{namespace} --name {TENANT_ATTRIBUTE.name} --type Keyword (the embedded dev "
+            "server registers it as it starts: `forge dev down`, then run again)",
+        ) from None
 
 
 async def describe(

@@ -53,6 +53,7 @@ from schemas.scheduled import (
     tenant_tag,
 )
 from schemas.scope import Scope
+from workflows.policies import tenant_attributes
 from workflows.scheduled import ScheduledCapsuleWorkflow
 
 __all__ = [
@@ -229,6 +230,7 @@ def check(capsules: CapsuleStore, scope: Scope, req: ScheduleRequest, task_queue
             action,
             id=f"scheduled-{req.name}{tenant_tag(scope.tenant)}",
             task_queue=task_queue,
+            typed_search_attributes=tenant_attributes(scope.tenant),
         ),
         spec=spec,
         policy=SchedulePolicy(

@@ -34,6 +34,7 @@ from schemas.webhooks import (
 )
 from workers.periodic import repeating
 from workers.settings import Settings
+from workflows.policies import tenant_attributes
 from workflows.webhooks import WebhookDeliveryWorkflow
 
 __all__ = ["DISPATCH_EVERY_S", "dispatch_once", "dispatching", "message"]
@@ -113,6 +114,7 @@ async def _start(client: Client, settings: Settings, webhook: Webhook, event: Ev
             id=delivery_workflow_id(webhook.webhook_id, event.event_id),
             task_queue=settings.task_queue,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            search_attributes=tenant_attributes(webhook.tenant_id),
         )
 
 

@@ -15,6 +15,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows import policies
     from workflows.causes import app_error, cause_message
     from workflows.core import WORKFLOW_NAME, RunCore
+    from workflows.patches import PATCH_CHILD_TENANT_ATTRIBUTE
 
 SUB_RECIPE_FAILED = ErrorCode.SUB_RECIPE_FAILED
 # The ApplicationErrors here are caught by the run's own step handling (Stepping), which reads
@@ -89,10 +90,16 @@ class ChildRuns(RunCore):
             recipe_chain=[*chain, node.uses_recipe],
             model_wait_s=inp.model_wait_s,
         )
+        tenant = (
+            policies.tenant_attributes(inp.scope.tenant)
+            if workflow.patched(PATCH_CHILD_TENANT_ATTRIBUTE)
+            else None
+        )
         try:
             child: RunResult = await workflow.execute_child_workflow(
-                WORKFLOW_NAME, child_in, id=child_id, result_type=RunResult
-            )
+                WORKFLOW_NAME, child_in, id=child_id, result_type=RunResult,
+                search_attributes=tenant,
+            )  # fmt: skip
         except ChildWorkflowError as err:
             raise to_application_error(
                 ForgeError(

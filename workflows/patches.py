@@ -23,3 +23,6 @@ PATCH_MODEL_QUEUES = "model-queues-v1"
 # A scheduled time's capsule run is asked to cancel (not terminated) when its scheduled workflow
 # closes early (an overlap policy's cancel-other or terminate-other), so it records run.cancelled.
 PATCH_SCHEDULED_CHILD_CANCEL = "scheduled-child-cancel-v1"
+# A child workflow (a scheduled time's capsule run, a sub-recipe's run) carries its tenant as
+# the ForgeTenant search attribute, as every workflow a client starts does.
+PATCH_CHILD_TENANT_ATTRIBUTE = "child-tenant-attribute-v1"

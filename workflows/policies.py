@@ -2,9 +2,24 @@
 
 from datetime import timedelta
 
-from temporalio.common import RetryPolicy
+from temporalio.common import (
+    RetryPolicy,
+    SearchAttributeKey,
+    SearchAttributePair,
+    TypedSearchAttributes,
+)
 
 from schemas.error_codes import ErrorCode as C
+
+# Every workflow Forge starts carries its tenant as a search attribute, so Temporal's own
+# tools (the UI, `temporal workflow list --query 'ForgeTenant="acme"'`) can scope by it.
+TENANT_ATTRIBUTE = SearchAttributeKey.for_keyword("ForgeTenant")
+
+
+def tenant_attributes(tenant: str) -> TypedSearchAttributes:
+    """The search attributes of a workflow acting for `tenant`."""
+    return TypedSearchAttributes([SearchAttributePair(TENANT_ATTRIBUTE, tenant)])
+
 
 # Error types raised by activities for failures that a retry cannot fix.
 COMPILER_ERROR = C.COMPILER_ERROR.value

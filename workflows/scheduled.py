@@ -27,7 +27,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows import policies
     from workflows.causes import cancelled, cause_message, cause_type
-    from workflows.patches import PATCH_SCHEDULED_CHILD_CANCEL
+    from workflows.patches import PATCH_CHILD_TENANT_ATTRIBUTE, PATCH_SCHEDULED_CHILD_CANCEL
     from workflows.run import CompiledRunWorkflow
 
 SCHEDULED_AT = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")
@@ -80,6 +80,11 @@ class ScheduledCapsuleWorkflow:
             if workflow.patched(PATCH_SCHEDULED_CHILD_CANCEL)
             else ParentClosePolicy.TERMINATE
         )
+        tenant = (
+            policies.tenant_attributes(prepared.run.scope.tenant)
+            if workflow.patched(PATCH_CHILD_TENANT_ATTRIBUTE)
+            else None
+        )
         try:
             result = await workflow.execute_child_workflow(
                 CompiledRunWorkflow.run,
@@ -87,6 +92,7 @@ class ScheduledCapsuleWorkflow:
                 id=prepared.run.run_id,
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 parent_close_policy=closing,
+                search_attributes=tenant,
             )
         except ChildWorkflowError as err:
             if cancelled(err):

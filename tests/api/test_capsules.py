@@ -9,6 +9,7 @@ from schemas.scope import Scope
 from tests.api.test_runs import counting_plan, finished
 from tests.workflows.plans import code_step, plan
 from workers.schedules import schedule_id
+from workflows.policies import TENANT_ATTRIBUTE
 
 
 async def upload(http, data: bytes) -> str:
@@ -119,6 +120,8 @@ async def test_a_schedule_is_created_described_paused_changed_and_deleted(api):
         assert described["overlap"] == "buffer-one"
         assert (await http.post(f"/v1/schedules/{name}/trigger")).status_code == 200
         [now] = await scheduled_runs(http, name, 1)
+        child = await api.eng.client.get_workflow_handle(now).describe()
+        assert child.typed_search_attributes.get(TENANT_ATTRIBUTE) == "acme"  # a child, too
         window = {"start": "2026-01-01T02:30:00Z", "end": "2026-01-01T03:30:00Z"}
         back = await http.post(f"/v1/schedules/{name}/backfill", json=window)
         assert back.status_code == 202, back.text
