@@ -110,8 +110,8 @@ class WebhookContract:
 
     def test_a_cursor_only_moves_forward(self, hooks: WebhookStore) -> None:
         made = hooks.create("t-cursor", URL, ["run.failed.v1"], ADMIN)
-        hooks.advance(made.webhook_id, 7)
-        hooks.advance(made.webhook_id, 3)  # a slower poller's older page
+        hooks.advance("t-cursor", made.webhook_id, 7)
+        hooks.advance("t-cursor", made.webhook_id, 3)  # a slower poller's older page
         assert dict((w.webhook_id, c) for w, c in hooks.live())[made.webhook_id] == 7
 
 
