@@ -53,7 +53,7 @@ class EventStore(PublishIndex):
     """One event log over SQLAlchemy Core; subclasses only say how each backend locks."""
 
     backend: ClassVar[Backend]
-    _snapshot: ClassVar[dict[str, str]] = {}
+    _snapshot: ClassVar[dict[str, Any]] = {}
     _tenant_list: ClassVar[Any]
 
     def __init__(self, engine: Engine) -> None:

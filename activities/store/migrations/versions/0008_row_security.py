@@ -41,8 +41,8 @@ TENANT_TABLES = (
     "webhooks",
 )
 
-# name -> (signature, returns, body). Each runs as the owner with no tenant set (the SET
-# clause), so the owner's unscoped policy lets it read across tenants, and nothing else.
+# name -> (signature, returns, body). Each runs as the owner with no tenant set, so the
+# owner's unscoped policy lets it read across tenants: these queries and nothing else.
 FUNCTIONS = {
     "forge_api_key": (
         "p_key_id text",
@@ -53,7 +53,7 @@ FUNCTIONS = {
     "forge_event_tenants": (
         "",
         "SETOF text",
-        "SELECT tenant_id FROM tenant_heads ORDER BY tenant_id",
+        "SELECT tenant_id::text FROM tenant_heads ORDER BY tenant_id",
     ),
     "forge_live_webhooks": (
         "",
@@ -88,11 +88,16 @@ def upgrade() -> None:
         enable_tenant_rls(table)
     schema = op.get_bind().execute(sa.text("SELECT current_schema()")).scalar_one()
     for name, (signature, returns, body) in FUNCTIONS.items():
+        # The tenant is cleared for the query and restored after (a function-level SET clause
+        # would do it, but only a superuser may SET a custom parameter there).
         op.execute(
             f"CREATE OR REPLACE FUNCTION {name}({signature}) RETURNS {returns} "
-            "LANGUAGE sql STABLE SECURITY DEFINER "
-            f"SET search_path = \"{schema}\", pg_temp SET forge.tenant = '' "
-            f"AS $$ {body} $$"
+            "LANGUAGE plpgsql STABLE SECURITY DEFINER "
+            f'SET search_path = "{schema}", pg_temp AS $$ '
+            "DECLARE saved text := coalesce(current_setting('forge.tenant', true), ''); "
+            "BEGIN PERFORM set_config('forge.tenant', '', true); "
+            f"RETURN QUERY {body}; "
+            "PERFORM set_config('forge.tenant', saved, true); RETURN; END $$"
         )
         # Functions are executable by PUBLIC by default; only the app role is granted it.
         op.execute(f"REVOKE ALL ON FUNCTION {name}({signature}) FROM PUBLIC")
