@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, NamedTuple
 
-from sqlalchemy import Engine, Select, select, text
+from sqlalchemy import Engine, Select, bindparam, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
@@ -55,6 +55,7 @@ class EventStore(PublishIndex):
     backend: ClassVar[Backend]
     _snapshot: ClassVar[dict[str, Any]] = {}
     _tenant_list: ClassVar[Any]
+    _run_tenant: ClassVar[Any]
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
@@ -299,6 +300,11 @@ class EventStore(PublishIndex):
         with self._engine.connect() as conn:
             return list(conn.execute(self._tenant_list).scalars())
 
+    def run_tenant(self, run_id: str) -> str | None:
+        """The tenant whose events name `run_id`, if any: a cross-tenant read of one id."""
+        with self._engine.connect() as conn:
+            return conn.execute(self._run_tenant, {"run": run_id}).scalar()
+
     def verify_chain(self, tenant_id: str) -> ChainVerification:
         """Re-hash every event of a tenant from its row and check each prev_hash link.
 
@@ -364,6 +370,12 @@ class SqliteEventStore(EventStore):
 
     backend = "sqlite"  # a WAL read transaction already sees one snapshot throughout
     _tenant_list = select(tenant_heads.c.tenant_id).order_by(tenant_heads.c.tenant_id)
+    _run_tenant = (
+        select(events.c.tenant_id)
+        .where(events.c.run_id == bindparam("run"))
+        .order_by(events.c.tenant_seq)
+        .limit(1)
+    )
 
     def _lock_key(self, conn: Connection, key: str) -> None:
         return None
@@ -383,6 +395,7 @@ class PostgresEventStore(EventStore):
     _snapshot = {"isolation_level": "REPEATABLE READ"}
     # The SECURITY DEFINER function of migration 0008: the tenant ids and nothing else.
     _tenant_list = text("SELECT forge_event_tenants()")
+    _run_tenant = text("SELECT forge_run_tenant(:run)")
 
     def _lock_key(self, conn: Connection, key: str) -> None:
         # Advisory locks take a bigint; a collision between two keys only serializes them.

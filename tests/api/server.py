@@ -87,9 +87,15 @@ async def running_api(
     task_queue: str,
     home: Path,
     database_url: str,
+    *,
+    api_database_url: str | None = None,
     **settings: Any,
 ) -> AsyncIterator[Api]:
-    """The API over HTTP, a ForgeWorker on `task_queue`, a key per role of each of TENANTS."""
+    """The API over HTTP, a ForgeWorker on `task_queue`, a key per role of each of TENANTS.
+
+    `api_database_url` (PostgreSQL's application role) is what the API server connects as;
+    the worker, the tenants and keys set up here and the tests use `database_url`.
+    """
     s = Settings(
         home=home,
         task_queue=task_queue,
@@ -108,5 +114,6 @@ async def running_api(
                 issued = access.create_key(tenant, role, actor, gate_roles=["ops"])
                 tokens[tenant, role] = issued.token
     async with engine(temporal_env, home, task_queue, settings=s) as eng:
-        with ApiServer(s) as server:
+        served = s.model_copy(update={"database_url": api_database_url or s.database_url})
+        with ApiServer(served) as server:
             yield Api(server.url, s, eng, tokens)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -55,14 +56,15 @@ class RlsDatabase:
         return self.url(self.app)
 
 
-@pytest.fixture(scope="module")
-def rls_database(postgres_server: PostgresServer) -> Iterator[RlsDatabase]:
-    """A database migrated by its owner role, with an app role granted by `upgrade`."""
+@contextmanager
+def two_role_database(server: PostgresServer) -> Iterator[RlsDatabase]:
+    """A database migrated by its owner role, with an app role granted by `upgrade`.
+
+    Roles are global to the server: each database gets its own pair, dropped with it.
+    """
     suffix = uuid.uuid4().hex[:12]
-    db = RlsDatabase(
-        postgres_server, f"forge_rls_{suffix}", f"forge_owner_{suffix}", f"forge_app_{suffix}"
-    )
-    with postgres_server.connect() as conn:
+    db = RlsDatabase(server, f"forge_rls_{suffix}", f"forge_owner_{suffix}", f"forge_app_{suffix}")
+    with server.connect() as conn:
         conn.execute(f'CREATE ROLE "{db.owner}" LOGIN NOSUPERUSER')
         conn.execute(f'CREATE ROLE "{db.app}" LOGIN NOSUPERUSER NOBYPASSRLS')
         conn.execute(f'CREATE DATABASE "{db.database}" OWNER "{db.owner}"')
@@ -70,10 +72,17 @@ def rls_database(postgres_server: PostgresServer) -> Iterator[RlsDatabase]:
         upgrade(db.owner_url, grant_to=db.app)
         yield db
     finally:
-        with postgres_server.connect() as conn:
+        with server.connect() as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{db.database}" WITH (FORCE)')
             conn.execute(f'DROP ROLE IF EXISTS "{db.app}"')
             conn.execute(f'DROP ROLE IF EXISTS "{db.owner}"')
+
+
+@pytest.fixture(scope="module")
+def rls_database(postgres_server: PostgresServer) -> Iterator[RlsDatabase]:
+    """A two-role database for the module."""
+    with two_role_database(postgres_server) as db:
+        yield db
 
 
 def seed_tenant(url: str, tenant: str, work: Path) -> str:

@@ -3,7 +3,8 @@
 artifacts_published gains tenant_id (backfilled from the run's events). On PostgreSQL every
 table gets ENABLE + FORCE ROW LEVEL SECURITY and the policies of migrations/rls.py, and four
 SECURITY DEFINER functions are the only cross-tenant reads: a key by its id (authentication,
-before the tenant is known), the tenant list, the tenants with events and the live webhooks.
+before the tenant is known), the tenant list, the tenants with events, the tenant of a run id
+(attributing a masked output to its run) and the live webhooks.
 
 Numbered 0008 on branch `rls`; the tenant-quotas branch also adds a 0008 and the merge
 renumbers one of them.
@@ -54,6 +55,11 @@ FUNCTIONS = {
         "",
         "SETOF text",
         "SELECT tenant_id::text FROM tenant_heads ORDER BY tenant_id",
+    ),
+    "forge_run_tenant": (
+        "p_run_id text",
+        "SETOF text",
+        "SELECT tenant_id::text FROM events WHERE run_id = p_run_id ORDER BY tenant_seq LIMIT 1",
     ),
     "forge_live_webhooks": (
         "",
