@@ -296,7 +296,10 @@ class EventStore(PublishIndex):
             return [(r["tenant_seq"], event_from_row(r)) for r in rows]
 
     def tenants(self) -> list[str]:
-        """Every tenant that has at least one event (a cross-tenant read, see _TENANT_LIST)."""
+        """Every tenant that has at least one event: a cross-tenant read of ids only.
+
+        On PostgreSQL it is the SECURITY DEFINER function forge_event_tenants().
+        """
         with self._engine.connect() as conn:
             return list(conn.execute(self._tenant_list).scalars())
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.api.server import Api, running_api
-from tests.store.postgres import postgres_server
-from tests.store.tenant_rows import two_role_database
+from tests.store.postgres import postgres_server, two_role_database
 
 __all__ = ["postgres_server"]
 

@@ -1,17 +1,13 @@
-"""PostgreSQL with the two roles of docs/isolation.md, and a row in every table for a tenant.
+"""A two-role PostgreSQL database per module, and a row in every table for a tenant.
 
-`rls_database` creates a schema owner and an application role (NOSUPERUSER, NOBYPASSRLS,
-owning nothing), a database owned by the owner, migrates it as the owner and grants the app
-role (`forge db upgrade` with FORGE_DATABASE_OWNER_URL). `seed_tenant` writes through the
-stores, connected as the app role, at least one row of the tenant in every table.
+`rls_database` is tests/store/postgres.py's `two_role_database` for a module. `seed_tenant`
+writes through the stores, connected as the app role, at least one row of the tenant in every
+table.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,7 +18,6 @@ from activities.store.artifacts import LocalArtifactStore
 from activities.store.capsules import open_capsule_store
 from activities.store.events import open_event_store
 from activities.store.idempotency import open_idempotency_store
-from activities.store.migrate import upgrade
 from activities.store.schedule_claims import open_schedule_claims
 from activities.store.skills_registry import open_skill_registry
 from activities.store.webhooks import open_webhook_store
@@ -30,52 +25,11 @@ from schemas.artifacts import ArtifactRef, Provenance
 from schemas.events import EventDraft
 from schemas.scope import Actor, Scope
 from tests.store.capsules import build_capsule
-from tests.store.postgres import PostgresServer
+from tests.store.postgres import PostgresServer, RlsDatabase, two_role_database
 from tests.store.test_skill_registry import write_package
 
 ADMIN = Actor(id="admin", name="Admin", role="admin", kind="system")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
-
-
-@dataclass(frozen=True)
-class RlsDatabase:
-    server: PostgresServer
-    database: str
-    owner: str
-    app: str
-
-    def url(self, role: str) -> str:
-        return f"postgresql+psycopg://{role}@127.0.0.1:{self.server.port}/{self.database}"
-
-    @property
-    def owner_url(self) -> str:
-        return self.url(self.owner)
-
-    @property
-    def app_url(self) -> str:
-        return self.url(self.app)
-
-
-@contextmanager
-def two_role_database(server: PostgresServer) -> Iterator[RlsDatabase]:
-    """A database migrated by its owner role, with an app role granted by `upgrade`.
-
-    Roles are global to the server: each database gets its own pair, dropped with it.
-    """
-    suffix = uuid.uuid4().hex[:12]
-    db = RlsDatabase(server, f"forge_rls_{suffix}", f"forge_owner_{suffix}", f"forge_app_{suffix}")
-    with server.connect() as conn:
-        conn.execute(f'CREATE ROLE "{db.owner}" LOGIN NOSUPERUSER')
-        conn.execute(f'CREATE ROLE "{db.app}" LOGIN NOSUPERUSER NOBYPASSRLS')
-        conn.execute(f'CREATE DATABASE "{db.database}" OWNER "{db.owner}"')
-    try:
-        upgrade(db.owner_url, grant_to=db.app)
-        yield db
-    finally:
-        with server.connect() as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{db.database}" WITH (FORCE)')
-            conn.execute(f'DROP ROLE IF EXISTS "{db.app}"')
-            conn.execute(f'DROP ROLE IF EXISTS "{db.owner}"')
 
 
 @pytest.fixture(scope="module")

@@ -22,10 +22,9 @@ from activities.store.events import open_event_store
 from activities.store.roles import AppRoleUnsafe, app_role_of, grant_app_role
 from activities.store.tables import metadata
 from activities.store.webhooks import open_webhook_store
-from tests.store.postgres import postgres_server
 from tests.store.tenant_rows import RlsDatabase, rls_database, seed_tenant
 
-__all__ = ["postgres_server", "rls_database"]
+__all__ = ["rls_database"]
 
 A, B = "acme", "globex"
 # The one table without a tenant: Alembic's own record of the schema revision.

@@ -128,3 +128,12 @@ class TestPostgres(WebhookContract):
     def database_url(cls, postgres_database_url: str) -> str:
         upgrade(postgres_database_url)
         return postgres_database_url
+
+
+class TestPostgresAppRole(WebhookContract):
+    """As TestPostgres, connected as the application role row-level security holds."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def database_url(cls, postgres_app_database_url: str) -> str:
+        return postgres_app_database_url
