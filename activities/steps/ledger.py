@@ -173,7 +173,12 @@ def recorded_usages(
 
     The step's stream is its usage ledger.
     """
-    return ledger_usages(events.read_stream(step_stream(inp.run_id, inp.step_key)), inp, *attempts)
+    # step__usage's input names no scope: its run's tenant is looked up by the run id.
+    tenant = (
+        inp.scope.tenant if isinstance(inp, StepExecuteInput) else events.run_tenant(inp.run_id)
+    )
+    stream = step_stream(inp.run_id, inp.step_key)
+    return ledger_usages(events.read_stream(stream, tenant_id=tenant), inp, *attempts)
 
 
 def ledger_usages(

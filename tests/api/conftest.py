@@ -18,8 +18,8 @@ __all__ = ["postgres_server"]
 def database_urls(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
     """(the worker's and the tests' URL, the API server's URL).
 
-    On PostgreSQL the API connects as the application role, held by row-level security
-    (docs/isolation.md); the worker and the tests connect as the schema owner.
+    On PostgreSQL the API and the worker connect as the application role, held by row-level
+    security (docs/isolation.md); the tests' own set-up and reads connect as the schema owner.
     """
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'forge.db'}"
