@@ -75,7 +75,7 @@ def extract_run(
         CapsuleRefused: the run is not the tenant's, did not complete, or cannot be extracted
             for a reason the message names.
     """
-    events = services.events.list_events(run_id=run_id, limit=1_000_000)
+    events = services.events.list_events(run_id=run_id, tenant_id=scope.tenant, limit=1_000_000)
     started = [e for e in events if e.type == RUN_STARTED]
     if not started or started[0].scope.tenant != scope.tenant:
         raise CapsuleRefused(

@@ -22,9 +22,9 @@ from schemas.step_events import StepCompleted, StepReused, StepStarted
 from workers.runs import PlanFileError, new_run_id
 
 
-def _seeded_plan(services: Any, run_id: str) -> ArtifactRef | None:
+def _seeded_plan(services: Any, run_id: str, tenant: str) -> ArtifactRef | None:
     """The recipe-built plan of a run started from an objective (its run.tagged.v1 event)."""
-    for e in services.events.list_events(run_id=run_id, type=RUN_TAGGED):
+    for e in services.events.list_events(run_id=run_id, type=RUN_TAGGED, tenant_id=tenant):
         tagged = read_payload(e.type, e.payload)
         if isinstance(tagged, RunTagged) and tagged.plan_ref is not None:
             return tagged.plan_ref
@@ -47,7 +47,8 @@ async def resume_input(
     [old] = await client.data_converter.decode(started.input.payloads, [RunInput])
     if not isinstance(old, RunInput):
         raise PlanFileError(f"{run_id} is not a Forge run")
-    plan_ref = old.plan_ref or _seeded_plan(services, run_id)
+    tenant = old.scope.tenant
+    plan_ref = old.plan_ref or _seeded_plan(services, run_id, tenant)
     if plan_ref is None:
         raise PlanFileError(
             f"{run_id} was started from an objective and never got a plan; start it again"
@@ -68,7 +69,7 @@ async def resume_input(
         for step in compiled.steps:  # topological order: descendants follow their parents
             if rerun & set(step.depends_on):
                 rerun.add(step.step_key)
-    events = services.events.list_events(run_id=run_id, limit=1_000_000)
+    events = services.events.list_events(run_id=run_id, tenant_id=tenant, limit=1_000_000)
     contract: dict[str, str] = {}
     outputs: dict[str, list[ArtifactRef]] = {}
     for e in events:
@@ -80,7 +81,8 @@ async def resume_input(
         if isinstance(recorded, StepCompleted | StepReused):
             outputs[recorded.step_key] = recorded.outputs
     input_hashes = {
-        p.step_key: p.provenance.input_hashes for p in services.events.list_published(run_id)
+        p.step_key: p.provenance.input_hashes
+        for p in services.events.list_published(run_id, tenant_id=tenant)
     }
     reusable = [
         ReusableStep(

@@ -28,6 +28,7 @@ ENV_VARS: Mapping[str, str] = {
     "dev_server_port": "FORGE_DEV_PORT",
     "packs_path": "FORGE_PACKS_PATH",
     "database_url": "FORGE_DATABASE_URL",
+    "database_owner_url": "FORGE_DATABASE_OWNER_URL",
     "artifacts_url": "FORGE_ARTIFACTS_URL",
     "s3_endpoint": "FORGE_S3_ENDPOINT",
     "anthropic_api_key": "ANTHROPIC_API_KEY",
@@ -104,6 +105,9 @@ class Settings(BaseModel):
     packs_path: tuple[Path, ...] = ()
     # Empty means "derive from home"; the model validator below fills both in.
     database_url: str = ""
+    # PostgreSQL only: the schema owner `forge db upgrade` migrates as, granting the role of
+    # database_url what it needs (docs/isolation.md). Unset: one role does both.
+    database_owner_url: str | None = None
     artifacts_url: str = ""
     s3_endpoint: str | None = None
     # The model layer: Anthropic when a key is set; a scripted provider (tests, demos) from a
@@ -177,6 +181,11 @@ class Settings(BaseModel):
     @classmethod
     def _database_url_valid(cls, value: str) -> str:
         return _check_database_url(value)
+
+    @field_validator("database_owner_url")
+    @classmethod
+    def _database_owner_url_valid(cls, value: str | None) -> str | None:
+        return None if value is None else _check_owner_url(value)
 
     @field_validator("artifacts_url")
     @classmethod
@@ -342,6 +351,17 @@ def _check_database_url(raw: str) -> str:
     raise ValueError(_DATABASE_EXPECTED)
 
 
+def _check_owner_url(raw: str) -> str:
+    """A PostgreSQL URL: SQLite has no roles, so there is no owner to name."""
+    value = _check_database_url(raw)
+    if value.startswith("sqlite"):
+        raise ValueError(
+            "a PostgreSQL URL (postgresql+psycopg://OWNER:PASSWORD@HOST:PORT/DATABASE); SQLite "
+            "has no roles, so leave FORGE_DATABASE_OWNER_URL unset with SQLite"
+        )
+    return value
+
+
 def _check_artifacts_url(raw: str) -> str:
     """The URL, a plain path made absolute; ValueError(expected) when unusable."""
     value = raw.strip()
@@ -397,6 +417,7 @@ _PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "input_roots": _parse_roots,
     "input_buckets": _parse_buckets,
     "database_url": _validated(_check_database_url, _redact_password),
+    "database_owner_url": _validated(_check_owner_url, _redact_password),
     "artifacts_url": _validated(_check_artifacts_url),
     "s3_endpoint": _validated(_check_endpoint),
     "api_max_upload_bytes": _parse_size,

@@ -88,7 +88,9 @@ async def dispatch_once(
             await _start(client, settings, webhook, event)
             started += 1
         if page:
-            await asyncio.to_thread(webhooks.advance, webhook.webhook_id, page[-1][0])
+            await asyncio.to_thread(
+                webhooks.advance, webhook.tenant_id, webhook.webhook_id, page[-1][0]
+            )
     return started
 
 

@@ -146,7 +146,7 @@ class ModelGateway:
             )
         request, sent = masked(request, "/request")  # no credential reaches a provider
         digest, _ = self._prompts.put(scope.scope, request)
-        stream = self._events.read_stream(scope.stream_id)
+        stream = self._events.read_stream(scope.stream_id, tenant_id=scope.scope.tenant)
         answered = _answered(stream, scope.call_key, digest)
         if answered is not None:
             return self._replay(scope, answered, digest)
@@ -223,7 +223,11 @@ class ModelGateway:
         except ConflictError:
             # A concurrent call with the same key recorded its answer first: that one is the
             # answer of record, so every caller sees the same response.
-            answered = _answered(self._events.read_stream(scope.stream_id), scope.call_key, digest)
+            answered = _answered(
+                self._events.read_stream(scope.stream_id, tenant_id=scope.scope.tenant),
+                scope.call_key,
+                digest,
+            )
             if answered is None:
                 raise
             return self._replay(scope, answered, digest)

@@ -92,7 +92,9 @@ class BridgeLedger:
             if self._before_first_use is not None:
                 self._before_first_use()
             self._loaded = True
-            for event in self._events.read_stream(self.stream_id):
+            for event in self._events.read_stream(
+                self.stream_id, tenant_id=self.policy.scope.tenant
+            ):
                 self._index(event.event_id, event.type, event.payload)
 
     # ---- reading ---------------------------------------------------------------------------

@@ -178,7 +178,8 @@ def _completed_before(
     events: EventStore, inp: StepExecuteInput, step: CompiledStep
 ) -> StepExecuteResult | None:
     """A retry after the step completed (e.g. the worker died before reporting): no rerun."""
-    for event in events.read_stream(step_stream(inp.run_id, inp.step_key)):
+    stream = step_stream(inp.run_id, inp.step_key)
+    for event in events.read_stream(stream, tenant_id=inp.scope.tenant):
         if event.type != STEP_COMPLETED:
             continue
         p = read_payload(event.type, event.payload)

@@ -202,7 +202,9 @@ def _code_act(
         bridge_tools=attempt.bridge_tool_ids,
         thinking_budget_tokens=effort.thinking_budget_tokens if effort else None,
         repair=repair_context(
-            services.events.read_stream(attempt.stream_id), attempt.number, attempt.iteration
+            services.events.read_stream(attempt.stream_id, tenant_id=attempt.inp.scope.tenant),
+            attempt.number,
+            attempt.iteration,
         ),
         params=[(d, attempt.params[d.name]) for d in attempt.plan.parameters],
     )

@@ -26,7 +26,10 @@ class FinalizeActivities:
     def finalize(self, inp: FinalizeInput) -> FinalizeResult:
         """Final-output check (every output published and intact) and the run.completed event."""
         plan = self._plans.get(inp.scope, inp.compiled_ref)
-        published = {(p.path, p.sha256) for p in self._events.list_published(inp.run_id)}
+        published = {
+            (p.path, p.sha256)
+            for p in self._events.list_published(inp.run_id, tenant_id=inp.scope.tenant)
+        }
         problems = [
             f"{ref.path} was not published"
             for ref in inp.outputs

@@ -71,6 +71,7 @@ class AttemptLog:
     def __init__(self, events: EventStore, attempt: StepAttempt) -> None:
         self._events = events
         self._stream_id = attempt.stream_id
+        self._tenant_id = attempt.inp.scope.tenant
         self._pending: list[EventDraft] = []
         self._writing: _LaterWrite | None = None
         self._written: list[Event] = []  # this attempt's own events, as stored
@@ -145,7 +146,7 @@ class AttemptLog:
         """
         self.settle()
         if self._pending or self._shared or not self._written or self._written[0].seq != 1:
-            return self._events.read_stream(self._stream_id)
+            return self._events.read_stream(self._stream_id, tenant_id=self._tenant_id)
         return list(self._written)
 
     def flush_published(
@@ -160,6 +161,7 @@ class AttemptLog:
             publications,
             lambda published: [*pending, *events_for(published)],
             stream_id=self._stream_id,
+            tenant_id=self._tenant_id,
         )
         self._pending.clear()
 
@@ -171,7 +173,12 @@ def recorded_usages(
 
     The step's stream is its usage ledger.
     """
-    return ledger_usages(events.read_stream(step_stream(inp.run_id, inp.step_key)), inp, *attempts)
+    # step__usage's input names no scope: its run's tenant is looked up by the run id.
+    tenant = (
+        inp.scope.tenant if isinstance(inp, StepExecuteInput) else events.run_tenant(inp.run_id)
+    )
+    stream = step_stream(inp.run_id, inp.step_key)
+    return ledger_usages(events.read_stream(stream, tenant_id=tenant), inp, *attempts)
 
 
 def ledger_usages(

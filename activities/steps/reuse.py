@@ -43,7 +43,7 @@ class ReuseActivities:
             attempt=1,
         )
         for ref in step.outputs:
-            self._events.publish_artifact(ref, provenance)
+            self._events.publish_artifact(ref, provenance, tenant_id=inp.scope.tenant)
         self._events.append(
             [
                 EventDraft(

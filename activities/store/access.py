@@ -17,13 +17,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Engine, bindparam, insert, select, text, update
 from sqlalchemy.exc import IntegrityError
 
-from activities.store.engine import write_transaction
 from activities.store.migrate import open_migrated
 from activities.store.records import utc
 from activities.store.tables import api_keys, tenants
+from activities.store.tenancy import scoped
 from schemas.access import ApiKey, IssuedKey, Role, Tenant
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
@@ -41,6 +41,8 @@ __all__ = [
 _TOKEN = re.compile(r"fk_([0-9a-f]{12})_[A-Za-z0-9_-]{43}")
 _K = api_keys.c
 _T = tenants.c
+_KEY_PG = text("SELECT * FROM forge_api_key(:key_id)")
+_TENANTS_PG = text("SELECT * FROM forge_tenants()")
 
 
 class TenantInvalid(ForgeError, ValueError):
@@ -101,7 +103,7 @@ class AccessStore:
                 "(a lower-case letter or digit, then lower-case letters, digits, '_', '-', '.')"
             ) from None
         try:
-            with write_transaction(self._engine) as conn:
+            with scoped(self._engine, tenant_id, write=True) as conn:
                 conn.execute(insert(tenants).values(**tenant.model_dump()))
         except IntegrityError:
             raise TenantInvalid(
@@ -110,14 +112,15 @@ class AccessStore:
         return tenant
 
     def tenants(self) -> list[Tenant]:
-        """Every tenant, by id."""
+        """Every tenant, by id: a cross-tenant read, through forge_tenants() on PostgreSQL."""
         with self._engine.connect() as conn:
-            rows = conn.execute(select(tenants).order_by(_T.tenant_id)).mappings()
-            return [_tenant(r) for r in rows]
+            pg = conn.dialect.name == "postgresql"
+            query = _TENANTS_PG if pg else select(tenants).order_by(_T.tenant_id)
+            return [_tenant(r) for r in conn.execute(query).mappings()]
 
     def tenant(self, tenant_id: str) -> Tenant:
         """The tenant, or TenantInvalid naming the ones there are."""
-        with self._engine.connect() as conn:
+        with scoped(self._engine, tenant_id) as conn:
             row = conn.execute(select(tenants).where(_T.tenant_id == tenant_id)).mappings().first()
         if row is None:
             raise TenantInvalid(
@@ -151,7 +154,7 @@ class AccessStore:
             expires_at=utc(expires_at) if expires_at else None,
         )
         row = key.model_dump(mode="json", exclude={"created_at", "expires_at", "revoked_at"})
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, tenant_id, write=True) as conn:
             conn.execute(
                 insert(api_keys).values(
                     **row,
@@ -165,14 +168,14 @@ class AccessStore:
     def keys(self, tenant_id: str) -> list[ApiKey]:
         """The tenant's keys, newest first, revoked and expired ones included."""
         query = select(api_keys).where(_K.tenant_id == tenant_id)
-        with self._engine.connect() as conn:
+        with scoped(self._engine, tenant_id) as conn:
             rows = conn.execute(query.order_by(_K.created_at.desc(), _K.key_id)).mappings()
             return [_key(r) for r in rows]
 
     def revoke(self, tenant_id: str, key_id: str) -> ApiKey:
         """Revoke the tenant's key (again is a no-op); another tenant's key is not found."""
         key_id = key_id.removeprefix("fk_")
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, tenant_id, write=True) as conn:
             conn.execute(
                 update(api_keys)
                 .where(_K.tenant_id == tenant_id, _K.key_id == key_id, _K.revoked_at.is_(None))
@@ -194,8 +197,12 @@ class AccessStore:
         key_id = token_key_id(token)
         if key_id is None:
             raise Unauthenticated("the bearer token is not a Forge API key (fk_…)")
+        # Before the key is found its tenant is unknown: the one cross-tenant read of keys, by
+        # key id only, through the SECURITY DEFINER function forge_api_key() on PostgreSQL.
         with self._engine.connect() as conn:
-            row = conn.execute(select(api_keys).where(_K.key_id == key_id)).mappings().first()
+            pg = conn.dialect.name == "postgresql"
+            query = _KEY_PG if pg else select(api_keys).where(_K.key_id == bindparam("key_id"))
+            row = conn.execute(query, {"key_id": key_id}).mappings().first()
         if row is None or not hmac.compare_digest(row["token_sha256"], _digest(token)):
             raise Unauthenticated(f"API key fk_{key_id} is not valid")
         key = _key(row)

@@ -20,11 +20,12 @@ from pydantic import ValidationError
 from sqlalchemy import Engine, and_, func, insert, select
 
 from activities.store.artifacts import ArtifactStore
-from activities.store.engine import lock_key, write_transaction
+from activities.store.engine import lock_key
 from activities.store.errors import ArtifactCorrupt, ArtifactNotFound, ArtifactTooLarge
 from activities.store.migrate import open_migrated
 from activities.store.records import utc
 from activities.store.tables import capsules
+from activities.store.tenancy import scoped
 from compiler.capsule.seal import SealBroken, capsule_hash, content_blobs
 from schemas.artifacts import ArtifactRef
 from schemas.capsule import CAPSULE_NAME_PATTERN, CapsuleContent, CapsuleVersion
@@ -103,7 +104,7 @@ class CapsuleStore:
             read_blob(self._artifacts, scope, ref, where)
         sealed = capsule_hash(content)
         tenant = scope.tenant
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, scope.tenant, write=True) as conn:
             lock_key(conn, f"capsules:{tenant}:{name}")
             mine = and_(capsules.c.tenant_id == tenant, capsules.c.name == name)
             found = (
@@ -140,7 +141,7 @@ class CapsuleStore:
         query = select(capsules).where(mine).order_by(capsules.c.version.desc()).limit(1)
         if version is not None:
             query = select(capsules).where(mine, capsules.c.version == version)
-        with self._engine.connect() as conn:
+        with scoped(self._engine, scope.tenant) as conn:
             row = conn.execute(query).mappings().first()
             if row is None:
                 held = conn.execute(
@@ -161,7 +162,7 @@ class CapsuleStore:
             .where(capsules.c.tenant_id == scope.tenant, capsules.c.name == name)
             .order_by(capsules.c.version)
         )
-        with self._engine.connect() as conn:
+        with scoped(self._engine, scope.tenant) as conn:
             rows = builtins.list(conn.execute(query).mappings())
         if not rows:
             raise _not_found(scope, name, None, [])
@@ -188,7 +189,7 @@ class CapsuleStore:
             .where(capsules.c.tenant_id == scope.tenant)
             .order_by(capsules.c.name)
         )
-        with self._engine.connect() as conn:
+        with scoped(self._engine, scope.tenant) as conn:
             rows = builtins.list(conn.execute(query).mappings())
         return [_version(row, where=_where(row), created=False) for row in rows]
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar, NamedTuple
 
-from sqlalchemy import Engine, Select, select, text
+from sqlalchemy import Engine, Select, bindparam, select, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
@@ -30,6 +30,7 @@ from activities.store.records import (
     prepare_batch,
 )
 from activities.store.tables import events, tenant_heads
+from activities.store.tenancy import scoped, use_tenant
 from schemas.events import Event, EventDraft
 
 __all__ = [
@@ -52,7 +53,9 @@ class EventStore(PublishIndex):
     """One event log over SQLAlchemy Core; subclasses only say how each backend locks."""
 
     backend: ClassVar[Backend]
-    _snapshot: ClassVar[dict[str, str]] = {}
+    _snapshot: ClassVar[dict[str, Any]] = {}
+    _tenant_list: ClassVar[Any]
+    _run_tenant: ClassVar[Any]
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
@@ -127,6 +130,7 @@ class EventStore(PublishIndex):
         batch = prepare_batch(drafts)
         if not batch:
             return []
+        use_tenant(conn, _one_tenant(drafts, stream_id))
         self._lock_key(conn, f"stream\x00{stream_id}")
         stored = self._stored(conn, batch, stream_id)
         new = [(d, h) for d, h in batch.values() if d.event_id not in stored]
@@ -219,10 +223,16 @@ class EventStore(PublishIndex):
 
     # ---- reading ---------------------------------------------------------------------------
 
-    def read_stream(self, stream_id: str, after_seq: int = 0) -> list[Event]:
-        """The events of one stream with seq > `after_seq`, in seq order."""
+    def read_stream(
+        self, stream_id: str, after_seq: int = 0, *, tenant_id: str | None = None
+    ) -> list[Event]:
+        """The events of one stream with seq > `after_seq`, in seq order.
+
+        With `tenant_id` the read runs scoped to that tenant (on PostgreSQL the only way a
+        role other than the schema owner sees any event); without, it runs unscoped.
+        """
         params = {"stream": stream_id, "after": after_seq}
-        with self._engine.connect() as conn:
+        with self._reading(tenant_id) as conn:
             return [event_from_row(r) for r in conn.execute(self._q.read_stream, params).mappings()]
 
     def list_events(
@@ -248,7 +258,7 @@ class EventStore(PublishIndex):
             query = query.where(c.type.in_(list(types)))
         if tenant_id is not None:
             query = query.where(c.tenant_id == tenant_id)
-        with self._engine.connect() as conn:
+        with self._reading(tenant_id) as conn:
             return [event_from_row(r) for r in conn.execute(query).mappings()]
 
     def page(
@@ -281,15 +291,22 @@ class EventStore(PublishIndex):
         if before is not None:
             query = query.where(c.tenant_seq < before)
         order = c.tenant_seq.desc() if newest_first else c.tenant_seq
-        with self._engine.connect() as conn:
+        with scoped(self._engine, tenant_id) as conn:
             rows = conn.execute(query.order_by(order).limit(limit)).mappings()
             return [(r["tenant_seq"], event_from_row(r)) for r in rows]
 
     def tenants(self) -> list[str]:
-        """Every tenant that has at least one event."""
+        """Every tenant that has at least one event: a cross-tenant read of ids only.
+
+        On PostgreSQL it is the SECURITY DEFINER function forge_event_tenants().
+        """
         with self._engine.connect() as conn:
-            query = select(tenant_heads.c.tenant_id).order_by(tenant_heads.c.tenant_id)
-            return list(conn.execute(query).scalars())
+            return list(conn.execute(self._tenant_list).scalars())
+
+    def run_tenant(self, run_id: str) -> str | None:
+        """The tenant whose events name `run_id`, if any: a cross-tenant read of one id."""
+        with self._engine.connect() as conn:
+            return conn.execute(self._run_tenant, {"run": run_id}).scalar()
 
     def verify_chain(self, tenant_id: str) -> ChainVerification:
         """Re-hash every event of a tenant from its row and check each prev_hash link.
@@ -299,10 +316,9 @@ class EventStore(PublishIndex):
         chain, or a chain shorter than its recorded head.
         """
         query = select(events).where(events.c.tenant_id == tenant_id).order_by(events.c.tenant_seq)
-        with self._engine.connect() as conn:
-            # Head and rows must come from one snapshot, or a concurrent append would look
-            # like a chain longer than its head.
-            conn.execution_options(**self._snapshot)
+        # Head and rows must come from one snapshot, or a concurrent append would look like a
+        # chain longer than its head.
+        with scoped(self._engine, tenant_id, **self._snapshot) as conn:
             head = conn.execute(
                 select(tenant_heads.c.last_seq).where(tenant_heads.c.tenant_id == tenant_id)
             ).scalar()
@@ -324,9 +340,19 @@ class EventStore(PublishIndex):
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
+        # Unscoped until _append_in / _publish_in scope it to the tenant they write for.
         with self._engine.connect() as conn:
             conn.execution_options(**{WRITE_OPTION: True})
             with conn.begin():
+                yield conn
+
+    @contextmanager
+    def _reading(self, tenant_id: str | None) -> Iterator[Connection]:
+        if tenant_id is None:
+            with self._engine.connect() as conn:
+                yield conn
+        else:
+            with scoped(self._engine, tenant_id) as conn:
                 yield conn
 
     @abstractmethod
@@ -346,6 +372,13 @@ class SqliteEventStore(EventStore):
     """SQLite: BEGIN IMMEDIATE already makes each write transaction the only writer."""
 
     backend = "sqlite"  # a WAL read transaction already sees one snapshot throughout
+    _tenant_list = select(tenant_heads.c.tenant_id).order_by(tenant_heads.c.tenant_id)
+    _run_tenant = (
+        select(events.c.tenant_id)
+        .where(events.c.run_id == bindparam("run"))
+        .order_by(events.c.tenant_seq)
+        .limit(1)
+    )
 
     def _lock_key(self, conn: Connection, key: str) -> None:
         return None
@@ -363,6 +396,9 @@ class PostgresEventStore(EventStore):
     backend = "postgresql"
     # READ COMMITTED takes a new snapshot per statement; a multi-statement read needs one.
     _snapshot = {"isolation_level": "REPEATABLE READ"}
+    # The SECURITY DEFINER function of migration 0008: the tenant ids and nothing else.
+    _tenant_list = text("SELECT forge_event_tenants()")
+    _run_tenant = text("SELECT forge_run_tenant(:run)")
 
     def _lock_key(self, conn: Connection, key: str) -> None:
         # Advisory locks take a bigint; a collision between two keys only serializes them.
@@ -396,6 +432,17 @@ def open_event_store(database_url: str) -> EventStore:
     except BaseException:
         engine.dispose()
         raise
+
+
+def _one_tenant(drafts: Sequence[EventDraft], stream_id: str) -> str:
+    """The one tenant a batch writes for; a transaction is scoped to one tenant at a time."""
+    tenant_ids = sorted({d.scope.tenant for d in drafts})
+    if len(tenant_ids) != 1:
+        raise ValueError(
+            f"one append to stream {stream_id!r} carries events of tenants {tenant_ids}: "
+            "each tenant's events go in an append of their own"
+        )
+    return tenant_ids[0]
 
 
 def _walk(rows: Iterable[Mapping[Any, Any]]) -> tuple[int, ChainBreak | None]:

@@ -15,10 +15,11 @@ from typing import Any
 from sqlalchemy import Engine, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
-from activities.store.engine import lock_key, write_transaction
+from activities.store.engine import lock_key
 from activities.store.migrate import open_migrated
 from activities.store.records import utc
 from activities.store.tables import idempotency_records
+from activities.store.tenancy import scoped
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 
@@ -74,7 +75,7 @@ class IdempotencyStore:
         """
         now = datetime.now(UTC)
         where = (_R.tenant_id == tenant, _R.idem_key == key)
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, tenant, write=True) as conn:
             lock_key(conn, f"idempotency\x00{tenant}\x00{key}")
             row = conn.execute(select(idempotency_records).where(*where)).mappings().first()
             if row is None:
@@ -104,7 +105,7 @@ class IdempotencyStore:
 
     def finish(self, tenant: str, key: str, status: int, body: Any) -> None:
         """Store the answer to the request that claimed `key`."""
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, tenant, write=True) as conn:
             conn.execute(
                 update(idempotency_records)
                 .where(_R.tenant_id == tenant, _R.idem_key == key)
@@ -113,7 +114,7 @@ class IdempotencyStore:
 
     def release(self, tenant: str, key: str) -> None:
         """Forget an unanswered claim: its request failed and changed nothing."""
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, tenant, write=True) as conn:
             conn.execute(
                 delete(idempotency_records).where(
                     _R.tenant_id == tenant, _R.idem_key == key, _R.status.is_(None)

@@ -12,6 +12,7 @@ from sqlalchemy import Engine, text
 
 from activities.store.engine import WRITE_OPTION, backend_of, create_store_engine
 from activities.store.errors import SchemaNotMigrated
+from activities.store.roles import grant_app_role
 
 __all__ = ["check_at_head", "head_revision", "open_migrated", "upgrade", "upgrade_engine"]
 
@@ -33,11 +34,18 @@ def head_revision() -> str:
     return head
 
 
-def upgrade(database_url: str) -> str:
-    """Bring the database at `database_url` to the newest schema; returns the revision."""
+def upgrade(database_url: str, *, grant_to: str | None = None) -> str:
+    """Bring the database at `database_url` to the newest schema; returns the revision.
+
+    `grant_to` (PostgreSQL) names the application role to grant every table to afterwards,
+    as activities/store/roles.py describes; `database_url` is then the schema owner's.
+    """
     engine = create_store_engine(database_url)
     try:
-        return upgrade_engine(engine)
+        revision = upgrade_engine(engine)
+        if grant_to is not None:
+            grant_app_role(engine, grant_to)
+        return revision
     finally:
         engine.dispose()
 

@@ -75,6 +75,11 @@ def _run_of(
     if workflow_id is None:
         return None
     if workflow_id not in seen:
-        first = events.list_events(run_id=workflow_id, limit=1)
+        tenant = events.run_tenant(workflow_id)
+        first = (
+            []
+            if tenant is None
+            else events.list_events(run_id=workflow_id, tenant_id=tenant, limit=1)
+        )
         seen[workflow_id] = (first[0].scope, workflow_id) if first else None
     return seen[workflow_id]

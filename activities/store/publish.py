@@ -19,6 +19,7 @@ from sqlalchemy.engine import Connection
 
 from activities.store.records import PublishedArtifact, published_from_row
 from activities.store.tables import artifacts_published
+from activities.store.tenancy import use_tenant
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.events import Event, EventDraft
 
@@ -39,6 +40,10 @@ class PublishIndex(ABC):
         """A write transaction (the only writer of what it locks until commit)."""
 
     @abstractmethod
+    def _reading(self, tenant_id: str | None) -> AbstractContextManager[Connection]:
+        """A read transaction, scoped to `tenant_id` when one is given."""
+
+    @abstractmethod
     def _lock_key(self, conn: Connection, key: str) -> None:
         """Serialize writers of one key (a stream, a published path) until commit."""
 
@@ -57,14 +62,16 @@ class PublishIndex(ABC):
     def _collisions(self, stream_id: str) -> AbstractContextManager[None]:
         """Turn a concurrent write of the same event id into a ConflictError."""
 
-    def publish_artifact(self, ref: ArtifactRef, provenance: Provenance) -> PublishedArtifact:
-        """Record `ref` as published by `provenance.run_id` at `ref.path`.
+    def publish_artifact(
+        self, ref: ArtifactRef, provenance: Provenance, *, tenant_id: str
+    ) -> PublishedArtifact:
+        """Record `ref` as published by `provenance.run_id` (of `tenant_id`) at `ref.path`.
 
         The same bytes at the same path are one publication (a retry returns it with
         created=False); new bytes at that path become the next version.
         """
         with self._write() as conn:
-            return self._publish_in(conn, ref, provenance)
+            return self._publish_in(conn, ref, provenance, tenant_id)
 
     def publish_and_append(
         self,
@@ -72,14 +79,18 @@ class PublishIndex(ABC):
         events_for: Callable[[list[PublishedArtifact]], list[EventDraft]],
         *,
         stream_id: str,
+        tenant_id: str,
     ) -> list[Event]:
-        """Publish each (ref, provenance) and append `events_for(publications)`, atomically."""
+        """Publish each (ref, provenance) and append `events_for(publications)`, atomically.
+
+        The publications and the events are all `tenant_id`'s.
+        """
         with self._collisions(stream_id), self._write() as conn:
-            published = [self._publish_in(conn, ref, prov) for ref, prov in publications]
+            published = [self._publish_in(conn, ref, prov, tenant_id) for ref, prov in publications]
             return self._append_in(conn, events_for(published), stream_id=stream_id)
 
     def _publish_in(
-        self, conn: Connection, ref: ArtifactRef, provenance: Provenance
+        self, conn: Connection, ref: ArtifactRef, provenance: Provenance, tenant_id: str
     ) -> PublishedArtifact:
         digest = ref.sha256 if ref.sha256.startswith("sha256:") else f"sha256:{ref.sha256}"
         if _DIGEST.fullmatch(digest) is None or ref.artifact_id != digest:
@@ -87,6 +98,7 @@ class PublishIndex(ABC):
                 f"artifact ref for {ref.path!r} is not content-addressed: expected artifact_id "
                 f"and sha256 'sha256:<64 hex digits>', got {ref.artifact_id!r}, {ref.sha256!r}"
             )
+        use_tenant(conn, tenant_id)
         run_id, path = provenance.run_id, ref.path
         at = {"run": run_id, "path": path}
         self._lock_key(conn, f"publish\x00{run_id}\x00{path}")
@@ -98,6 +110,7 @@ class PublishIndex(ABC):
             version = max(version, found["version"])
         row: dict[str, Any] = {
             "run_id": run_id,
+            "tenant_id": tenant_id,
             "path": path,
             "version": version + 1,
             "sha256": digest,
@@ -111,25 +124,32 @@ class PublishIndex(ABC):
         conn.execute(self._q.publish, [row])
         return published_from_row(row, created=True)
 
-    def list_published(self, run_id: str) -> list[PublishedArtifact]:
-        """Every published version of a run's artifacts, by path then version."""
+    def list_published(
+        self, run_id: str, *, tenant_id: str | None = None
+    ) -> list[PublishedArtifact]:
+        """Every published version of a run's artifacts, by path then version.
+
+        Scoped to `tenant_id` when given (see EventStore.read_stream).
+        """
         query = (
             select(artifacts_published)
             .where(artifacts_published.c.run_id == run_id)
             .order_by(artifacts_published.c.path, artifacts_published.c.version)
         )
-        with self._engine.connect() as conn:
+        with self._reading(tenant_id) as conn:
             return [published_from_row(r) for r in conn.execute(query).mappings()]
 
-    def latest(self, run_id: str, path: str) -> PublishedArtifact | None:
-        """The highest version published at `path` by `run_id`, if any."""
+    def latest(
+        self, run_id: str, path: str, *, tenant_id: str | None = None
+    ) -> PublishedArtifact | None:
+        """The highest version published at `path` by `run_id`, if any (scoped as above)."""
         query = (
             select(artifacts_published)
             .where(artifacts_published.c.run_id == run_id, artifacts_published.c.path == path)
             .order_by(artifacts_published.c.version.desc())
             .limit(1)
         )
-        with self._engine.connect() as conn:
+        with self._reading(tenant_id) as conn:
             row = conn.execute(query).mappings().first()
         return None if row is None else published_from_row(row)
 

@@ -163,6 +163,7 @@ def event_from_row(row: Mapping[Any, Any]) -> Event:
 
 def published_from_row(row: Mapping[Any, Any], *, created: bool = False) -> PublishedArtifact:
     data = dict(row)
+    data.pop("tenant_id", None)  # the reader's own tenant: the row is only visible to it
     data["provenance"] = Provenance.model_validate(row["provenance"])
     data["published_at"] = utc(row["published_at"])
     return PublishedArtifact.model_validate({**data, "created": created})

@@ -23,10 +23,11 @@ from uuid import uuid4
 
 from sqlalchemy import ColumnElement, Engine, and_, delete, func, insert, select, update
 
-from activities.store.engine import lock_key, write_transaction
+from activities.store.engine import lock_key
 from activities.store.migrate import open_migrated
 from activities.store.records import utc
 from activities.store.tables import schedule_claims, schedule_forces
+from activities.store.tenancy import scoped
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.schedule import Claim, ClaimCounts, ClaimRecord
@@ -87,7 +88,7 @@ class ScheduleClaims:
         _check_id("run id", run_id)
         tenant = scope.tenant
         this_time = and_(_of(scope, schedule), _T.scheduled_at == at)
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, scope.tenant, write=True) as conn:
             # Serializes the claims of this one time; the primary key backs it up.
             lock_key(conn, f"schedule_claims:{tenant}:{schedule}:{at.isoformat()}")
             force = conn.execute(
@@ -148,7 +149,7 @@ class ScheduleClaims:
                 "start; give the earlier time first"
             )
         force_id = f"force-{uuid4().hex}"
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, scope.tenant, write=True) as conn:
             conn.execute(
                 insert(schedule_forces).values(
                     tenant_id=scope.tenant,
@@ -164,7 +165,7 @@ class ScheduleClaims:
 
     def revoke(self, scope: Scope, schedule: str, force_id: str) -> None:
         """Withdraw a force whose backfill never started (no time has run under it)."""
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, scope.tenant, write=True) as conn:
             conn.execute(
                 delete(schedule_forces).where(_forces_of(scope, schedule), _F.force_id == force_id)
             )
@@ -183,7 +184,7 @@ class ScheduleClaims:
             .order_by(_T.scheduled_at.desc())
             .limit(limit)
         )
-        with self._engine.connect() as conn:
+        with scoped(self._engine, scope.tenant) as conn:
             rows = list(conn.execute(query).mappings())
         return [_record(row) for row in rows]
 
@@ -194,13 +195,13 @@ class ScheduleClaims:
             func.coalesce(func.sum(_T.attempt - 1), 0),
             func.coalesce(func.sum(_T.refused), 0),
         ).where(_of(scope, schedule))
-        with self._engine.connect() as conn:
+        with scoped(self._engine, scope.tenant) as conn:
             times, forced, refused = conn.execute(query).one()
         return ClaimCounts(times=int(times), forced=int(forced), already_ran=int(refused))
 
     def forget(self, scope: Scope, schedule: str) -> int:
         """Delete the tenant's `schedule`'s claims and forces (it was deleted); claims removed."""
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, scope.tenant, write=True) as conn:
             conn.execute(delete(schedule_forces).where(_forces_of(scope, schedule)))
             return int(conn.execute(delete(schedule_claims).where(_of(scope, schedule))).rowcount)
 

@@ -26,7 +26,7 @@ from sqlalchemy import Engine, and_, func, insert, select, update
 from sqlalchemy.engine import Connection
 
 from activities.store.artifacts import ArtifactStore
-from activities.store.engine import lock_key, write_transaction
+from activities.store.engine import lock_key
 from activities.store.errors import (
     ArtifactCorrupt,
     ArtifactNotFound,
@@ -50,6 +50,7 @@ from activities.store.skill_packages import (
     seal_tree,
 )
 from activities.store.tables import skills
+from activities.store.tenancy import scoped
 from compiler.recipes.skillpack import skill_package
 from compiler.recipes.skills import MAX_SKILL, RecipeImportError
 from schemas.artifacts import ArtifactRef
@@ -137,7 +138,7 @@ class SkillRegistry:
         refs = self._store_files(scope, directory)
         package = self._parse(scope, directory, refs)
         digest = package_digest(package.skill_id, {p: r.sha256 for p, r in refs.items()})
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, tenant_id, write=True) as conn:
             lock_key(conn, f"skills:{tenant_id}:{package.skill_id}")
             latest = self._latest_row(conn, tenant_id, package.skill_id)
             if latest is not None and latest["sha256"] == digest:
@@ -168,7 +169,7 @@ class SkillRegistry:
             SkillNotRegistered: The tenant has no skill `skill_id`.
         """
         mine = and_(skills.c.tenant_id == tenant_id, skills.c.skill_id == skill_id)
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, tenant_id, write=True) as conn:
             conn.execute(update(skills).where(mine).values(deprecated=True))
             latest = self._latest_row(conn, tenant_id, skill_id)
         if latest is None:
@@ -202,7 +203,7 @@ class SkillRegistry:
             .where(skills.c.tenant_id == tenant_id)
             .order_by(skills.c.skill_id)
         )
-        with self._engine.connect() as conn:
+        with scoped(self._engine, tenant_id) as conn:
             return [_registered(row) for row in conn.execute(query).mappings()]
 
     def get(self, tenant_id: str, skill_id: str) -> RegisteredSkill:
@@ -211,7 +212,7 @@ class SkillRegistry:
         Raises:
             SkillNotRegistered: The tenant has no skill `skill_id`.
         """
-        with self._engine.connect() as conn:
+        with scoped(self._engine, tenant_id) as conn:
             row = self._latest_row(conn, tenant_id, skill_id)
         if row is None:
             raise _not_registered(tenant_id, skill_id)

@@ -89,6 +89,7 @@ artifacts_published = Table(
     "artifacts_published",
     metadata,
     Column("run_id", String(_ID), nullable=False),
+    Column("tenant_id", String(_ID), nullable=False, index=True),
     Column("path", String(1000), nullable=False),
     Column("version", Integer, nullable=False, autoincrement=False),
     Column("sha256", String(_HASH), nullable=False),

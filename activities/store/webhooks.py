@@ -14,12 +14,12 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Engine, insert, select, text, update
 
-from activities.store.engine import write_transaction
 from activities.store.migrate import open_migrated
 from activities.store.records import utc
 from activities.store.tables import tenant_heads, webhooks
+from activities.store.tenancy import scoped
 from compiler.egress import request_target
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 _W = webhooks.c
+_LIVE_PG = text("SELECT * FROM forge_live_webhooks()")
 
 
 class WebhookInvalid(ForgeError, ValueError):
@@ -94,7 +95,7 @@ class WebhookStore:
             created_at=datetime.now(UTC),
             created_by=actor,
         )
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, tenant_id, write=True) as conn:
             head = conn.execute(
                 select(tenant_heads.c.last_seq).where(tenant_heads.c.tenant_id == tenant_id)
             ).scalar()
@@ -117,13 +118,13 @@ class WebhookStore:
         query = select(webhooks).where(_W.tenant_id == tenant_id)
         if not deleted:
             query = query.where(_W.deleted_at.is_(None))
-        with self._engine.connect() as conn:
+        with scoped(self._engine, tenant_id) as conn:
             rows = conn.execute(query.order_by(_W.created_at.desc(), _W.webhook_id)).mappings()
             return [_webhook(r) for r in rows]
 
     def get(self, tenant_id: str, webhook_id: str) -> Webhook:
         """The tenant's webhook (a removed one too, with its deleted_at), or WebhookNotFound."""
-        with self._engine.connect() as conn:
+        with scoped(self._engine, tenant_id) as conn:
             row = (
                 conn.execute(
                     select(webhooks).where(_W.tenant_id == tenant_id, _W.webhook_id == webhook_id)
@@ -140,7 +141,7 @@ class WebhookStore:
 
     def delete(self, tenant_id: str, webhook_id: str) -> Webhook:
         """Remove the tenant's webhook: it hears nothing more (again is a no-op)."""
-        with write_transaction(self._engine) as conn:
+        with scoped(self._engine, tenant_id, write=True) as conn:
             conn.execute(
                 update(webhooks)
                 .where(
@@ -153,18 +154,25 @@ class WebhookStore:
         return self.get(tenant_id, webhook_id)
 
     def live(self) -> list[tuple[Webhook, int]]:
-        """Every tenant's live webhooks with their cursors, oldest first."""
-        query = select(webhooks).where(_W.deleted_at.is_(None))
+        """Every tenant's live webhooks with their cursors, oldest first.
+
+        The one cross-tenant read of webhooks (the dispatcher's): on PostgreSQL it goes through
+        the SECURITY DEFINER function forge_live_webhooks() of migration 0008.
+        """
         with self._engine.connect() as conn:
-            rows = conn.execute(query.order_by(_W.created_at, _W.webhook_id)).mappings()
+            if conn.dialect.name == "postgresql":
+                rows = conn.execute(_LIVE_PG).mappings()
+            else:
+                query = select(webhooks).where(_W.deleted_at.is_(None))
+                rows = conn.execute(query.order_by(_W.created_at, _W.webhook_id)).mappings()
             return [(_webhook(r), int(r["cursor"])) for r in rows]
 
-    def advance(self, webhook_id: str, cursor: int) -> None:
-        """Move the webhook's cursor to `cursor`, never back (a slower poller changes nothing)."""
-        with write_transaction(self._engine) as conn:
+    def advance(self, tenant_id: str, webhook_id: str, cursor: int) -> None:
+        """Move the tenant's webhook's cursor to `cursor`, never back (a slower poller: no-op)."""
+        with scoped(self._engine, tenant_id, write=True) as conn:
             conn.execute(
                 update(webhooks)
-                .where(_W.webhook_id == webhook_id, _W.cursor < cursor)
+                .where(_W.tenant_id == tenant_id, _W.webhook_id == webhook_id, _W.cursor < cursor)
                 .values(cursor=cursor)
             )
 

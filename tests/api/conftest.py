@@ -8,29 +8,35 @@ from pathlib import Path
 
 import pytest
 
-from activities.store.migrate import upgrade
 from tests.api.server import Api, running_api
-from tests.store.postgres import create_database, drop_database, postgres_server
+from tests.store.postgres import postgres_server, two_role_database
 
 __all__ = ["postgres_server"]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+def database_urls(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, str]]:
+    """(the worker's and the tests' URL, the API server's URL).
+
+    On PostgreSQL the API and the worker connect as the application role, held by row-level
+    security (docs/isolation.md); the tests' own set-up and reads connect as the schema owner.
+    """
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'forge.db'}"
+        url = f"sqlite:///{tmp_path / 'forge.db'}"
+        yield url, url
         return
-    server = request.getfixturevalue("postgres_server")
-    name = create_database(server)
-    url = server.url(name)
-    upgrade(url)
-    try:
-        yield url
-    finally:
-        drop_database(server, name)
+    with two_role_database(request.getfixturevalue("postgres_server")) as db:
+        yield db.owner_url, db.app_url
 
 
 @pytest.fixture
-async def api(temporal_env, task_queue, tmp_path, database_url) -> AsyncIterator[Api]:
-    async with running_api(temporal_env, task_queue, tmp_path / "home", database_url) as found:
+def database_url(database_urls: tuple[str, str]) -> str:
+    return database_urls[0]
+
+
+@pytest.fixture
+async def api(temporal_env, task_queue, tmp_path, database_urls) -> AsyncIterator[Api]:
+    home = tmp_path / "home"
+    owner, app = database_urls
+    async with running_api(temporal_env, task_queue, home, owner, api_database_url=app) as found:
         yield found

@@ -19,7 +19,9 @@ import uvicorn
 from temporalio.testing import WorkflowEnvironment
 
 from activities.store.access import open_access_store
+from activities.store.events import open_event_store
 from schemas.access import ROLES
+from schemas.events import Event
 from schemas.scope import Actor
 from tests.workflows.engine import Engine, engine
 from workers.api.app import create_app
@@ -77,6 +79,15 @@ class Api:
         headers = {"Authorization": f"Bearer {token}"}
         return httpx.AsyncClient(base_url=self.url, headers=headers, timeout=60)
 
+    def every_event(self, **filters: Any) -> list[Event]:
+        """Every tenant's events matching `filters`, read as the schema owner.
+
+        `eng.services` connects as the application role on PostgreSQL, which reads nothing
+        without a tenant; the owner, unscoped, reads every row.
+        """
+        with open_event_store(self.settings.database_url) as store:
+            return store.list_events(limit=1_000_000, **filters)
+
     def anonymous(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(base_url=self.url, timeout=60)
 
@@ -87,9 +98,15 @@ async def running_api(
     task_queue: str,
     home: Path,
     database_url: str,
+    *,
+    api_database_url: str | None = None,
     **settings: Any,
 ) -> AsyncIterator[Api]:
-    """The API over HTTP, a ForgeWorker on `task_queue`, a key per role of each of TENANTS."""
+    """The API over HTTP, a ForgeWorker on `task_queue`, a key per role of each of TENANTS.
+
+    `api_database_url` (PostgreSQL's application role) is what the API server and the worker
+    connect as; the tenants and keys set up here and the tests' own reads use `database_url`.
+    """
     s = Settings(
         home=home,
         task_queue=task_queue,
@@ -107,6 +124,7 @@ async def running_api(
                 )
                 issued = access.create_key(tenant, role, actor, gate_roles=["ops"])
                 tokens[tenant, role] = issued.token
-    async with engine(temporal_env, home, task_queue, settings=s) as eng:
-        with ApiServer(s) as server:
+    served = s.model_copy(update={"database_url": api_database_url or s.database_url})
+    async with engine(temporal_env, home, task_queue, settings=served) as eng:
+        with ApiServer(served) as server:
             yield Api(server.url, s, eng, tokens)

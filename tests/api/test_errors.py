@@ -16,7 +16,7 @@ PLAN = {"mission": "m", "run_inputs": [], "steps": []}
 
 def written(api) -> tuple[int, int]:
     """(events, stored blobs): what a refused request must leave as it was."""
-    events = len(api.eng.services.events.list_events(limit=1_000_000))
+    events = len(api.every_event())
     root = api.settings.home / "artifacts"
     blobs = sum(1 for p in root.rglob("*") if p.is_file()) if root.exists() else 0
     return events, blobs
@@ -102,9 +102,15 @@ async def test_bad_revoked_and_expired_keys_are_401(api):
 
 
 @pytest.fixture
-async def small_api(temporal_env, task_queue, tmp_path, database_url):
+async def small_api(temporal_env, task_queue, tmp_path, database_urls):
+    owner, app = database_urls
     async with running_api(
-        temporal_env, task_queue, tmp_path / "home", database_url, api_max_upload_bytes=1000
+        temporal_env,
+        task_queue,
+        tmp_path / "home",
+        owner,
+        api_database_url=app,
+        api_max_upload_bytes=1000,
     ) as found:
         yield found
 

@@ -46,7 +46,7 @@ async def test_an_approval_over_http_resumes_the_run(api):
         late = await approver.post(url, json=body)
         assert late.status_code == 409 and late.json()["code"] == "DECISION_REFUSED"
         assert "approve" in late.json()["detail"] or "ended" in late.json()["detail"]
-    decisions = api.eng.services.events.list_events(run_id=run_id, type=GATE_DECIDED)
+    decisions = api.every_event(run_id=run_id, type=GATE_DECIDED)
     assert len(decisions) == 1
 
 

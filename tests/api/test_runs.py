@@ -81,7 +81,7 @@ async def test_an_idempotency_key_replays_the_first_run_and_refuses_another_body
         )
         assert other.status_code == 422 and other.json()["code"] == "IDEMPOTENCY_MISMATCH"
         await finished(http, first.json()["run_id"])
-    started = api.eng.services.events.list_events(type=RUN_STARTED, tenant_id="acme")
+    started = api.every_event(type=RUN_STARTED, tenant_id="acme")
     assert [e.run_id for e in started] == [first.json()["run_id"]]
 
 

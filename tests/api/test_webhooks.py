@@ -28,22 +28,30 @@ LOOPBACK = (ip_address("127.0.0.1"),)
 
 
 @pytest.fixture
-async def hooked_api(temporal_env, task_queue, tmp_path, database_url) -> AsyncIterator[Api]:
+async def hooked_api(temporal_env, task_queue, tmp_path, database_urls) -> AsyncIterator[Api]:
     """The API and its worker; deliveries may reach 127.0.0.1 only, in at most 8 attempts."""
+    owner, app = database_urls
     async with running_api(
-        temporal_env, task_queue, tmp_path / "home", database_url, webhook_allow_ips=LOOPBACK
+        temporal_env,
+        task_queue,
+        tmp_path / "home",
+        owner,
+        api_database_url=app,
+        webhook_allow_ips=LOOPBACK,
     ) as found:
         yield found
 
 
 @pytest.fixture
-async def strict_api(temporal_env, task_queue, tmp_path, database_url) -> AsyncIterator[Api]:
+async def strict_api(temporal_env, task_queue, tmp_path, database_urls) -> AsyncIterator[Api]:
     """As hooked_api, but a delivery gets two attempts."""
+    owner, app = database_urls
     async with running_api(
         temporal_env,
         task_queue,
         tmp_path / "home",
-        database_url,
+        owner,
+        api_database_url=app,
         webhook_allow_ips=LOOPBACK,
         webhook_max_attempts=2,
     ) as found:
@@ -120,7 +128,7 @@ async def test_a_gate_opened_is_signed_retried_and_decided_with_one_call(hooked_
     assert by_type["gate.requested.v1"]["run_id"] is None  # the run's own log stays closed
 
     # The secret is in no event and no stored answer (the idempotency store included).
-    everything = api.eng.services.events.list_events(limit=1_000_000)
+    everything = api.every_event()
     dumped = json.dumps([e.model_dump(mode="json") for e in everything])
     assert not any(part in dumped for part in secret_parts(secret))
 

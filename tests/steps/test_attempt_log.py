@@ -12,6 +12,7 @@ from activities.steps.ledger import AttemptLog
 from activities.store.artifacts import LocalArtifactStore
 from activities.store.events import EventStore, open_event_store
 from schemas.events import SYSTEM_ACTOR, EventDraft
+from schemas.scope import Scope
 from tests.sandbox.bridge.support import STARTED, policy
 
 STREAM = "run-1:step:a"
@@ -37,7 +38,9 @@ def store(tmp_path: Path):
 
 
 def log_for(store: EventStore) -> AttemptLog:
-    return AttemptLog(store, SimpleNamespace(stream_id=STREAM))  # type: ignore[arg-type]
+    # The drafts carry the default scope: the attempt's reads are scoped to its tenant.
+    attempt = SimpleNamespace(stream_id=STREAM, inp=SimpleNamespace(scope=Scope.default()))
+    return AttemptLog(store, attempt)  # type: ignore[arg-type]
 
 
 def test_a_write_in_flight_lands_before_the_next_append(store: EventStore, monkeypatch):

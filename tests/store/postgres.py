@@ -10,11 +10,14 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import psycopg
 import pytest
+
+from activities.store.migrate import upgrade
 
 _FALLBACK_BINDIR = Path("/usr/lib/postgresql/15/bin")
 _SERVICE_USER = "forge-pg"
@@ -157,3 +160,48 @@ def postgres_database_url(postgres_server: PostgresServer) -> Iterator[str]:
     name = create_database(postgres_server)
     yield postgres_server.url(name)
     drop_database(postgres_server, name)
+
+
+@dataclass(frozen=True)
+class RlsDatabase:
+    server: PostgresServer
+    database: str
+    owner: str
+    app: str
+
+    def url(self, role: str) -> str:
+        return f"postgresql+psycopg://{role}@127.0.0.1:{self.server.port}/{self.database}"
+
+    @property
+    def owner_url(self) -> str:
+        return self.url(self.owner)
+
+    @property
+    def app_url(self) -> str:
+        return self.url(self.app)
+
+
+@contextmanager
+def two_role_database(server: PostgresServer) -> Iterator[RlsDatabase]:
+    """A database migrated by its owner role, with an app role granted by `upgrade`.
+
+    The two roles of docs/isolation.md: a schema owner, and an application role (NOSUPERUSER,
+    NOBYPASSRLS, owning nothing) granted by `upgrade` as `forge db upgrade` does with
+    FORGE_DATABASE_OWNER_URL.
+
+    Roles are global to the server: each database gets its own pair, dropped with it.
+    """
+    suffix = uuid.uuid4().hex[:12]
+    db = RlsDatabase(server, f"forge_rls_{suffix}", f"forge_owner_{suffix}", f"forge_app_{suffix}")
+    with server.connect() as conn:
+        conn.execute(f'CREATE ROLE "{db.owner}" LOGIN NOSUPERUSER')
+        conn.execute(f'CREATE ROLE "{db.app}" LOGIN NOSUPERUSER NOBYPASSRLS')
+        conn.execute(f'CREATE DATABASE "{db.database}" OWNER "{db.owner}"')
+    try:
+        upgrade(db.owner_url, grant_to=db.app)
+        yield db
+    finally:
+        with server.connect() as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{db.database}" WITH (FORCE)')
+            conn.execute(f'DROP ROLE IF EXISTS "{db.app}"')
+            conn.execute(f'DROP ROLE IF EXISTS "{db.owner}"')

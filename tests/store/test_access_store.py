@@ -26,6 +26,7 @@ from activities.store.idempotency import (
 )
 from activities.store.migrate import upgrade
 from activities.store.tables import idempotency_records
+from activities.store.tenancy import scoped
 from schemas.scope import Actor
 
 BOT = Actor(id="bot", name="Bot", role="operator", kind="system")
@@ -66,7 +67,7 @@ class AccessContract:
             BOT,
             ["ops"],
         )
-        with access._engine.connect() as conn:  # noqa: SLF001 - what a database copy holds
+        with scoped(access._engine, "t-keys") as conn:  # noqa: SLF001 - a database copy
             dump = " ".join(str(r) for r in conn.execute(text("SELECT * FROM api_keys")))
         secret = issued.token.split("_", 2)[2]  # url-safe base64: it may hold "_" itself
         assert issued.token not in dump and secret not in dump
@@ -118,7 +119,7 @@ class AccessContract:
         self, idem: IdempotencyStore
     ) -> None:
         assert idem.begin("t-stale", "k", "sha256:a") is None
-        with idem._engine.begin() as conn:  # noqa: SLF001 - its process died long ago
+        with scoped(idem._engine, "t-stale") as conn:  # noqa: SLF001 - its process died
             conn.execute(
                 update(idempotency_records)
                 .where(idempotency_records.c.tenant_id == "t-stale")
@@ -158,3 +159,12 @@ class TestPostgres(AccessContract):
     def database_url(cls, postgres_database_url: str) -> str:
         upgrade(postgres_database_url)
         return postgres_database_url
+
+
+class TestPostgresAppRole(AccessContract):
+    """As TestPostgres, connected as the application role row-level security holds."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def database_url(cls, postgres_app_database_url: str) -> str:
+        return postgres_app_database_url

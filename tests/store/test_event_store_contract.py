@@ -273,17 +273,21 @@ class EventStoreContract:
     ) -> None:
         run = f"{tenant}-run"
         prov = Provenance(run_id=run, step_key="render", contract_hash="sha256:" + "c" * 64)
-        first = store.publish_artifact(artifact("a"), prov)
+        first = store.publish_artifact(artifact("a"), prov, tenant_id=tenant)
         assert (first.version, first.created) == (1, True)
-        retry = store.publish_artifact(artifact("a"), prov.model_copy(update={"attempt": 2}))
+        retry = store.publish_artifact(
+            artifact("a"), prov.model_copy(update={"attempt": 2}), tenant_id=tenant
+        )
         assert (retry.version, retry.created) == (1, False)
         assert retry.provenance == prov  # the first publication stands
-        second = store.publish_artifact(artifact("b"), prov)
+        second = store.publish_artifact(artifact("b"), prov, tenant_id=tenant)
         assert (second.version, second.created) == (2, True)
         # Older bytes at the path again: their publication, not a new version.
-        older = store.publish_artifact(artifact("a"), prov)
+        older = store.publish_artifact(artifact("a"), prov, tenant_id=tenant)
         assert (older.version, older.created) == (1, False)
-        elsewhere = store.publish_artifact(artifact("b", "output/other.csv"), prov)
+        elsewhere = store.publish_artifact(
+            artifact("b", "output/other.csv"), prov, tenant_id=tenant
+        )
         assert elsewhere.version == 1
         listed = store.list_published(run)
         assert [(p.path, p.version) for p in listed] == [
@@ -299,7 +303,9 @@ class EventStoreContract:
         assert store.list_published("no-run") == []
         with pytest.raises(ValueError, match="content-addressed"):
             store.publish_artifact(
-                ArtifactRef(artifact_id="x", path="p", sha256="abc", size_bytes=1), prov
+                ArtifactRef(artifact_id="x", path="p", sha256="abc", size_bytes=1),
+                prov,
+                tenant_id=tenant,
             )
 
     def test_outputs_are_published_in_the_transaction_that_records_them(
@@ -319,13 +325,16 @@ class EventStoreContract:
             [(artifact("a"), prov), (artifact("b", "output/x.csv"), prov)],
             events_for,
             stream_id=stream,
+            tenant_id=tenant,
         )
         assert [e.payload for e in stored] == [
             {"path": "output/report.csv", "version": 1},
             {"path": "output/x.csv", "version": 1},
         ]
         # A retry publishes nothing new and appends nothing twice.
-        again = store.publish_and_append([(artifact("a"), prov)], events_for, stream_id=stream)
+        again = store.publish_and_append(
+            [(artifact("a"), prov)], events_for, stream_id=stream, tenant_id=tenant
+        )
         assert [e.event_id for e in again] == [stored[0].event_id]
         assert len(store.read_stream(stream)) == 2
 
@@ -333,7 +342,9 @@ class EventStoreContract:
             return [draft(tenant, 1, payload={"other": "content"})]  # a stored id, new content
 
         with pytest.raises(ConflictError):
-            store.publish_and_append([(artifact("d"), prov)], conflicting, stream_id=stream)
+            store.publish_and_append(
+                [(artifact("d"), prov)], conflicting, stream_id=stream, tenant_id=tenant
+            )
         # The failed append took its publication with it.
         assert [p.version for p in store.list_published(run) if p.path == "output/report.csv"] == [
             1

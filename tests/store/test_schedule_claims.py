@@ -19,6 +19,7 @@ from activities.store.schedule_claims import (
     open_schedule_claims,
 )
 from activities.store.tables import metadata, schedule_claims
+from activities.store.tenancy import scoped
 from schemas.error_codes import ErrorCode
 from schemas.schedule import Claim, ClaimCounts
 from schemas.scope import Scope
@@ -63,7 +64,7 @@ class ScheduleClaimsContract:
         return Scope.of_tenant(f"t-{uuid.uuid4().hex[:12]}")
 
     def rows(self, claims: ScheduleClaims, scope: Scope) -> int:
-        with claims.engine.connect() as conn:
+        with scoped(claims.engine, scope.tenant) as conn:
             mine = schedule_claims.c.tenant_id == scope.tenant
             query = select(func.count()).select_from(schedule_claims).where(mine)
             return int(conn.execute(query).one()[0])
@@ -72,7 +73,7 @@ class ScheduleClaimsContract:
         with claims.engine.connect() as conn:
             context = MigrationContext.configure(conn, opts={"compare_type": True})
             assert compare_metadata(context, metadata) == []
-            assert context.get_current_revision() == head_revision() == "0007"
+            assert context.get_current_revision() == head_revision() == "0008"
 
     def test_first_claim_holds_the_time(self, claims: ScheduleClaims, scope: Scope) -> None:
         claim = claims.claim(scope, NIGHTLY, AT, "run-1")
@@ -285,3 +286,12 @@ class TestPostgres(ScheduleClaimsContract):
     def database_url(cls, postgres_database_url: str) -> str:
         upgrade(postgres_database_url)
         return postgres_database_url
+
+
+class TestPostgresAppRole(ScheduleClaimsContract):
+    """As TestPostgres, connected as the application role row-level security holds."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def database_url(cls, postgres_app_database_url: str) -> str:
+        return postgres_app_database_url

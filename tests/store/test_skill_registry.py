@@ -29,6 +29,7 @@ from activities.store.skills_registry import (
     registry_skills_for,
 )
 from activities.store.tables import metadata, skills
+from activities.store.tenancy import scoped
 from activities.typelib import STDLIB_DIR, load_library, load_skills
 from schemas.profile import SkillPolicy
 from schemas.scope import Scope
@@ -76,7 +77,7 @@ class SkillRegistryContract:
         return f"t-{uuid.uuid4().hex[:12]}"
 
     def rows(self, registry: SkillRegistry, tenant: str) -> int:
-        with registry.engine.connect() as conn:
+        with scoped(registry.engine, tenant) as conn:
             query = select(func.count()).select_from(skills).where(skills.c.tenant_id == tenant)
             return int(conn.execute(query).scalar_one())
 
@@ -248,7 +249,7 @@ class SkillRegistryContract:
         files = {p: r.model_dump() for p, r in registry.get(tenant, reg.skill_id).files.items()}
         files["../../escape.py"] = files.pop("scripts/render_report.py")
         mine = (skills.c.tenant_id == tenant) & (skills.c.skill_id == reg.skill_id)
-        with registry.engine.begin() as conn:
+        with scoped(registry.engine, tenant) as conn:
             conn.execute(update(skills).where(mine).values(files=files))
         with pytest.raises(SkillIntegrityError, match="altered"):
             registry.materialize(tenant, reg.skill_id, reg.sha256, tmp_path / "s")
@@ -341,7 +342,7 @@ class SkillRegistryContract:
         for t in threads:
             t.join()
         assert errors == []
-        with registry.engine.connect() as conn:
+        with scoped(registry.engine, tenant) as conn:
             versions = conn.execute(
                 select(skills.c.version).where(skills.c.tenant_id == tenant)
             ).scalars()
@@ -444,3 +445,12 @@ class TestPostgres(SkillRegistryContract):
     def database_url(cls, postgres_database_url: str) -> str:
         upgrade(postgres_database_url)
         return postgres_database_url
+
+
+class TestPostgresAppRole(SkillRegistryContract):
+    """As TestPostgres, connected as the application role row-level security holds."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def database_url(cls, postgres_app_database_url: str) -> str:
+        return postgres_app_database_url

@@ -110,8 +110,8 @@ class WebhookContract:
 
     def test_a_cursor_only_moves_forward(self, hooks: WebhookStore) -> None:
         made = hooks.create("t-cursor", URL, ["run.failed.v1"], ADMIN)
-        hooks.advance(made.webhook_id, 7)
-        hooks.advance(made.webhook_id, 3)  # a slower poller's older page
+        hooks.advance("t-cursor", made.webhook_id, 7)
+        hooks.advance("t-cursor", made.webhook_id, 3)  # a slower poller's older page
         assert dict((w.webhook_id, c) for w, c in hooks.live())[made.webhook_id] == 7
 
 
@@ -128,3 +128,12 @@ class TestPostgres(WebhookContract):
     def database_url(cls, postgres_database_url: str) -> str:
         upgrade(postgres_database_url)
         return postgres_database_url
+
+
+class TestPostgresAppRole(WebhookContract):
+    """As TestPostgres, connected as the application role row-level security holds."""
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def database_url(cls, postgres_app_database_url: str) -> str:
+        return postgres_app_database_url

@@ -93,7 +93,9 @@ async def list_artifacts(
     run_id: str, ctx: Ctx, who: Annotated[Principal, Depends(requires("runs.read"))]
 ) -> ArtifactList:
     await tenant_run(ctx, who, run_id)
-    published = await asyncio.to_thread(ctx.services.events.list_published, run_id)
+    published = await asyncio.to_thread(
+        ctx.services.events.list_published, run_id, tenant_id=who.tenant
+    )
     return ArtifactList(
         artifacts=[
             ArtifactItem(
@@ -133,9 +135,9 @@ async def download(
     await tenant_run(ctx, who, run_id)
     events = ctx.services.events
     if version is None:
-        found = await asyncio.to_thread(events.latest, run_id, path)
+        found = await asyncio.to_thread(events.latest, run_id, path, tenant_id=who.tenant)
     else:
-        every = await asyncio.to_thread(events.list_published, run_id)
+        every = await asyncio.to_thread(events.list_published, run_id, tenant_id=who.tenant)
         found = next((p for p in every if p.path == path and p.version == version), None)
     if found is None:
         raise RunNotFound(
@@ -184,7 +186,9 @@ async def receipts(
     found = [
         e
         for e in await asyncio.to_thread(
-            ctx.services.events.read_stream, stream_id(run_id, "step", step_key)
+            ctx.services.events.read_stream,
+            stream_id(run_id, "step", step_key),
+            tenant_id=who.tenant,
         )
         if e.type in (STEP_RECEIPT_PREFLIGHT, STEP_RECEIPT_POSTFLIGHT)
     ]

@@ -116,7 +116,9 @@ async def webhook_deliveries(
     limit: Annotated[int, Query(ge=1, le=1000, description="the newest this many")] = 100,
 ) -> WebhookDeliveryList:
     await asyncio.to_thread(ctx.services.webhooks.get, who.tenant, webhook_id)
-    records = await asyncio.to_thread(ctx.services.events.read_stream, WEBHOOK_STREAM + who.tenant)
+    records = await asyncio.to_thread(
+        ctx.services.events.read_stream, WEBHOOK_STREAM + who.tenant, tenant_id=who.tenant
+    )
     mine = [
         e
         for e in records

@@ -31,7 +31,7 @@ def artifacts_cmd(
             fail("usage: forge artifacts get RUN PATH -o FILE")
         _, run_id, path = words
         _tenants_run(events, run_id, scope.tenant)
-        latest = events.latest(run_id, path)
+        latest = events.latest(run_id, path, tenant_id=scope.tenant)
         if latest is None:
             fail(f"{run_id} published nothing at {path}", f"see `forge artifacts {run_id}`")
         try:
@@ -46,7 +46,7 @@ def artifacts_cmd(
     if len(words) != 1:
         fail("usage: forge artifacts RUN, or forge artifacts get RUN PATH -o FILE")
     _tenants_run(events, words[0], scope.tenant)
-    published = events.list_published(words[0])
+    published = events.list_published(words[0], tenant_id=scope.tenant)
     if not published:
         fail(f"run {words[0]!r} has published no artifacts")
     table = Table(title=f"artifacts of {words[0]}", title_justify="left")
@@ -66,7 +66,7 @@ def artifacts_cmd(
 
 def _tenants_run(events: EventStore, run_id: str, tenant: str) -> None:
     """Exit 2 unless `run_id` is a run of `tenant` (another tenant's run is not found either)."""
-    started = events.read_stream(stream_id(run_id, "run"))
+    started = events.read_stream(stream_id(run_id, "run"), tenant_id=tenant)
     if not started or started[0].scope.tenant != tenant:
         fail(
             f"no run {run_id!r} for tenant {tenant!r}",
@@ -87,7 +87,7 @@ def receipts_cmd(
     store = open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint)
     found = [
         e
-        for e in events.read_stream(stream_id(run_id, "step", step_key))
+        for e in events.read_stream(stream_id(run_id, "step", step_key), tenant_id=scope.tenant)
         if e.type in (STEP_RECEIPT_PREFLIGHT, STEP_RECEIPT_POSTFLIGHT)
     ]
     if not found:

@@ -17,6 +17,7 @@ from activities.store.errors import StoreError
 from activities.store.events import EventStore, open_event_store
 from activities.store.migrate import upgrade
 from activities.store.records import ChainVerification, stored_envelope
+from activities.store.roles import AppRoleUnsafe, app_role_of
 from schemas.event_catalogue import CATALOGUE
 from schemas.events import Event
 from schemas.scope import DEFAULT_TENANT
@@ -38,7 +39,7 @@ def _guard(action: Callable[[], _T], what: str) -> _T:
     """Run a store action; store and database errors exit 2 with what went wrong."""
     try:
         return action()
-    except StoreError as exc:
+    except (StoreError, AppRoleUnsafe) as exc:
         fail_error(exc)
     except ValueError as exc:
         fail(str(exc))
@@ -231,7 +232,19 @@ def _verification_table(results: list[ChainVerification]) -> Table:
 
 @db_app.command("upgrade")
 def upgrade_cmd() -> None:
-    """Create or migrate the event store schema at FORGE_DATABASE_URL (safe to repeat)."""
-    url = settings().database_url
-    revision = _guard(lambda: upgrade(url), "cannot migrate the database")
+    """Create or migrate the schema at FORGE_DATABASE_URL (safe to repeat).
+
+    With FORGE_DATABASE_OWNER_URL set (PostgreSQL), migrate as that owner and grant the role
+    of FORGE_DATABASE_URL what the application needs (docs/isolation.md).
+    """
+    s = settings()
+    owner = s.database_owner_url
+    try:
+        role = None if owner is None else app_role_of(s.database_url, owner)
+    except AppRoleUnsafe as exc:
+        fail_error(exc)
+    url = owner or s.database_url
+    revision = _guard(lambda: upgrade(url, grant_to=role), "cannot migrate the database")
     out.print(f"[green]✓[/] database schema at revision {revision} (newest).")
+    if role is not None:
+        out.print(f"[green]✓[/] role {escape(role)} granted every table, held by row security.")

@@ -138,7 +138,11 @@ def run_outcome_of(run_id: str, status: WorkflowExecutionStatus | None, services
     if status is None:
         return "?"
     if status == WorkflowExecutionStatus.COMPLETED:
-        failed = services.events.list_events(run_id=run_id, type=RUN_FAILED, limit=1)
+        # `forge runs` lists every tenant's runs: the run's tenant is looked up by its id.
+        tenant = services.events.run_tenant(run_id)
+        failed = tenant is not None and services.events.list_events(
+            run_id=run_id, type=RUN_FAILED, tenant_id=tenant, limit=1
+        )
         return "failed" if failed else "completed"
     return {"CANCELED": "cancelled"}.get(status.name, status.name.lower())
 
