@@ -1,4 +1,4 @@
-"""Extracting a run into a capsule (shared by the CLI and later the API): read, decide, store.
+"""Extracting a run into a capsule, importing one, diffing two versions: the CLI's and the API's.
 
 The run's events say how it ended, which attempt of each step was accepted, under which
 contract, what its receipts were and which programs it ran; compiler/capsule/extract.py decides
@@ -13,13 +13,22 @@ from typing import Any
 from pydantic import ValidationError
 
 from activities.store.artifacts import ArtifactStore
+from activities.store.capsule_bundle import import_capsule
 from activities.store.capsules import CapsuleStore
 from activities.store.errors import StoreError
 from activities.store.events import EventStore
+from compiler.capsule.diff import diff_capsules
 from compiler.capsule.extract import CapsuleRefused, RunRecord, StepRun, extract
 from compiler.typesystem.library import TypeLibrary
 from schemas.artifacts import ArtifactRef
-from schemas.capsule import CAPSULE_EXTRACTED, CapsuleRecorded, CapsuleVersion, CodeCell
+from schemas.capsule import (
+    CAPSULE_EXTRACTED,
+    CAPSULE_IMPORTED,
+    CapsuleDiff,
+    CapsuleRecorded,
+    CapsuleVersion,
+    CodeCell,
+)
 from schemas.compiled import CompiledPlan
 from schemas.event_catalogue import (
     RUN_CANCELLED,
@@ -42,6 +51,8 @@ from schemas.scope import Scope
 from schemas.step_events import StepCompleted, StepReused, StepStarted
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+MAX_CODE_BYTES = 8 * 1024 * 1024  # one program, read to diff it
+MAX_EXPORT_BYTES = 1 << 30  # an export: every blob base64-encoded, at most 32 MiB each
 _OUTCOMES = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCELLED: "cancelled"}
 
 
@@ -91,6 +102,36 @@ def extract_run(
     completed = next(e.event_id for e in events if e.type == RUN_COMPLETED)
     record_version(services.events, scope, version, CAPSULE_EXTRACTED, caused_by=completed)
     return version
+
+
+def import_version(
+    capsules: CapsuleStore,
+    artifacts: ArtifactStore,
+    events: EventStore,
+    scope: Scope,
+    data: bytes,
+    *,
+    source: str,
+) -> CapsuleVersion:
+    """Import an export (every hash checked before anything is stored) and record it.
+
+    Raises:
+        CapsuleImportRefused: the file is not an intact export (activities/store/capsule_bundle).
+    """
+    version = import_capsule(capsules, artifacts, scope, data, actor=scope.actor.id, source=source)
+    record_version(events, scope, version, CAPSULE_IMPORTED)
+    return version
+
+
+def diff_versions(
+    artifacts: ArtifactStore, scope: Scope, first: CapsuleVersion, second: CapsuleVersion
+) -> CapsuleDiff:
+    """What changed between two versions, their programs read from the tenant's store."""
+
+    def code_of(sha256: str) -> str:
+        return artifacts.read_bytes(scope, sha256, MAX_CODE_BYTES).decode("utf-8", "replace")
+
+    return diff_capsules(first, second, code_of)
 
 
 def record_version(

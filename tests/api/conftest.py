@@ -3,8 +3,10 @@
 `backend` runs each test on SQLite and on the real PostgreSQL server (a database per test).
 """
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,8 +37,21 @@ def database_url(database_urls: tuple[str, str]) -> str:
 
 
 @pytest.fixture
-async def api(temporal_env, task_queue, tmp_path, database_urls) -> AsyncIterator[Api]:
-    home = tmp_path / "home"
+def api_with(
+    temporal_env, task_queue, tmp_path, database_urls
+) -> Callable[..., AbstractAsyncContextManager[Api]]:
+    """`async with api_with(**settings) as api`: the test's API, worker and stores, with
+    these Settings fields on top (an upload limit, webhook allowances, ...)."""
     owner, app = database_urls
-    async with running_api(temporal_env, task_queue, home, owner, api_database_url=app) as found:
+
+    def start(**settings: Any) -> AbstractAsyncContextManager[Api]:
+        home = tmp_path / "home"
+        return running_api(temporal_env, task_queue, home, owner, api_database_url=app, **settings)
+
+    return start
+
+
+@pytest.fixture
+async def api(api_with) -> AsyncIterator[Api]:
+    async with api_with() as found:
         yield found

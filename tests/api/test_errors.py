@@ -7,7 +7,6 @@ import pytest
 
 from activities.store.access import open_access_store
 from schemas.scope import Actor
-from tests.api.server import running_api
 from tests.workflows.plans import code_step, plan
 
 SECRET = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
@@ -102,16 +101,8 @@ async def test_bad_revoked_and_expired_keys_are_401(api):
 
 
 @pytest.fixture
-async def small_api(temporal_env, task_queue, tmp_path, database_urls):
-    owner, app = database_urls
-    async with running_api(
-        temporal_env,
-        task_queue,
-        tmp_path / "home",
-        owner,
-        api_database_url=app,
-        api_max_upload_bytes=1000,
-    ) as found:
+async def small_api(api_with):
+    async with api_with(api_max_upload_bytes=1000) as found:
         yield found
 
 

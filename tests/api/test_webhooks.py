@@ -18,7 +18,7 @@ from sqlalchemy import select
 from activities.store.engine import create_store_engine
 from activities.store.tables import idempotency_records
 from schemas.webhooks import WEBHOOK_DELIVERED, WEBHOOK_FAILED
-from tests.api.conftest import Api, running_api
+from tests.api.conftest import Api
 from tests.api.receiver import Receiver
 from tests.api.test_gates import open_gate
 from tests.api.test_runs import finished
@@ -28,33 +28,16 @@ LOOPBACK = (ip_address("127.0.0.1"),)
 
 
 @pytest.fixture
-async def hooked_api(temporal_env, task_queue, tmp_path, database_urls) -> AsyncIterator[Api]:
+async def hooked_api(api_with) -> AsyncIterator[Api]:
     """The API and its worker; deliveries may reach 127.0.0.1 only, in at most 8 attempts."""
-    owner, app = database_urls
-    async with running_api(
-        temporal_env,
-        task_queue,
-        tmp_path / "home",
-        owner,
-        api_database_url=app,
-        webhook_allow_ips=LOOPBACK,
-    ) as found:
+    async with api_with(webhook_allow_ips=LOOPBACK) as found:
         yield found
 
 
 @pytest.fixture
-async def strict_api(temporal_env, task_queue, tmp_path, database_urls) -> AsyncIterator[Api]:
+async def strict_api(api_with) -> AsyncIterator[Api]:
     """As hooked_api, but a delivery gets two attempts."""
-    owner, app = database_urls
-    async with running_api(
-        temporal_env,
-        task_queue,
-        tmp_path / "home",
-        owner,
-        api_database_url=app,
-        webhook_allow_ips=LOOPBACK,
-        webhook_max_attempts=2,
-    ) as found:
+    async with api_with(webhook_allow_ips=LOOPBACK, webhook_max_attempts=2) as found:
         yield found
 
 

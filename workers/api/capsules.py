@@ -16,11 +16,10 @@ from fastapi.responses import JSONResponse, Response
 
 from activities import capsule_runs
 from activities.capsule_runs import InputPolicy
-from activities.store.capsule_bundle import export_bytes, export_capsule, import_capsule
-from compiler.capsule.diff import diff_capsules
+from activities.store.capsule_bundle import export_bytes, export_capsule
 from schemas.api import RunAccepted
 from schemas.api_capsules import CapsuleExtract, CapsuleList, CapsuleRunRequest, CapsuleSummary
-from schemas.capsule import CAPSULE_IMPORTED, CapsuleDiff, CapsuleVersion
+from schemas.capsule import CapsuleDiff, CapsuleVersion
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from workers import runs
@@ -31,13 +30,17 @@ from workers.api.idempotency import IdempotencyKey, once
 from workers.api.inputs import located, param_strings
 from workers.api.problems import problem_responses
 from workers.api.runs import tenant_run
-from workers.capsules import CapsuleServices, extract_run, record_version
+from workers.capsules import (
+    MAX_EXPORT_BYTES,
+    CapsuleServices,
+    diff_versions,
+    extract_run,
+    import_version,
+)
 
 __all__ = ["router"]
 
 router = APIRouter(prefix="/v1", tags=["capsules"])
-MAX_CODE_BYTES = 8 * 1024 * 1024
-MAX_EXPORT_BYTES = 1 << 30
 
 
 def summary(v: CapsuleVersion) -> CapsuleSummary:
@@ -53,6 +56,13 @@ def summary(v: CapsuleVersion) -> CapsuleSummary:
         inputs=[i.name for i in c.inputs],
         params={s.name: s.type for s in c.scalars},
         created=v.created,
+    )
+
+
+def _answer(version: CapsuleVersion) -> JSONResponse:
+    """201 for a version this request added, 200 for one the tenant already had."""
+    return JSONResponse(
+        summary(version).model_dump(mode="json"), status_code=201 if version.created else 200
     )
 
 
@@ -94,10 +104,7 @@ async def extract_capsule(
             structural=body.structural, params=body.params,
         )  # fmt: skip
 
-    version = await asyncio.to_thread(extract)
-    return JSONResponse(
-        summary(version).model_dump(mode="json"), status_code=201 if version.created else 200
-    )
+    return _answer(await asyncio.to_thread(extract))
 
 
 @router.get(
@@ -141,16 +148,10 @@ async def diff_capsule(
     b: Annotated[int, Query(ge=1, alias="to")],
 ) -> CapsuleDiff:
     """What changed between two versions: steps, contracts, code, parameters, governance."""
-    scope = who.scope()
 
     def diff() -> CapsuleDiff:
         first, second = _get(ctx, who, name, a), _get(ctx, who, name, b)
-
-        def code_of(sha256: str) -> str:
-            data = ctx.services.artifacts.read_bytes(scope, sha256, MAX_CODE_BYTES)
-            return data.decode("utf-8", errors="replace")
-
-        return diff_capsules(first, second, code_of)
+        return diff_versions(ctx.services.artifacts, who.scope(), first, second)
 
     return await asyncio.to_thread(diff)
 
@@ -201,18 +202,11 @@ async def import_capsule_version(
         )
     s, scope = ctx.services, who.scope()
 
-    def imported() -> CapsuleVersion:
-        version = import_capsule(
-            s.capsules, s.artifacts, scope, data, actor=scope.actor.id,
-            source=file.filename or "upload",
-        )  # fmt: skip
-        record_version(s.events, scope, version, CAPSULE_IMPORTED)
-        return version
-
-    version = await asyncio.to_thread(imported)
-    return JSONResponse(
-        summary(version).model_dump(mode="json"), status_code=201 if version.created else 200
-    )
+    version = await asyncio.to_thread(
+        import_version, s.capsules, s.artifacts, s.events, scope, data,
+        source=file.filename or "upload",
+    )  # fmt: skip
+    return _answer(version)
 
 
 @router.post(

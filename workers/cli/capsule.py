@@ -10,12 +10,11 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from activities.store.capsule_bundle import export_bytes, export_capsule, import_capsule
-from compiler.capsule.diff import diff_capsules
-from schemas.capsule import CAPSULE_IMPORTED, CapsuleVersion
+from activities.store.capsule_bundle import export_bytes, export_capsule
+from schemas.capsule import CapsuleVersion
 from schemas.scope import DEFAULT_TENANT, Scope
 from workers.capsule_runs import capsule_ref
-from workers.capsules import record_version
+from workers.capsules import MAX_EXPORT_BYTES, diff_versions, import_version
 from workers.cli.capsule_diff import render_diff
 from workers.cli.capsule_run import capsule_extract_cmd, capsule_run_cmd
 from workers.cli.common import TenantOption, fail, one_line_errors, out, scope_of, settings
@@ -29,9 +28,6 @@ capsule_app = typer.Typer(
 )
 capsule_app.command("extract")(one_line_errors(capsule_extract_cmd))
 capsule_app.command("run")(one_line_errors(capsule_run_cmd))
-
-MAX_CODE_BYTES = 8 * 1024 * 1024
-MAX_EXPORT_BYTES = 1 << 30  # every blob base64-encoded, at most 32 MiB each
 
 
 def _services() -> Services:
@@ -151,11 +147,7 @@ def diff_cmd(
     services = _services()
     first, second = (_version(services, scope, ref) for ref in (a, b))
 
-    def code_of(sha256: str) -> str:
-        data = services.artifacts.read_bytes(scope, sha256, MAX_CODE_BYTES)
-        return data.decode("utf-8", errors="replace")
-
-    render_diff(diff_capsules(first, second, code_of), out)
+    render_diff(diff_versions(services.artifacts, scope, first, second), out)
 
 
 def _version(services: Services, scope: Scope, ref: str) -> CapsuleVersion:
@@ -202,10 +194,9 @@ def import_cmd(
         data = file.read_bytes()
     except OSError as exc:
         fail(f"{file}: cannot read: {exc.strerror or exc}")
-    version = import_capsule(
-        services.capsules, services.artifacts, scope, data, actor=scope.actor.id, source=str(file)
+    version = import_version(
+        services.capsules, services.artifacts, services.events, scope, data, source=str(file)
     )
-    record_version(services.events, scope, version, CAPSULE_IMPORTED)
     if not version.created:
         out.print(
             f"= {escape(version.ref)} already holds this capsule ({version.capsule_hash[:19]}…): "
