@@ -1,7 +1,7 @@
 """SQLAlchemy Core tables (one MetaData): the event log and everything stored beside it.
 
 Events, the publish index, skills, capsules, schedules, tenants, API keys, idempotency records,
-webhooks.
+webhooks, tenant settings and run admissions.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Index,
     Integer,
     MetaData,
     PrimaryKeyConstraint,
@@ -29,10 +30,12 @@ __all__ = [
     "events",
     "idempotency_records",
     "metadata",
+    "run_admissions",
     "schedule_claims",
     "schedule_forces",
     "skills",
     "tenant_heads",
+    "tenant_settings",
     "tenants",
     "webhooks",
 ]
@@ -222,4 +225,36 @@ webhooks = Table(
     Column("deleted_at", DateTime(timezone=True), nullable=True),
     Column("cursor", BigInteger, nullable=False),
     PrimaryKeyConstraint("webhook_id"),
+)
+
+# A tenant's quotas (NULL: unlimited) and the input locations its runs may read; no row is a
+# tenant with no quota and no input location of its own (activities/store/tenant_settings.py).
+tenant_settings = Table(
+    "tenant_settings",
+    metadata,
+    Column("tenant_id", String(_ID), nullable=False),
+    Column("max_concurrent_runs", Integer, nullable=True),
+    Column("max_tokens_per_day", BigInteger, nullable=True),
+    Column("input_roots", _JSON, nullable=False),
+    Column("input_buckets", _JSON, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("updated_by", String(_ID), nullable=False),
+    PrimaryKeyConstraint("tenant_id"),
+)
+
+# One row per run admitted under its tenant's quota: live while ended_at is null; `day` (UTC,
+# YYYY-MM-DD) is the quota day its token ceiling counts against until it ends with tokens_used.
+run_admissions = Table(
+    "run_admissions",
+    metadata,
+    Column("tenant_id", String(_ID), nullable=False),
+    Column("run_id", String(_ID), nullable=False),
+    Column("admitted_at", DateTime(timezone=True), nullable=False),
+    Column("day", String(10), nullable=False),
+    Column("token_ceiling", BigInteger, nullable=True),
+    Column("ended_at", DateTime(timezone=True), nullable=True),
+    Column("tokens_used", BigInteger, nullable=True),
+    PrimaryKeyConstraint("tenant_id", "run_id"),
+    Index("ix_run_admissions_tenant_id_ended_at", "tenant_id", "ended_at"),
+    Index("ix_run_admissions_tenant_id_day", "tenant_id", "day"),
 )

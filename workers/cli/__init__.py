@@ -25,6 +25,7 @@ from workers.cli.schedule import schedule_app
 from workers.cli.schemas import schemas_app
 from workers.cli.skills import skills_app
 from workers.cli.status import cancel_cmd, runs_cmd, status_cmd, watch_cmd
+from workers.cli.tenant_settings import tenants_show, tenants_update
 from workers.cli.webhooks import webhooks_app
 from workers.runtime import tune_gc
 
@@ -64,6 +65,8 @@ app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(schedule_app, name="schedule")
 app.add_typer(schemas_app, name="schemas")
 app.add_typer(skills_app, name="skills")
+tenants_app.command("update")(tenants_update)
+tenants_app.command("show")(tenants_show)
 app.add_typer(tenants_app, name="tenants")
 app.add_typer(webhooks_app, name="webhooks")
 

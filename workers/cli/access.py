@@ -1,5 +1,7 @@
 """`forge tenants create|list`, `forge keys create|list|revoke`: who may use the HTTP API.
 
+(`forge tenants update|show`, a tenant's quotas and input locations: workers/cli/tenant_settings.)
+
 The CLI acts on this machine as each tenant's administrator (workers/access.local), through
 the same authorization check the API's keys pass.
 """
