@@ -1,8 +1,9 @@
 """Preparing a capsule run (for the CLI, the API and scheduled runs): check everything first.
 
 Every parameter is checked before anything is uploaded or started: each input is present, in a
-location Forge is configured to read (a local root in FORGE_INPUT_ROOTS, an S3 bucket in
-FORGE_INPUT_BUCKETS; `file://` elsewhere and other schemes are refused), parses as the capsule's
+location the run's tenant may read (its input roots and S3 buckets or prefixes, set with `forge
+tenants update`; the default tenant also reads FORGE_INPUT_ROOTS and FORGE_INPUT_BUCKETS;
+`file://` elsewhere and other schemes are refused), parses as the capsule's
 source run saw it and has the columns its code needs with compatible types; each scalar has its
 declared type. A refusal is one ForgeError naming the parameter and what was expected.
 """
@@ -26,7 +27,8 @@ from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.plan import ParameterDecl
 from schemas.run import RunInput
-from schemas.scope import Scope
+from schemas.scope import DEFAULT_TENANT, Scope
+from schemas.tenant_settings import InputBucket
 
 __all__ = [
     "CapsuleRun",
@@ -68,11 +70,21 @@ def capsule_ref(text: str) -> tuple[str, int | None]:
 
 @dataclass(frozen=True)
 class InputPolicy:
-    """Where a capsule run may read inputs: local roots and S3 buckets (Settings names them)."""
+    """Where one tenant's runs may read inputs: local roots and S3 buckets or prefixes."""
 
     roots: tuple[Path, ...]
-    buckets: tuple[str, ...] = ()
+    buckets: tuple[InputBucket, ...] = ()
     s3_endpoint: str | None = None
+    tenant: str = DEFAULT_TENANT
+
+    def how_to_add(self, flag: str, example: str) -> str:
+        """What an administrator runs to let the tenant read there."""
+        also = ""
+        if self.tenant == DEFAULT_TENANT:
+            env = "FORGE_INPUT_ROOTS" if flag == "root" else "FORGE_INPUT_BUCKETS"
+            also = f" (or add it to {env})"
+        command = f"forge tenants update {self.tenant} --add-input-{flag} {example}"
+        return f"an admin adds it with `{command}`{also}"
 
 
 @dataclass(frozen=True)
@@ -176,7 +188,8 @@ def local_copy(name: str, raw: str, policy: InputPolicy) -> Iterator[Path]:
     else:
         raise InputLocationRefused(
             f"--input {name}={raw}: Forge does not read {parts.scheme}:// locations; give a "
-            "path under FORGE_INPUT_ROOTS or s3://BUCKET/KEY of a bucket in FORGE_INPUT_BUCKETS"
+            f"path under an input root of tenant {policy.tenant!r} or s3://BUCKET/KEY in one of "
+            "its input buckets (`forge tenants show` lists them)"
         )
     yield _under_roots(name, raw, path, policy)
 
@@ -187,8 +200,9 @@ def _under_roots(name: str, raw: str, path: Path, policy: InputPolicy) -> Path:
     if not any(resolved.is_relative_to(root) for root in roots):
         shown = ", ".join(str(r) for r in roots) or "none"
         raise InputLocationRefused(
-            f"--input {name}={raw}: {resolved} is outside the input roots ({shown}); move the "
-            "file under one, or add its directory to FORGE_INPUT_ROOTS"
+            f"--input {name}={raw}: {resolved} is outside the input roots of tenant "
+            f"{policy.tenant!r} ({shown}); move the file under one, or "
+            + policy.how_to_add("root", str(resolved.parent))
         )
     if not resolved.exists():
         raise _bad_input(f"--input {name}={raw}: no such file")
@@ -198,11 +212,15 @@ def _under_roots(name: str, raw: str, path: Path, policy: InputPolicy) -> Path:
 
 
 def _fetch_s3(name: str, raw: str, bucket: str, key: str, policy: InputPolicy, tmp: Path) -> Path:
-    if bucket not in policy.buckets:
-        shown = ", ".join(policy.buckets) or "none"
+    if any(part in (".", "..") for part in key.split("/")):
+        raise InputLocationRefused(f"--input {name}={raw}: a key may not hold '.' or '..' parts")
+    if not any(b.admits(bucket, key) for b in policy.buckets):
+        shown = ", ".join(map(str, policy.buckets)) or "none"
+        folder = key.rpartition("/")[0]
         raise InputLocationRefused(
-            f"--input {name}={raw}: bucket {bucket!r} is not one Forge reads inputs from "
-            f"(FORGE_INPUT_BUCKETS: {shown}); add it there"
+            f"--input {name}={raw}: s3://{bucket}/{key} is outside the input buckets of tenant "
+            f"{policy.tenant!r} ({shown}); "
+            + policy.how_to_add("bucket", f"{bucket}/{folder}/" if folder else bucket)
         )
     if not key or key.endswith("/"):
         raise _bad_input(f"--input {name}={raw}: name an object, s3://{bucket}/KEY")

@@ -8,6 +8,8 @@ scheduled run with the parameter named (fail-closed), and the time stays claimed
 is a deliberate act, never an accident.
 """
 
+from collections.abc import Callable
+
 from temporalio import activity
 
 from activities.capsule_runs import InputPolicy, prepare_capsule_run
@@ -22,19 +24,19 @@ from schemas.scheduled import SchedulePrepareInput, SchedulePrepareResult
 
 
 class ScheduleActivities:
-    """The stores a scheduled time needs, and where its inputs may be read."""
+    """The stores a scheduled time needs, and where each tenant's inputs may be read."""
 
     def __init__(
         self,
         artifacts: ArtifactStore,
         capsules: CapsuleStore,
         claims: ScheduleClaims,
-        policy: InputPolicy,
+        policies: Callable[[str], InputPolicy],
     ) -> None:
         self._artifacts = artifacts
         self._capsules = capsules
         self._claims = claims
-        self._policy = policy
+        self._policies = policies  # a tenant's input locations, read when a time comes
 
     @activity.defn(name=SCHEDULE_PREPARE)
     def prepare(self, inp: SchedulePrepareInput) -> SchedulePrepareResult:
@@ -53,10 +55,11 @@ class ScheduleActivities:
             name: render(name, template, inp.scheduled_at, spec.tz)
             for name, template in sorted(spec.inputs.items())
         }
+        policy = self._policies(inp.scope.tenant)  # the run's tenant's, never the worker's
         prepared = prepare_capsule_run(
             self._capsules,
             self._artifacts,
-            self._policy,
+            policy,
             inp.scope,
             spec.capsule,
             run_id=claim.run_id,

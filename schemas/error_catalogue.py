@@ -342,9 +342,10 @@ _OTHER_CODES: dict[C, I] = {
     C.INPUT_LOCATION_REFUSED: I(
         False,
         "capsule",
-        "An input location Forge is not configured to read (a path outside the input roots, an "
-        "S3 bucket not named, another scheme).",
-        "Put the file under FORGE_INPUT_ROOTS or an S3 bucket in FORGE_INPUT_BUCKETS.",
+        "An input location the run's tenant may not read (a path outside its input roots, an "
+        "S3 object outside its buckets and prefixes, another scheme).",
+        "Put the file where the tenant reads (`forge tenants show TENANT`), or have an admin "
+        "add the location with `forge tenants update TENANT --add-input-root/--add-input-bucket`.",
     ),
     C.SCHEDULE_INVALID: I(
         False,

@@ -1,6 +1,7 @@
-"""Starting a capsule run from the CLI (and later the API): Settings say where inputs may be."""
+"""Starting a capsule run: the run's tenant's settings say where its inputs may be read."""
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from activities import capsule_runs
 from activities.capsule_runs import (
@@ -12,7 +13,8 @@ from activities.capsule_runs import (
 )
 from activities.store.artifacts import ArtifactStore
 from activities.store.capsules import CapsuleStore
-from schemas.scope import Scope
+from schemas.scope import DEFAULT_TENANT, Scope
+from schemas.tenant_settings import InputBucket, TenantSettings
 from workers.runs import new_run_id
 from workers.settings import Settings
 
@@ -26,15 +28,30 @@ __all__ = [
 ]
 
 
-def input_policy(settings: Settings) -> InputPolicy:
-    """FORGE_INPUT_ROOTS, FORGE_INPUT_BUCKETS and the S3 endpoint, as a capsule run reads them."""
-    return InputPolicy(settings.input_roots, settings.input_buckets, settings.s3_endpoint)
+def input_policy(settings: Settings, tenant: TenantSettings, *, local: bool = True) -> InputPolicy:
+    """Where `tenant`'s runs read inputs: its own roots and buckets (`forge tenants update`).
+
+    The deployment's FORGE_INPUT_ROOTS and FORGE_INPUT_BUCKETS are the default tenant's too,
+    never another tenant's. `local=False` (the HTTP API: a caller's paths are not the server's)
+    reads no local root at all.
+    """
+    roots = [Path(r) for r in tenant.input_roots]
+    buckets = list(tenant.buckets)
+    if tenant.tenant_id == DEFAULT_TENANT:
+        roots += settings.input_roots
+        buckets += [InputBucket(bucket=b) for b in settings.input_buckets]
+    return InputPolicy(
+        tuple(roots) if local else (),
+        tuple(buckets),
+        settings.s3_endpoint,
+        tenant=tenant.tenant_id,
+    )
 
 
 def prepare_capsule_run(
     capsules: CapsuleStore,
     artifacts: ArtifactStore,
-    settings: Settings,
+    policy: InputPolicy,
     scope: Scope,
     ref: str,
     *,
@@ -42,11 +59,13 @@ def prepare_capsule_run(
     params: Mapping[str, str],
     fresh: Sequence[str] = (),
 ) -> CapsuleRun:
-    """A capsule run under the settings' input policy, with a new run id."""
+    """A capsule run reading inputs where `policy` allows (see input_policy), with a new run id."""
+    if policy.tenant != scope.tenant:
+        raise ValueError(f"input policy of tenant {policy.tenant!r} for a run of {scope.tenant!r}")
     return capsule_runs.prepare_capsule_run(
         capsules,
         artifacts,
-        input_policy(settings),
+        policy,
         scope,
         ref,
         run_id=new_run_id(),

@@ -33,6 +33,7 @@ from activities.store.capsules import CapsuleStore, open_capsule_store
 from activities.store.events import EventStore, open_event_store
 from activities.store.schedule_claims import ScheduleClaims, open_schedule_claims
 from activities.store.skills_registry import SkillRegistry, open_skill_registry
+from activities.store.tenant_settings import TenantSettingsStore, open_tenant_settings
 from activities.store.webhooks import WebhookStore, open_webhook_store
 from activities.typelib import load_library, load_prices, load_profiles
 from activities.webhook_delivery import WebhookActivities
@@ -57,6 +58,7 @@ class Services:
     capsules: CapsuleStore
     claims: ScheduleClaims
     webhooks: WebhookStore
+    tenant_settings: TenantSettingsStore
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Services":
@@ -73,11 +75,19 @@ class Services:
             capsules=open_capsule_store(settings.database_url, artifacts),
             claims=open_schedule_claims(settings.database_url),
             webhooks=open_webhook_store(settings.database_url),
+            tenant_settings=open_tenant_settings(settings.database_url),
         )
 
     def close(self) -> None:
         """Release every store's pooled connections."""
-        for store in (self.events, self.skills, self.capsules, self.claims, self.webhooks):
+        for store in (
+            self.events,
+            self.skills,
+            self.capsules,
+            self.claims,
+            self.webhooks,
+            self.tenant_settings,
+        ):
             store.close()
 
 
@@ -155,7 +165,7 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         services.artifacts,
         services.capsules,
         services.claims,
-        input_policy(settings),
+        lambda tenant: input_policy(settings, services.tenant_settings.get(tenant)),
     )
     webhooks = WebhookActivities(
         OutboundClient(), settings.webhook_allow_ips, server_signing_key(settings)

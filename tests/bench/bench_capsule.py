@@ -38,6 +38,7 @@ from typing import Any
 from activities.typelib import load_library, load_profiles
 from compiler.plan.context import CompileContext
 from schemas.run import RunResult
+from schemas.tenant_settings import TenantSettings
 from tests.temporal_env import temporal_test_env
 from tests.workflows.engine import BILLING, Engine, billing_plan, engine
 from tests.workflows.model_env import executor, model_engine, run_python, text
@@ -53,7 +54,7 @@ from tests.workflows.test_capsules import (
 )
 from tests.workflows.test_model_runs import OBJECTIVE
 from workers import runs
-from workers.capsule_runs import prepare_capsule_run
+from workers.capsule_runs import input_policy, prepare_capsule_run
 from workers.capsules import extract_run
 
 SOURCE_RUNS = 5  # timed source runs, and as many timed sealed runs
@@ -201,7 +202,7 @@ async def _submission(env: Any, root: Path) -> dict[str, Any]:
             prepare_capsule_run(
                 eng.services.capsules,
                 store,
-                settings,
+                input_policy(settings, TenantSettings(tenant_id=SCOPE.tenant)),
                 SCOPE,
                 "billing",
                 inputs={k: str(v) for k, v in inputs.items()},

@@ -22,9 +22,10 @@ from schemas.capsule import CapsuleInstantiateInput, CapsuleRunSpec
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.scope import Scope
+from schemas.tenant_settings import TenantSettings
 from tests.workflows.engine import BILLING
 from tests.workflows.test_capsules import billing_data
-from workers.capsule_runs import prepare_capsule_run
+from workers.capsule_runs import input_policy, prepare_capsule_run
 from workers.settings import Settings
 from workers.worker import Services
 
@@ -214,7 +215,7 @@ def test_a_capsule_runs_end_to_end_and_refuses_bad_runs_in_one_line(
         forge("capsule", "run", "billing", *_inputs(outside)),
         "INPUT_LOCATION_REFUSED",
         "--input contracts=/etc/hostname",
-        "outside the input roots",
+        "is outside the input roots of tenant 'default'",
     )
     # Another tenant's capsule answers exactly like one that does not exist.
     theirs = one_error_line(forge("capsule", "run", "billing", *_inputs(fresh), "--tenant", "x"))
@@ -232,7 +233,7 @@ def _prepare(services: Services, tmp_path: Path, inputs: dict[str, Path]) -> Non
     prepare_capsule_run(
         services.capsules,
         services.artifacts,
-        _settings(tmp_path),
+        input_policy(_settings(tmp_path), TenantSettings(tenant_id=SCOPE.tenant)),
         SCOPE,
         "billing",
         inputs={k: str(v) for k, v in inputs.items()},

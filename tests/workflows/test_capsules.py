@@ -18,12 +18,18 @@ from compiler.capsule.extract import CapsuleRefused
 from compiler.plan.params import ParameterInvalid
 from schemas.run import RunResult
 from schemas.scope import Scope
+from schemas.tenant_settings import TenantSettings
 from tests.workflows.engine import BILLING, Engine, billing_plan, engine
 from tests.workflows.model_env import executor, model_engine, run_python, text
 from tests.workflows.plans import code_step
 from tests.workflows.test_model_runs import OBJECTIVE, PLAN
 from workers import runs
-from workers.capsule_runs import CapsuleRun, InputLocationRefused, prepare_capsule_run
+from workers.capsule_runs import (
+    CapsuleRun,
+    InputLocationRefused,
+    input_policy,
+    prepare_capsule_run,
+)
 from workers.capsules import CapsuleServices, extract_run
 from workflows.run import CompiledRunWorkflow
 
@@ -71,7 +77,9 @@ def prepare(
     return prepare_capsule_run(
         eng.services.capsules,
         eng.services.artifacts,
-        eng.settings.model_copy(update=update),
+        input_policy(
+            eng.settings.model_copy(update=update), TenantSettings(tenant_id=SCOPE.tenant)
+        ),
         SCOPE,
         ref,
         inputs={k: str(v) for k, v in inputs.items()},

@@ -8,6 +8,7 @@ import), compiler/capsule/diff.py (diff).
 
 import asyncio
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -15,7 +16,6 @@ from fastapi import APIRouter, Depends, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 
 from activities import capsule_runs
-from activities.capsule_runs import InputPolicy
 from activities.store.capsule_bundle import export_bytes, export_capsule
 from schemas.api import RunAccepted
 from schemas.api_capsules import CapsuleExtract, CapsuleList, CapsuleRunRequest, CapsuleSummary
@@ -30,6 +30,7 @@ from workers.api.idempotency import IdempotencyKey, once
 from workers.api.inputs import located, param_strings
 from workers.api.problems import problem_responses
 from workers.api.runs import tenant_run
+from workers.capsule_runs import input_policy
 from workers.capsules import (
     MAX_EXPORT_BYTES,
     CapsuleServices,
@@ -230,7 +231,8 @@ async def run_capsule(
     def prepare() -> capsule_runs.CapsuleRun:
         with tempfile.TemporaryDirectory(prefix="forge-api-capsule-") as tmp:
             given = located(body.inputs, ctx.services.artifacts, who.scope(), Path(tmp))
-            policy = InputPolicy((Path(tmp),), s.input_buckets, s.s3_endpoint)
+            own = input_policy(s, ctx.services.tenant_settings.get(who.tenant), local=False)
+            policy = replace(own, roots=(Path(tmp),))  # the request's uploads, fetched here
             return capsule_runs.prepare_capsule_run(
                 ctx.services.capsules,
                 ctx.services.artifacts,

@@ -13,7 +13,6 @@ from fastapi.responses import JSONResponse
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
 
-from activities.capsule_runs import InputPolicy
 from schemas.api import EventPage, RunAccepted, RunDetail, RunPage, RunRequest, RunSummary
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
@@ -27,6 +26,7 @@ from workers.api.context import ApiContext
 from workers.api.idempotency import IdempotencyKey, once
 from workers.api.inputs import materialized, param_strings
 from workers.api.problems import problem_responses
+from workers.capsule_runs import input_policy
 
 __all__ = ["RunNotFound", "router", "tenant_run"]
 
@@ -67,7 +67,7 @@ def _prepare(ctx: ApiContext, who: Principal, body: RunRequest) -> tuple[RunInpu
     """Compile (a plan), store the inputs and build the RunInput, as `forge run` does."""
     s = ctx.settings
     scope = who.scope()
-    policy = InputPolicy((), s.input_buckets, s.s3_endpoint)
+    policy = input_policy(s, ctx.services.tenant_settings.get(who.tenant), local=False)
     artifacts = ctx.services.artifacts
     with materialized(body.inputs, artifacts, scope, policy) as files:
         if body.plan is not None:

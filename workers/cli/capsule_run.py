@@ -140,10 +140,11 @@ def capsule_run_cmd(
     s = settings()
     services = Services.from_settings(s)
     given = _pairs(inputs or [], "--input", "PATH|URI")
+    policy = capsule_runs.input_policy(s, services.tenant_settings.get(scope.tenant))
     prepared = capsule_runs.prepare_capsule_run(
         services.capsules,
         services.artifacts,
-        s,
+        policy,
         scope,
         ref,
         inputs=given,
