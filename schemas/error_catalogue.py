@@ -384,6 +384,14 @@ _OTHER_CODES: dict[C, I] = {
         "A tenant that cannot be created or used: an invalid id, one that exists, one unknown.",
         "Use `forge tenants list` to see the tenants; ids are lower-case letters and digits.",
     ),
+    C.TENANT_MISMATCH: I(
+        False,
+        "access",
+        "A worker refused an activity whose input names another tenant than the workflow it "
+        "runs for (its ForgeTenant): the worker acts only for the run's own tenant.",
+        "A bug or a forged start: the run fails before the activity touches anything. Start "
+        "runs through `forge` or the API, which set the tenant once for both.",
+    ),
     C.IDEMPOTENCY_MISMATCH: I(
         False,
         "access",

@@ -7,11 +7,13 @@ import pydantic
 import temporalio.activity
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.plugin import SimplePlugin
+from temporalio.worker import WorkerConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.errors import ForgeFailureConverter
 from schemas import names
 from schemas.errors import RunFailure
+from workers.tenant_guard import TenantGuard
 from workflows.run import CompiledRunWorkflow
 from workflows.scheduled import ScheduledCapsuleWorkflow
 from workflows.webhooks import WebhookDeliveryWorkflow
@@ -84,3 +86,13 @@ class ForgePlugin(SimplePlugin):
             # other ForgeError fails the task only (retried: a redeploy can still finish it).
             workflow_failure_exception_types=[pydantic.ValidationError, RunFailure],
         )
+
+    def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
+        """The base configuration, and the tenant guard on every Forge worker.
+
+        Added here rather than as SimplePlugin's `interceptors`: those are shared with the
+        client, and the guard is a worker's alone (workers/tenant_guard.py).
+        """
+        config = super().configure_worker(config)
+        config["interceptors"] = [*config.get("interceptors", []), TenantGuard()]
+        return config

@@ -51,3 +51,48 @@ async def test_a_namespace_without_the_attribute_is_refused_saying_what_to_do(tm
     line = refused.value.line()
     assert "has no search attribute ForgeTenant" in line
     assert "temporal operator search-attribute create --namespace default" in line
+
+
+async def test_a_worker_refuses_to_act_for_another_tenant_than_the_runs(
+    temporal_env, task_queue, tmp_path
+):
+    """A workflow of acme whose input names globex (a bug, or a start forged around Forge's
+    client): its first activity is refused before it writes anything, and globex's log and
+    artifacts stay as they were; the same plan for acme alone runs."""
+    from temporalio.client import WorkflowFailureError
+    from temporalio.common import WorkflowIDReusePolicy
+
+    from schemas.run import RunResult
+    from tests.workflows.plans import chain
+    from workflows.policies import tenant_attributes
+    from workflows.run import CompiledRunWorkflow
+
+    globex = Scope.of_tenant("globex")
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        document = chain(1)
+        plan_ref = eng.services.artifacts.put_bytes(
+            globex, runs.plan_bytes(document), logical_path="meta/plans/test.json"
+        )
+        before = eng.services.events.list_events(tenant_id="globex", limit=1000)
+        run = RunInput(run_id=runs.new_run_id(), plan_ref=plan_ref, scope=globex)
+        handle = await eng.client.start_workflow(
+            CompiledRunWorkflow.run,
+            run,
+            id=run.run_id,
+            task_queue=task_queue,
+            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+            search_attributes=tenant_attributes("acme"),  # the run is acme's
+            result_type=RunResult,
+        )
+        with pytest.raises(WorkflowFailureError) as failed:
+            await handle.result()
+        cause = failed.value.cause
+        while getattr(cause, "cause", None) is not None and "TENANT_MISMATCH" not in str(cause):
+            cause = cause.cause
+        message = str(cause)
+        assert "acts for tenant 'globex' but its workflow runs for tenant 'acme'" in message
+        assert getattr(cause, "type", None) == "TENANT_MISMATCH"
+        assert eng.services.events.list_events(tenant_id="globex", limit=1000) == before
+        assert eng.services.events.list_events(run_id=run.run_id, limit=1000) == []
+        fine = await eng.start(document, scope=globex)  # Forge's client: one tenant for both
+        assert (await fine.result()).status == "completed"
