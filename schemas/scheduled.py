@@ -13,16 +13,9 @@ from pydantic import Field
 
 from schemas.base import FrozenModel
 from schemas.run import RunInput
-from schemas.scope import DEFAULT_TENANT, Scope, Scoped
+from schemas.scope import Scope, Scoped, tenant_tag
 
 SCHEDULE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,47}$"
-
-
-def tenant_tag(tenant: str) -> str:
-    """'' for the default tenant, else `-t` and 8 hex digits of its id (ids stay plain names)."""
-    if tenant == DEFAULT_TENANT:
-        return ""
-    return "-t" + hashlib.sha256(tenant.encode()).hexdigest()[:8]
 
 
 def scheduled_run_id(tenant: str, schedule: str, at: datetime, execution: str) -> str:

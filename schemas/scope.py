@@ -15,6 +15,7 @@ The event store is the exception on purpose: its rows keep the seed-001 envelope
 envelope (activities/store/records.py), so every hash already stored still verifies.
 """
 
+import hashlib
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import StringConstraints, model_validator
@@ -32,6 +33,7 @@ __all__ = [
     "ScopeId",
     "Scoped",
     "legacy_scope",
+    "tenant_tag",
 ]
 
 ActorKind = Literal["human", "agent", "system"]
@@ -125,3 +127,14 @@ class Scoped(FrozenModel):
     @classmethod
     def _read_legacy_scope(cls, data: Any) -> Any:
         return legacy_scope(data, with_actor=cls._legacy_actor)
+
+
+def tenant_tag(tenant: str) -> str:
+    """'' for the default tenant, else `-t` and 8 hex digits of its id.
+
+    Appended to the ids of a tenant's workflows (runs, scheduled runs, schedules' workflows), so
+    an id says whose it is without spelling the tenant's name, and two tenants never share one.
+    """
+    if tenant == DEFAULT_TENANT:
+        return ""
+    return "-t" + hashlib.sha256(tenant.encode()).hexdigest()[:8]

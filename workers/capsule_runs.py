@@ -68,7 +68,7 @@ def prepare_capsule_run(
         policy,
         scope,
         ref,
-        run_id=new_run_id(),
+        run_id=new_run_id(scope.tenant),
         inputs=inputs,
         params=params,
         fresh=fresh,

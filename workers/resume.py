@@ -96,7 +96,7 @@ async def resume_input(
     ]
     return old.model_copy(
         update={
-            "run_id": new_run_id(),
+            "run_id": new_run_id(old.scope.tenant),
             "carry": None,
             "resumed_from": run_id,
             "reusable": reusable,

@@ -37,7 +37,7 @@ from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.plan import PlannerCandidate
 from schemas.run import RunInput, RunResult, RunStatusView
-from schemas.scope import Scope
+from schemas.scope import DEFAULT_TENANT, Scope, tenant_tag
 from workers.devserver import ensure_address
 from workers.plugin import ForgePlugin
 from workers.settings import Settings
@@ -72,8 +72,13 @@ def load_plan_document(path: Path, raw: Any) -> dict[str, Any]:
     return {**raw, "steps": steps}
 
 
-def new_run_id() -> str:
-    return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+def new_run_id(tenant: str = DEFAULT_TENANT) -> str:
+    """A new run (and workflow) id that says whose run it is.
+
+    `run-<YYYYMMDD-HHMMSS UTC>-<6 hex>`, then for any tenant but the default its tag (`-t` and
+    8 hex of its id, schemas.scope.tenant_tag).
+    """
+    return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}{tenant_tag(tenant)}"
 
 
 def bind_inputs(
@@ -192,7 +197,7 @@ def prepare_plan_run(
     snapshot = plan.compiled.profile_snapshot
     budgets = snapshot.profile.budgets
     return RunInput(
-        run_id=new_run_id(),
+        run_id=new_run_id(scope.tenant),
         scope=scope,
         plan_ref=plan_ref,
         inputs=refs,
@@ -234,7 +239,7 @@ def prepare_objective_run(
     refs = bind_objective_inputs(inputs, store, scope)
     limits = BudgetLimits(max_tokens=max_tokens, max_cost_usd=max_cost)
     return RunInput(
-        run_id=new_run_id(),
+        run_id=new_run_id(scope.tenant),
         scope=scope,
         objective=objective,
         inputs=refs,
@@ -262,7 +267,14 @@ async def start_run(
     Raises:
         WorkflowAlreadyStartedError: a run with this id exists (running or ended).
         SearchAttributeMissing: the namespace has no ForgeTenant search attribute.
+        ValueError: the run id does not end with its tenant's tag (make it with new_run_id).
     """
+    tag = tenant_tag(run.scope.tenant)
+    if not run.run_id.endswith(tag):
+        raise ValueError(
+            f"run id {run.run_id!r} of tenant {run.scope.tenant!r} must end with {tag!r}: "
+            "make it with new_run_id(tenant)"
+        )
     with tenant_attribute_registered(settings.namespace):
         return await client.start_workflow(
             CompiledRunWorkflow.run,

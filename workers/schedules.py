@@ -50,9 +50,8 @@ from schemas.scheduled import (
     ScheduledRunInput,
     ScheduledRunResult,
     ScheduleView,
-    tenant_tag,
 )
-from schemas.scope import Scope
+from schemas.scope import Scope, tenant_tag
 from workflows.policies import tenant_attributes
 from workflows.scheduled import ScheduledCapsuleWorkflow
 

@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 ELLIPSIS = "…"
 _VOLATILE = (
-    (re.compile(r"run-\d{8}-\d{6}-[0-9a-f]{6}"), "run-ID"),
+    (re.compile(r"run-\d{8}-\d{6}-[0-9a-f]{6}(?:-t[0-9a-f]{8})?"), "run-ID"),
     (re.compile(r"\b\d+(\.\d+)?s\b"), "Ns"),
     (re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?"), "TIME"),
     (re.compile(r"\b\d{2}:\d{2}:\d{2}\b"), "HH:MM:SS"),  # a clock time in a table

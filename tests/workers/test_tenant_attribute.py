@@ -74,7 +74,7 @@ async def test_a_worker_refuses_to_act_for_another_tenant_than_the_runs(
             globex, runs.plan_bytes(document), logical_path="meta/plans/test.json"
         )
         before = eng.services.events.list_events(tenant_id="globex", limit=1000)
-        run = RunInput(run_id=runs.new_run_id(), plan_ref=plan_ref, scope=globex)
+        run = RunInput(run_id=runs.new_run_id("globex"), plan_ref=plan_ref, scope=globex)
         handle = await eng.client.start_workflow(
             CompiledRunWorkflow.run,
             run,

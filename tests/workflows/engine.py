@@ -47,7 +47,7 @@ class Engine:
         plan_ref = self.services.artifacts.put_bytes(
             scope, runs.plan_bytes(document), logical_path="meta/plans/test.json"
         )
-        run_id = extra.pop("run_id", None) or runs.new_run_id()
+        run_id = extra.pop("run_id", None) or runs.new_run_id(scope.tenant)
         run = RunInput(run_id=run_id, plan_ref=plan_ref, inputs=refs, **self._waits(extra))
         return await runs.start_run(self.client, self.settings, run)
 
@@ -55,7 +55,8 @@ class Engine:
         self, objective: str, **extra: Any
     ) -> WorkflowHandle[CompiledRunWorkflow, RunResult]:
         """A run started from an objective alone: recipes__match decides what it runs."""
-        run_id = extra.pop("run_id", None) or runs.new_run_id()
+        tenant = extra.get("scope", Scope.default()).tenant
+        run_id = extra.pop("run_id", None) or runs.new_run_id(tenant)
         run = RunInput(run_id=run_id, objective=objective, **self._waits(extra))
         return await runs.start_run(self.client, self.settings, run)
 

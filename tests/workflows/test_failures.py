@@ -281,7 +281,7 @@ async def test_an_input_of_another_tenant_is_missing_not_read(temporal_env, task
         secret = store.put_bytes(acme, b"a,b\n1,2\n", logical_path="input/data.csv")
         ref = store.put_bytes(globex, runs.plan_bytes(doc), logical_path="meta/p.json")
         run = RunInput(
-            run_id=runs.new_run_id(), scope=globex, plan_ref=ref, inputs={"data": secret}
+            run_id=runs.new_run_id("globex"), scope=globex, plan_ref=ref, inputs={"data": secret}
         )
         result = await (await runs.start_run(eng.client, eng.settings, run)).result()
     err = result.steps["read"].error

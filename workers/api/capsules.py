@@ -239,7 +239,7 @@ async def run_capsule(
                 policy,
                 who.scope(),
                 f"{name}@{version}",
-                run_id=runs.new_run_id(),
+                run_id=runs.new_run_id(who.tenant),
                 inputs=given,
                 params=param_strings(body.params),
                 fresh=body.fresh,
