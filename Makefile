@@ -24,14 +24,15 @@ export UV_PYTHON_DOWNLOADS := never
 venv: $(STAMP)
 
 # Step code runs inside bubblewrap (DESIGN.md §5) on Debian's Python 3.11 (the sealed step
-# runtime), the store tests start a real PostgreSQL server and the API's docs page is checked
-# in Debian's headless Chromium; install what is missing once
+# runtime), the store tests start a real PostgreSQL server (and PgBouncer in front of it) and
+# the API's docs page is checked in Debian's headless Chromium; install what is missing once
 # (as root), stay silent when everything is present.
 CC ?= gcc
 SYSTEM_PACKAGES := $(if $(shell command -v bwrap),,bubblewrap) \
                    $(if $(shell command -v $(CC)),,gcc libc6-dev) \
                    $(if $(wildcard /usr/bin/python3.11),,python3.11) \
                    $(if $(wildcard /usr/lib/postgresql/*/bin/initdb),,postgresql) \
+                   $(if $(wildcard /usr/sbin/pgbouncer),,pgbouncer) \
                    $(if $(shell command -v chromium),,chromium)
 
 system-deps:

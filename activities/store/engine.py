@@ -63,7 +63,11 @@ def create_store_engine(database_url: str) -> Engine:
     """An engine configured for the event store's locking on either backend."""
     url = normalize_url(database_url)
     if backend_of(url) == "postgresql":
-        return create_engine(url, pool_pre_ping=True)
+        # No server-side prepared statements (psycopg prepares a query run 5 times on one
+        # connection): behind a transaction-mode pooler such as PgBouncer the next transaction
+        # may run on another server connection, or share this one with another client, and a
+        # prepared statement would be missing or collide (docs/isolation.md).
+        return create_engine(url, pool_pre_ping=True, connect_args={"prepare_threshold": None})
     assert url.database is not None  # normalize_url rejected the in-memory form
     Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url)
