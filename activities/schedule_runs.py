@@ -9,17 +9,21 @@ is a deliberate act, never an accident.
 """
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from temporalio import activity
 
 from activities.capsule_runs import InputPolicy, prepare_capsule_run
 from activities.errors import to_application_error
 from activities.schedules.templates import render
+from activities.store.admissions import AdmissionStore
 from activities.store.artifacts import ArtifactStore
 from activities.store.capsules import CapsuleStore
 from activities.store.schedule_claims import ScheduleClaims
+from schemas.budget import BudgetLimits
 from schemas.errors import ForgeError
 from schemas.names import SCHEDULE_PREPARE
+from schemas.run import RunInput
 from schemas.scheduled import SchedulePrepareInput, SchedulePrepareResult
 
 
@@ -32,11 +36,13 @@ class ScheduleActivities:
         capsules: CapsuleStore,
         claims: ScheduleClaims,
         policies: Callable[[str], InputPolicy],
+        admissions: AdmissionStore,
     ) -> None:
         self._artifacts = artifacts
         self._capsules = capsules
         self._claims = claims
         self._policies = policies  # a tenant's input locations, read when a time comes
+        self._admissions = admissions
 
     @activity.defn(name=SCHEDULE_PREPARE)
     def prepare(self, inp: SchedulePrepareInput) -> SchedulePrepareResult:
@@ -66,4 +72,18 @@ class ScheduleActivities:
             inputs=inputs,
             params=spec.params,
         )
-        return SchedulePrepareResult(run=prepared.run, attempt=claim.attempt)
+        return SchedulePrepareResult(run=self._admitted(prepared.run), attempt=claim.attempt)
+
+    def _admitted(self, run: RunInput) -> RunInput:
+        """The run admitted under its tenant's quotas, its token budget capped at what is left.
+
+        QuotaExceeded fails this scheduled time, which stays claimed (as a missing input does).
+        """
+        tenant = run.scope.tenant
+        if not self._admissions.limits(tenant).any:
+            return run
+        budget = run.budget or BudgetLimits()
+        ceiling = self._admissions.admit(tenant, run.run_id, budget.max_tokens, datetime.now(UTC))
+        if ceiling is None or ceiling == budget.max_tokens:
+            return run
+        return run.model_copy(update={"budget": budget.model_copy(update={"max_tokens": ceiling})})

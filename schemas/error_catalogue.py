@@ -392,6 +392,14 @@ _OTHER_CODES: dict[C, I] = {
         "A bug or a forged start: the run fails before the activity touches anything. Start "
         "runs through `forge` or the API, which set the tenant once for both.",
     ),
+    C.QUOTA_EXCEEDED: I(
+        False,
+        "access",
+        "The tenant is at a quota: as many runs as it may have at once, or no model tokens left "
+        "today (UTC). Nothing was started.",
+        "Retry after the time the message names (HTTP: Retry-After), or have an admin raise the "
+        "quota with `forge tenants update TENANT --max-runs N --max-tokens-per-day N`.",
+    ),
     C.IDEMPOTENCY_MISMATCH: I(
         False,
         "access",

@@ -25,6 +25,7 @@ from temporalio.exceptions import (
 )
 from temporalio.service import RPCError
 
+from activities.store.admissions import AdmissionStore
 from activities.store.artifacts import ArtifactStore
 from compiler.plan.context import CompileContext
 from compiler.plan.params import bind_params
@@ -38,6 +39,7 @@ from schemas.errors import ForgeError
 from schemas.plan import PlannerCandidate
 from schemas.run import RunInput, RunResult, RunStatusView
 from schemas.scope import DEFAULT_TENANT, Scope, tenant_tag
+from workers import quotas
 from workers.devserver import ensure_address
 from workers.plugin import ForgePlugin
 from workers.settings import Settings
@@ -257,17 +259,19 @@ async def connect(settings: Settings) -> Client:
 
 
 async def start_run(
-    client: Client, settings: Settings, run: RunInput
+    client: Client, settings: Settings, run: RunInput, admissions: AdmissionStore | None = None
 ) -> WorkflowHandle[CompiledRunWorkflow, RunResult]:
     """Start the run's workflow; a run id is used once, ever.
 
     Its streams and events are keyed by it: a second run under the same id would read the
-    first one's records.
+    first one's records. It is admitted under its tenant's quotas first (`admissions`: the
+    caller's store, if it holds one).
 
     Raises:
         WorkflowAlreadyStartedError: a run with this id exists (running or ended).
         SearchAttributeMissing: the namespace has no ForgeTenant search attribute.
         ValueError: the run id does not end with its tenant's tag (make it with new_run_id).
+        QuotaExceeded: the tenant is at a quota (workers/quotas.py); nothing started.
     """
     tag = tenant_tag(run.scope.tenant)
     if not run.run_id.endswith(tag):
@@ -275,16 +279,17 @@ async def start_run(
             f"run id {run.run_id!r} of tenant {run.scope.tenant!r} must end with {tag!r}: "
             "make it with new_run_id(tenant)"
         )
-    with tenant_attribute_registered(settings.namespace):
-        return await client.start_workflow(
-            CompiledRunWorkflow.run,
-            run,
-            id=run.run_id,
-            task_queue=settings.task_queue,
-            id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
-            memo={"tenant": run.scope.tenant},  # whose run it is, before its first event
-            search_attributes=tenant_attributes(run.scope.tenant),
-        )
+    async with quotas.admitted(client, settings.database_url, run, admissions) as run:
+        with tenant_attribute_registered(settings.namespace):
+            return await client.start_workflow(
+                CompiledRunWorkflow.run,
+                run,
+                id=run.run_id,
+                task_queue=settings.task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                memo={"tenant": run.scope.tenant},  # whose run it is, before its first event
+                search_attributes=tenant_attributes(run.scope.tenant),
+            )
 
 
 class SearchAttributeMissing(ForgeError, RuntimeError):

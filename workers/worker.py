@@ -28,6 +28,7 @@ from activities.steps.activity import StepActivities
 from activities.steps.finalize import FinalizeActivities
 from activities.steps.plans import CompiledPlans
 from activities.steps.reuse import ReuseActivities
+from activities.store.admissions import AdmissionStore, open_admissions
 from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.capsules import CapsuleStore, open_capsule_store
 from activities.store.events import EventStore, open_event_store
@@ -59,6 +60,7 @@ class Services:
     claims: ScheduleClaims
     webhooks: WebhookStore
     tenant_settings: TenantSettingsStore
+    admissions: AdmissionStore
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "Services":
@@ -76,6 +78,7 @@ class Services:
             claims=open_schedule_claims(settings.database_url),
             webhooks=open_webhook_store(settings.database_url),
             tenant_settings=open_tenant_settings(settings.database_url),
+            admissions=open_admissions(settings.database_url),
         )
 
     def close(self) -> None:
@@ -87,6 +90,7 @@ class Services:
             self.claims,
             self.webhooks,
             self.tenant_settings,
+            self.admissions,
         ):
             store.close()
 
@@ -166,6 +170,7 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         services.capsules,
         services.claims,
         lambda tenant: input_policy(settings, services.tenant_settings.get(tenant)),
+        services.admissions,
     )
     webhooks = WebhookActivities(
         OutboundClient(), settings.webhook_allow_ips, server_signing_key(settings)

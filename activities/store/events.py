@@ -14,6 +14,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
+from activities.store.admissions import end_on_terminal_events
 from activities.store.engine import WRITE_OPTION, Backend, backend_of, create_store_engine
 from activities.store.errors import ConcurrencyError, ConflictError
 from activities.store.event_reads import EventReads
@@ -133,6 +134,7 @@ class EventStore(PublishIndex, EventReads):
         new = [(d, h) for d, h in batch.values() if d.event_id not in stored]
         if new:
             stored.update(self._insert(conn, new, stream_id, expected_seq))
+            end_on_terminal_events(conn, [d for d, _ in new])  # a run's quota slot frees
         return [stored[d.event_id] for d in drafts]
 
     @staticmethod

@@ -110,7 +110,8 @@ class TwoTenants(RuleBasedStateMachine):
 
     @rule(tenant=st.sampled_from(TENANTS))
     def list_everything(self, tenant: str) -> None:
-        for path in ("/v1/runs", "/v1/gates", "/v1/webhooks", "/v1/keys", "/v1/capsules"):
+        for path in ("/v1/runs", "/v1/gates", "/v1/webhooks", "/v1/keys", "/v1/capsules",
+                     "/v1/quota"):  # fmt: skip
             answer = self._sent(tenant, "GET", path)
             assert answer.status_code == 200, answer.text
 

@@ -12,18 +12,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, insert
 
 from activities.store.access import open_access_store
+from activities.store.admissions import open_admissions
 from activities.store.artifacts import LocalArtifactStore
 from activities.store.capsules import open_capsule_store
-from activities.store.engine import normalize_url
 from activities.store.events import open_event_store
 from activities.store.idempotency import open_idempotency_store
 from activities.store.schedule_claims import open_schedule_claims
 from activities.store.skills_registry import open_skill_registry
-from activities.store.tables import run_admissions
-from activities.store.tenancy import scoped
 from activities.store.tenant_settings import SettingsChange, open_tenant_settings
 from activities.store.webhooks import open_webhook_store
 from schemas.artifacts import ArtifactRef, Provenance
@@ -103,14 +100,6 @@ def seed_tenant(url: str, tenant: str, work: Path) -> str:
     with open_tenant_settings(url) as tenant_settings:
         change = SettingsChange(max_concurrent_runs=2, add_buckets=(f"{tenant}-inputs/in/",))
         tenant_settings.update(tenant, change, actor="admin")
-    engine = create_engine(normalize_url(url))
-    try:
-        with scoped(engine, tenant, write=True) as conn:
-            conn.execute(
-                insert(run_admissions).values(
-                    tenant_id=tenant, run_id=run, admitted_at=T0, day=f"{T0:%Y-%m-%d}"
-                )
-            )
-    finally:
-        engine.dispose()
+    with open_admissions(url) as admissions:  # the quota above makes the run admitted
+        admissions.admit(tenant, run, None, T0)
     return token

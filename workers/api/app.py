@@ -19,7 +19,7 @@ from temporalio.client import Client
 
 from compiler.ladder.secrets.mask import mask_text
 from workers import logmask, runs
-from workers.api import artifacts, capsules, gates, keys, problems, schedules, webhooks
+from workers.api import artifacts, capsules, gates, keys, problems, quota, schedules, webhooks
 from workers.api import runs as run_routes
 from workers.api.context import ApiContext
 from workers.api.limits import UploadLimit
@@ -38,6 +38,7 @@ ROUTERS = (
     gates.router,
     keys.router,
     webhooks.router,
+    quota.router,
 )
 
 

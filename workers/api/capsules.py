@@ -214,7 +214,7 @@ async def import_capsule_version(
     "/capsules/{name}/versions/{version}/runs",
     status_code=201,
     response_model=RunAccepted,
-    responses=problem_responses(401, 403, 404, 409, 422),
+    responses=problem_responses(401, 403, 404, 409, 422, 429),
     summary="Run a capsule version on new inputs (headless: no planning)",
 )
 async def run_capsule(
@@ -247,7 +247,7 @@ async def run_capsule(
 
     async def act() -> tuple[int, RunAccepted]:
         prepared = await asyncio.to_thread(prepare)
-        await runs.start_run(ctx.client, s, prepared.run)
+        await runs.start_run(ctx.client, s, prepared.run, ctx.services.admissions)
         steps = len(prepared.version.content.programs)
         return 201, RunAccepted(run_id=prepared.run.run_id, steps=steps)
 

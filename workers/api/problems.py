@@ -39,6 +39,7 @@ _STATUS: dict[ErrorCode, int] = {
     ErrorCode.RUN_ENDED: 409,
     ErrorCode.IDEMPOTENCY_IN_PROGRESS: 409,
     ErrorCode.ARTIFACT_TOO_LARGE: 413,
+    ErrorCode.QUOTA_EXCEEDED: 429,
     ErrorCode.STORE_CONCURRENCY: 409,
     ErrorCode.SCHEMA_NOT_MIGRATED: 503,
     ErrorCode.STORE_ERROR: 503,
@@ -126,6 +127,9 @@ def install(app: FastAPI) -> None:
         where = f" ({exc.where})" if exc.where else ""
         status = status_of(exc)
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+        retry_after = getattr(exc, "retry_after_s", None)  # a quota: when to try again
+        if isinstance(retry_after, int):
+            headers = {"Retry-After": str(retry_after)}
         return problem(
             request, status, exc.code, exc.message + where, hint=exc.hint, headers=headers
         )

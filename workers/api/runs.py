@@ -106,7 +106,7 @@ def _prepare(ctx: ApiContext, who: Principal, body: RunRequest) -> tuple[RunInpu
     "/runs",
     status_code=201,
     response_model=RunAccepted,
-    responses=problem_responses(401, 403, 409, 422),
+    responses=problem_responses(401, 403, 409, 422, 429),
     summary="Start a run from a plan or an objective",
 )
 async def start_run(
@@ -118,7 +118,7 @@ async def start_run(
 ) -> JSONResponse:
     async def act() -> tuple[int, RunAccepted]:
         run, accepted = await asyncio.to_thread(_prepare, ctx, who, body)
-        await runs.start_run(ctx.client, ctx.settings, run)
+        await runs.start_run(ctx.client, ctx.settings, run, ctx.services.admissions)
         return 201, accepted
 
     return await once(ctx, who, request, idempotency_key, body, act)

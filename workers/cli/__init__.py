@@ -10,7 +10,7 @@ from workers.cli.api import api_cmd
 from workers.cli.artifacts import artifacts_cmd, receipts_cmd
 from workers.cli.budget import budget_app
 from workers.cli.capsule import capsule_app
-from workers.cli.common import EXIT_REJECTED, err, masked, record_masked_output
+from workers.cli.common import EXIT_REJECTED, err, masked, one_line_errors, record_masked_output
 from workers.cli.compile import compile_cmd, explain_cmd
 from workers.cli.dev import dev_app
 from workers.cli.errors import errors_cmd
@@ -38,7 +38,7 @@ app = typer.Typer(
 )
 app.command("compile")(compile_cmd)
 app.command("explain")(explain_cmd)
-app.command("run")(run_cmd)
+app.command("run")(one_line_errors(run_cmd))  # a quota refusal, a missing attribute: one line
 app.command("status")(status_cmd)
 app.command("watch")(watch_cmd)
 app.command("runs")(runs_cmd)
@@ -46,7 +46,7 @@ app.command("cancel")(cancel_cmd)
 app.command("artifacts")(artifacts_cmd)
 app.command("receipts")(receipts_cmd)
 app.command("worker")(worker_cmd)
-app.command("resume")(resume_cmd)
+app.command("resume")(one_line_errors(resume_cmd))
 app.command("gates")(gates_cmd)
 app.command("approve")(approve_cmd)
 app.command("reject")(reject_cmd)

@@ -3,13 +3,15 @@
 import asyncio
 import getpass
 import math
+from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
 from rich.markup import escape
-from temporalio.client import WorkflowUpdateFailedError
+from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from activities.store.admissions import QuotaExceeded, open_admissions
 from schemas.budget import BudgetState, ExtendBudgetInput
 from schemas.events import Actor
 from workers import runs
@@ -79,16 +81,43 @@ def extend_cmd(
     async def go() -> None:
         client = await connect(s)
         handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+        taken = await _take_from_quota(client, run_id, tokens)
         try:
             state = await handle.execute_update("extend_budget", inp, result_type=BudgetState)
-        except WorkflowUpdateFailedError as exc:
-            fail(f"extension refused: {refusal(exc)}", "nothing changed")
-        except RPCError as exc:
+        except (WorkflowUpdateFailedError, RPCError) as exc:
+            if taken is not None:  # give the tenant's tokens back: the run did not get them
+                with open_admissions(s.database_url) as store:
+                    now = datetime.now(UTC)
+                    await asyncio.to_thread(store.extend, taken, run_id, -tokens, now)
+            if isinstance(exc, WorkflowUpdateFailedError):
+                fail(f"extension refused: {refusal(exc)}", "nothing changed")
             fail(f"cannot extend the budget of run {run_id}: {exc.message}", "nothing changed")
         out.print(f"[green]✓[/] {run_id} extended by {who}")
         out.print(budget_line(state))
 
     asyncio.run(go())
+
+
+async def _take_from_quota(client: Client, run_id: str, tokens: int) -> str | None:
+    """Take `tokens` from the day's quota of the run's tenant; its tenant, None if none taken.
+
+    A run admitted under a daily token quota cannot be given more than its tenant has left.
+    """
+    if tokens == 0:
+        return None
+    try:
+        described = await client.get_workflow_handle(run_id).describe()
+        tenant = await described.memo_value("tenant", default=None)
+    except RPCError:
+        return None  # no such run: the update says so
+    if not isinstance(tenant, str):
+        return None
+    with open_admissions(settings().database_url) as store:
+        try:
+            took = await asyncio.to_thread(store.extend, tenant, run_id, tokens, datetime.now(UTC))
+        except QuotaExceeded as exc:
+            fail(f"extension refused: {exc.line()}", "nothing changed")
+    return tenant if took else None
 
 
 def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:

@@ -196,7 +196,7 @@ async def run_started(
 ) -> int:
     if detach:
         missing = await _unserved(client, s, needs)
-        await runs.start_run(client, s, run)
+        await runs.start_run(client, s, run, services.admissions)
         out.print(
             f"started [bold]{run.run_id}[/] on task queue {s.task_queue}. "
             f"Follow it with `forge watch {run.run_id}`."
@@ -219,7 +219,7 @@ async def run_started(
             if missing:  # this process cannot serve it, nor another worker now: say so, soon
                 run = run.model_copy(update={"model_wait_s": queues.UNSERVED_WAIT_S})
                 _unserved_note(missing, s, run.model_wait_s)
-            handle = await runs.start_run(client, s, run)
+            handle = await runs.start_run(client, s, run, services.admissions)
             return await follow(handle, s, services)
 
 

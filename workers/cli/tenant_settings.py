@@ -1,5 +1,6 @@
 """`forge tenants update|show`: a tenant's quotas and the input locations its runs may read."""
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
 
@@ -7,7 +8,9 @@ import typer
 from rich.table import Table
 
 from activities.store.access import open_access_store
+from activities.store.admissions import open_admissions
 from activities.store.tenant_settings import KEEP, SettingsChange, open_tenant_settings
+from schemas.quota import QuotaUsage
 from schemas.scope import DEFAULT_TENANT
 from schemas.tenant_settings import TenantSettings
 from workers.cli.common import fail, one_line_errors, out, settings
@@ -35,7 +38,7 @@ def _known(tenant: str) -> None:
             access.tenant(tenant)
 
 
-def _show(s: TenantSettings) -> None:
+def _show(s: TenantSettings, usage: QuotaUsage | None = None) -> None:
     table = Table(title=f"tenant {s.tenant_id}", title_justify="left", show_header=False)
     table.add_column("setting")
     table.add_column("value")
@@ -46,6 +49,12 @@ def _show(s: TenantSettings) -> None:
     table.add_row(
         "input buckets", _listed(s.input_buckets, "FORGE_INPUT_BUCKETS" if deployment else "")
     )
+    if usage is not None and (usage.max_concurrent_runs, usage.max_tokens_per_day) != (None, None):
+        table.add_row("runs not ended", f"{len(usage.live_runs)}")
+        table.add_row(
+            "tokens today",
+            f"{usage.tokens_today:,} (resets {usage.resets_at:%Y-%m-%d %H:%M:%S} UTC)",
+        )
     if s.updated_at is not None:
         table.add_row("updated", f"{s.updated_at:%Y-%m-%d %H:%M:%S} UTC by {s.updated_by}")
     out.print(table)
@@ -110,7 +119,8 @@ def tenants_update(
 
 @one_line_errors
 def tenants_show(tenant: TenantArg) -> None:
-    """A tenant's quotas and input locations."""
+    """A tenant's quotas (and what it uses of them) and input locations."""
     _known(tenant)
-    with open_tenant_settings(settings().database_url) as store:
-        _show(store.get(tenant))
+    url = settings().database_url
+    with open_tenant_settings(url) as store, open_admissions(url) as admissions:
+        _show(store.get(tenant), admissions.usage(tenant, datetime.now(UTC)))

@@ -1,0 +1,285 @@
+"""Run admission under a tenant's quotas (issue 20 §3): one row per run admitted.
+
+`admit` is one write transaction per tenant (PostgreSQL: a transaction-scoped advisory lock on
+the tenant's quota; SQLite: the write lock up front), so two submissions racing for the last
+slot or the last tokens are serialized and exactly one wins. A run's token ceiling is what the
+tenant has left for the UTC day when it starts (never more than it asked for), so a run cannot
+cross the daily quota mid-way; the day counts what ended runs used and the ceilings of live
+ones. A run ends when its terminal event is appended (`end_on_terminal_events`, called by the
+event store in the same transaction), or when reconciliation finds its workflow closed
+(workers/quotas.py: a terminated run writes no event).
+
+Only tenants with a quota are admitted: a tenant without one writes no row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine, delete, func, insert, select, update
+from sqlalchemy.engine import Connection
+
+from activities.store.engine import lock_key
+from activities.store.migrate import open_migrated
+from activities.store.tables import events, run_admissions, tenant_settings
+from activities.store.tenancy import scoped
+from schemas.budget import MODEL_CALLED
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
+from schemas.event_catalogue import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
+from schemas.events import EventDraft
+from schemas.quota import QuotaUsage
+
+__all__ = [
+    "AdmissionStore",
+    "QuotaExceeded",
+    "end_on_terminal_events",
+    "next_reset",
+    "open_admissions",
+]
+
+_A = run_admissions.c
+_TERMINAL = frozenset({RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED})
+CONCURRENCY_RETRY_S = 30  # a run slot frees when a run ends: there is no fixed time to name
+
+
+class QuotaExceeded(ForgeError, RuntimeError):
+    """The tenant is at a quota; `retry_after_s` says when to try again."""
+
+    code = ErrorCode.QUOTA_EXCEEDED
+    message_is_complete = True
+
+    def __init__(self, message: str, *, retry_after_s: int, hint: str) -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after_s = retry_after_s
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_concurrent_runs: int | None
+    max_tokens_per_day: int | None
+
+    @property
+    def any(self) -> bool:
+        return self.max_concurrent_runs is not None or self.max_tokens_per_day is not None
+
+
+def next_reset(now: datetime) -> datetime:
+    """The next 00:00 UTC after `now`: when the day's token count starts again."""
+    day = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    return day + timedelta(days=1)
+
+
+class AdmissionStore:
+    """Every tenant's admitted runs."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self._engine.dispose()
+
+    def __enter__(self) -> AdmissionStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def limits(self, tenant_id: str) -> Limits:
+        """The tenant's quotas (both None: no quota, nothing to admit)."""
+        with scoped(self._engine, tenant_id) as conn:
+            return _limits(conn, tenant_id)
+
+    def admit(
+        self, tenant_id: str, run_id: str, requested_tokens: int | None, now: datetime
+    ) -> int | None:
+        """Admit `run_id`, atomically; returns its token ceiling (None: no token cap).
+
+        Raises:
+            QuotaExceeded: the tenant runs as many runs as it may, or has no tokens left today;
+                nothing was written.
+        """
+        with scoped(self._engine, tenant_id, write=True) as conn:
+            lock_key(conn, f"quota\x00{tenant_id}")
+            limits = _limits(conn, tenant_id)
+            live = _live(conn, tenant_id)
+            cap = limits.max_concurrent_runs
+            if cap is not None and len(live) >= cap:
+                raise QuotaExceeded(
+                    f"tenant {tenant_id!r} runs {len(live)} of its {cap} concurrent runs; "
+                    "one must end before another starts",
+                    retry_after_s=CONCURRENCY_RETRY_S,
+                    hint=f"retry when one of its runs ends (`forge tenants show {tenant_id}`, "
+                    f"GET /v1/quota), or raise the quota: forge tenants update {tenant_id} "
+                    "--max-runs N",
+                )
+            ceiling = requested_tokens
+            if limits.max_tokens_per_day is not None:
+                left = limits.max_tokens_per_day - _tokens_today(conn, tenant_id, now)
+                if left <= 0:
+                    reset = next_reset(now)
+                    raise QuotaExceeded(
+                        f"tenant {tenant_id!r} has used {limits.max_tokens_per_day:,} of its "
+                        f"{limits.max_tokens_per_day:,} model tokens today (UTC); the quota "
+                        f"resets at {reset:%Y-%m-%dT%H:%M:%SZ}",
+                        retry_after_s=max(1, int((reset - now).total_seconds()) + 1),
+                        hint=f"retry after the reset, or raise the quota: forge tenants update "
+                        f"{tenant_id} --max-tokens-per-day N",
+                    )
+                ceiling = left if requested_tokens is None else min(requested_tokens, left)
+            conn.execute(
+                insert(run_admissions).values(
+                    tenant_id=tenant_id,
+                    run_id=run_id,
+                    admitted_at=now,
+                    day=f"{now.astimezone(UTC):%Y-%m-%d}",
+                    token_ceiling=ceiling if limits.max_tokens_per_day is not None else None,
+                )
+            )
+        return ceiling
+
+    def release(self, tenant_id: str, run_id: str) -> None:
+        """Forget an admission whose run never started (its start failed)."""
+        with scoped(self._engine, tenant_id, write=True) as conn:
+            conn.execute(
+                delete(run_admissions).where(_A.tenant_id == tenant_id, _A.run_id == run_id)
+            )
+
+    def live(self, tenant_id: str) -> list[str]:
+        """The tenant's admitted runs that have not ended, oldest first."""
+        with scoped(self._engine, tenant_id) as conn:
+            return _live(conn, tenant_id)
+
+    def end(self, tenant_id: str, run_id: str, now: datetime) -> None:
+        """Mark a run ended (its workflow closed without a terminal event, e.g. terminated)."""
+        with scoped(self._engine, tenant_id, write=True) as conn:
+            _end(conn, tenant_id, run_id, now, None)
+
+    def extend(self, tenant_id: str, run_id: str, tokens: int, now: datetime) -> bool:
+        """Raise a live admitted run's ceiling by `tokens` from the day's quota.
+
+        Returns False when the run has no token ceiling (not admitted, or no daily quota).
+
+        Raises:
+            QuotaExceeded: the day has fewer than `tokens` left; nothing changed.
+        """
+        with scoped(self._engine, tenant_id, write=True) as conn:
+            lock_key(conn, f"quota\x00{tenant_id}")
+            row = conn.execute(
+                select(_A.token_ceiling).where(
+                    _A.tenant_id == tenant_id, _A.run_id == run_id, _A.ended_at.is_(None)
+                )
+            ).first()
+            limits = _limits(conn, tenant_id)
+            if row is None or row.token_ceiling is None or limits.max_tokens_per_day is None:
+                return False
+            left = limits.max_tokens_per_day - _tokens_today(conn, tenant_id, now)
+            if tokens > left:
+                reset = next_reset(now)
+                raise QuotaExceeded(
+                    f"run {run_id} cannot get {tokens:,} more tokens: tenant {tenant_id!r} has "
+                    f"{max(left, 0):,} of its {limits.max_tokens_per_day:,} tokens left today "
+                    f"(UTC), until {reset:%Y-%m-%dT%H:%M:%SZ}",
+                    retry_after_s=max(1, int((reset - now).total_seconds()) + 1),
+                    hint=f"ask for at most {max(left, 0):,}, or raise the quota: forge tenants "
+                    f"update {tenant_id} --max-tokens-per-day N",
+                )
+            conn.execute(
+                update(run_admissions)
+                .where(_A.tenant_id == tenant_id, _A.run_id == run_id)
+                .values(token_ceiling=row.token_ceiling + tokens)
+            )
+        return True
+
+    def usage(self, tenant_id: str, now: datetime) -> QuotaUsage:
+        """The tenant's limits and what it uses of them now."""
+        with scoped(self._engine, tenant_id) as conn:
+            limits = _limits(conn, tenant_id)
+            today = _tokens_today(conn, tenant_id, now)
+            live = _live(conn, tenant_id)
+        cap = limits.max_tokens_per_day
+        return QuotaUsage(
+            tenant_id=tenant_id,
+            max_concurrent_runs=limits.max_concurrent_runs,
+            max_tokens_per_day=cap,
+            live_runs=live,
+            tokens_today=today,
+            tokens_left=None if cap is None else max(cap - today, 0),
+            resets_at=next_reset(now),
+        )
+
+
+def end_on_terminal_events(conn: Connection, drafts: Sequence[EventDraft]) -> None:
+    """End the admissions of runs whose terminal event is in `drafts` (same transaction).
+
+    Called by the event store as it appends; the tokens a run used are its cost line when
+    the event has one, else the sum of its model.called.v1 events.
+    """
+    for draft in drafts:
+        if draft.type in _TERMINAL and draft.run_id:
+            _end(
+                conn, draft.scope.tenant, draft.run_id, draft.timestamp, _cost_tokens(draft.payload)
+            )
+
+
+def open_admissions(database_url: str) -> AdmissionStore:
+    """The run admissions in the database at `database_url` (SQLite migrated on open)."""
+    return AdmissionStore(open_migrated(database_url))
+
+
+def _limits(conn: Connection, tenant_id: str) -> Limits:
+    row = conn.execute(
+        select(tenant_settings.c.max_concurrent_runs, tenant_settings.c.max_tokens_per_day).where(
+            tenant_settings.c.tenant_id == tenant_id
+        )
+    ).first()
+    if row is None:
+        return Limits(None, None)
+    return Limits(row.max_concurrent_runs, row.max_tokens_per_day)
+
+
+def _live(conn: Connection, tenant_id: str) -> list[str]:
+    query = (
+        select(_A.run_id)
+        .where(_A.tenant_id == tenant_id, _A.ended_at.is_(None))
+        .order_by(_A.admitted_at, _A.run_id)
+    )
+    return list(conn.execute(query).scalars())
+
+
+def _tokens_today(conn: Connection, tenant_id: str, now: datetime) -> int:
+    counted = func.coalesce(func.sum(func.coalesce(_A.tokens_used, _A.token_ceiling, 0)), 0)
+    day = f"{now.astimezone(UTC):%Y-%m-%d}"
+    return int(
+        conn.execute(select(counted).where(_A.tenant_id == tenant_id, _A.day == day)).scalar_one()
+    )
+
+
+def _end(conn: Connection, tenant_id: str, run_id: str, now: datetime, tokens: int | None) -> None:
+    where = (_A.tenant_id == tenant_id, _A.run_id == run_id, _A.ended_at.is_(None))
+    if conn.execute(select(_A.run_id).where(*where)).first() is None:
+        return  # not admitted under a quota, or already ended
+    if tokens is None:
+        tokens = _called_tokens(conn, tenant_id, run_id)
+    conn.execute(update(run_admissions).where(*where).values(ended_at=now, tokens_used=tokens))
+
+
+def _cost_tokens(payload: Any) -> int | None:
+    cost = payload.get("cost") if isinstance(payload, dict) else None
+    if not isinstance(cost, dict):
+        return None
+    return int(cost.get("input_tokens", 0)) + int(cost.get("output_tokens", 0))
+
+
+def _called_tokens(conn: Connection, tenant_id: str, run_id: str) -> int:
+    c = events.c
+    payloads = conn.execute(
+        select(c.payload).where(
+            c.tenant_id == tenant_id, c.run_id == run_id, c.type == MODEL_CALLED
+        )
+    ).scalars()
+    return sum(int(p.get("input_tokens", 0)) + int(p.get("output_tokens", 0)) for p in payloads)

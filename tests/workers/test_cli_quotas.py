@@ -1,0 +1,52 @@
+"""Quotas from the CLI (issue 20 §3): `forge run` refused at a quota is one line and exit 2;
+`forge budget extend` takes tokens from the tenant's day or is refused; `forge tenants show`
+reports what the tenant uses."""
+
+import asyncio
+import json
+
+from activities.store.tenant_settings import SettingsChange, open_tenant_settings
+from schemas.budget import BudgetLimits
+from schemas.scope import Scope
+from tests.workflows.engine import engine
+from tests.workflows.test_gates import gated_plan
+from workflows.run import CompiledRunWorkflow
+
+ACME = Scope.of_tenant("acme")
+
+
+async def gate_open(handle) -> None:
+    for _ in range(600):
+        view = await handle.query(CompiledRunWorkflow.status)
+        if view.gates:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError("the gate never opened")
+
+
+async def test_a_quota_refuses_forge_run_and_caps_budget_extensions(
+    cli, temporal_env, task_queue, tmp_path
+):
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        assert (await asyncio.to_thread(cli, "tenants", "create", "acme")).exit_code == 0
+        with open_tenant_settings(eng.settings.database_url) as store:
+            change = SettingsChange(max_concurrent_runs=1, max_tokens_per_day=600)
+            store.update("acme", change, actor="test")
+        handle = await eng.start(gated_plan(), scope=ACME, budget=BudgetLimits(max_tokens=400))
+        await gate_open(handle)
+        plan = tmp_path / "plan.json"
+        plan.write_text(json.dumps(gated_plan()))
+        refused = await asyncio.to_thread(cli, "run", str(plan), "--tenant", "acme")
+        assert refused.exit_code == 2, refused.output
+        assert "QUOTA_EXCEEDED: tenant 'acme' runs 1 of its 1 concurrent runs" in refused.output
+        assert "Traceback" not in refused.output
+        too_much = await asyncio.to_thread(cli, "budget", "extend", handle.id, "--tokens", "500")
+        assert too_much.exit_code == 2, too_much.output
+        assert "has 200 of its 600 tokens left today" in too_much.output
+        ok = await asyncio.to_thread(cli, "budget", "extend", handle.id, "--tokens", "200")
+        assert ok.exit_code == 0, ok.output
+        assert "/ 600 tokens" in ok.output
+        shown = await asyncio.to_thread(cli, "tenants", "show", "acme")
+        assert "│ runs not ended       │ 1" in shown.output, shown.output
+        assert "│ tokens today         │ 600 (resets" in shown.output, shown.output
+        await handle.cancel()
