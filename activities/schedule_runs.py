@@ -20,7 +20,6 @@ from activities.store.admissions import AdmissionStore
 from activities.store.artifacts import ArtifactStore
 from activities.store.capsules import CapsuleStore
 from activities.store.schedule_claims import ScheduleClaims
-from schemas.budget import BudgetLimits
 from schemas.errors import ForgeError
 from schemas.names import SCHEDULE_PREPARE
 from schemas.run import RunInput
@@ -75,15 +74,13 @@ class ScheduleActivities:
         return SchedulePrepareResult(run=self._admitted(prepared.run), attempt=claim.attempt)
 
     def _admitted(self, run: RunInput) -> RunInput:
-        """The run admitted under its tenant's quotas, its token budget capped at what is left.
+        """The run admitted under its tenant's quotas, its tokens held to what the day has left.
 
         QuotaExceeded fails this scheduled time, which stays claimed (as a missing input does).
         """
         tenant = run.scope.tenant
         if not self._admissions.limits(tenant).any:
             return run
-        budget = run.budget or BudgetLimits()
-        ceiling = self._admissions.admit(tenant, run.run_id, budget.max_tokens, datetime.now(UTC))
-        if ceiling is None or ceiling == budget.max_tokens:
-            return run
-        return run.model_copy(update={"budget": budget.model_copy(update={"max_tokens": ceiling})})
+        requested = run.budget.max_tokens if run.budget else None
+        ceiling = self._admissions.admit(tenant, run.run_id, requested, datetime.now(UTC))
+        return run.model_copy(update={"quota_tokens": ceiling}) if ceiling is not None else run

@@ -138,6 +138,13 @@ class BudgetLimits(FrozenModel):
     max_tokens: int | None = Field(default=None, gt=0)
     max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
+    def capped(self, tokens: int | None) -> "BudgetLimits":
+        """These caps with max_tokens at most `tokens` (None: unchanged); the cost cap stays."""
+        if tokens is None:
+            return self
+        held = tokens if self.max_tokens is None else min(self.max_tokens, tokens)
+        return self.model_copy(update={"max_tokens": held})
+
 
 class ExtendBudgetInput(FrozenModel):
     """Add to a run's caps (update `extend_budget`, or the signal of the same name).

@@ -150,6 +150,12 @@ class RunInput(Scoped):
     budget: BudgetLimits | None = Field(
         default=None, description="caps for this run only; otherwise the profile's"
     )
+    quota_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="set at admission: what the tenant's daily token quota had left when the "
+        "run started; the run's max_tokens (its own or its profile's) is held to it",
+    )
     resumed_from: str | None = None
     reusable: list[ReusableStep] = Field(default_factory=list)
     recipe_chain: list[str] = Field(

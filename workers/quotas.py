@@ -12,31 +12,37 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.store.admissions import AdmissionStore, QuotaExceeded, open_admissions
-from schemas.budget import BudgetLimits
 from schemas.run import RunInput
 
-__all__ = ["QuotaExceeded", "admitted", "reconcile"]
+__all__ = ["START_GRACE", "QuotaExceeded", "admitted", "reconcile"]
+
+START_GRACE = timedelta(minutes=2)
 
 
 async def reconcile(client: Client, store: AdmissionStore, tenant: str) -> list[str]:
-    """End the tenant's admissions whose workflows no longer run; returns the ones ended."""
+    """End the tenant's admissions whose workflows no longer run; returns the ones ended.
+
+    A run Temporal does not know is ended only once its admission is older than START_GRACE:
+    until then its start may still be on its way (admitted, start_workflow not yet answered).
+    """
     ended = []
-    for run_id in await asyncio.to_thread(store.live, tenant):
+    now = datetime.now(UTC)
+    for run_id, admitted_at in await asyncio.to_thread(store.live_since, tenant):
         try:
             described = await client.get_workflow_handle(run_id).describe()
             running = described.status == WorkflowExecutionStatus.RUNNING
         except RPCError as exc:
             if exc.status != RPCStatusCode.NOT_FOUND:
                 raise
-            running = False  # admitted, but its start never reached Temporal
+            running = now - admitted_at < START_GRACE  # its start never reached Temporal
         if not running:
-            await asyncio.to_thread(store.end, tenant, run_id, datetime.now(UTC))
+            await asyncio.to_thread(store.end, tenant, run_id, now)
             ended.append(run_id)
     return ended
 
@@ -65,15 +71,9 @@ async def admitted(
         yield run
         return
     await reconcile(client, store, tenant)
-    budget = run.budget or BudgetLimits()
-    ceiling = await asyncio.to_thread(
-        store.admit, tenant, run.run_id, budget.max_tokens, datetime.now(UTC)
-    )
-    capped = run
-    if ceiling is not None and ceiling != budget.max_tokens:
-        capped = run.model_copy(
-            update={"budget": budget.model_copy(update={"max_tokens": ceiling})}
-        )
+    requested = run.budget.max_tokens if run.budget else None  # None: the profile's, unknown
+    ceiling = await asyncio.to_thread(store.admit, tenant, run.run_id, requested, datetime.now(UTC))
+    capped = run.model_copy(update={"quota_tokens": ceiling}) if ceiling is not None else run
     try:
         yield capped
     except BaseException:

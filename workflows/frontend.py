@@ -304,7 +304,10 @@ class FrontEnd(RunCore):
                 g.gate_id: GateState(spec=g, approver_role=g.approver_role) for g in frozen.gates
             },
             # Spend before the first step (the planner, Pass B/D's models) is already the run's.
-            budget=BudgetState(limits=inp.budget or frozen.budget, spent=self._budget.spent),
+            budget=BudgetState(
+                limits=(inp.budget or frozen.budget).capped(inp.quota_tokens),
+                spent=self._budget.spent,
+            ),
         )
 
     async def _compile_per_pass(

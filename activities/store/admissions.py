@@ -24,6 +24,7 @@ from sqlalchemy.engine import Connection
 
 from activities.store.engine import lock_key
 from activities.store.migrate import open_migrated
+from activities.store.records import utc
 from activities.store.tables import events, run_admissions, tenant_settings
 from activities.store.tenancy import scoped
 from schemas.budget import MODEL_CALLED
@@ -121,13 +122,12 @@ class AdmissionStore:
             if limits.max_tokens_per_day is not None:
                 left = limits.max_tokens_per_day - _tokens_today(conn, tenant_id, now)
                 if left <= 0:
-                    reset = next_reset(now)
-                    raise QuotaExceeded(
-                        f"tenant {tenant_id!r} has used {limits.max_tokens_per_day:,} of its "
-                        f"{limits.max_tokens_per_day:,} model tokens today (UTC); the quota "
-                        f"resets at {reset:%Y-%m-%dT%H:%M:%SZ}",
-                        retry_after_s=max(1, int((reset - now).total_seconds()) + 1),
-                        hint=f"retry after the reset, or raise the quota: forge tenants update "
+                    cap = limits.max_tokens_per_day
+                    raise _no_tokens(
+                        f"tenant {tenant_id!r} has used {cap:,} of its {cap:,} model tokens "
+                        "today (UTC); the quota resets at",
+                        now,
+                        f"retry after the reset, or raise the quota: forge tenants update "
                         f"{tenant_id} --max-tokens-per-day N",
                     )
                 ceiling = left if requested_tokens is None else min(requested_tokens, left)
@@ -154,6 +154,16 @@ class AdmissionStore:
         with scoped(self._engine, tenant_id) as conn:
             return _live(conn, tenant_id)
 
+    def live_since(self, tenant_id: str) -> list[tuple[str, datetime]]:
+        """The tenant's admitted runs that have not ended, with when each was admitted."""
+        with scoped(self._engine, tenant_id) as conn:
+            rows = conn.execute(
+                select(_A.run_id, _A.admitted_at)
+                .where(_A.tenant_id == tenant_id, _A.ended_at.is_(None))
+                .order_by(_A.admitted_at, _A.run_id)
+            )
+            return [(r.run_id, utc(r.admitted_at)) for r in rows]
+
     def end(self, tenant_id: str, run_id: str, now: datetime) -> None:
         """Mark a run ended (its workflow closed without a terminal event, e.g. terminated)."""
         with scoped(self._engine, tenant_id, write=True) as conn:
@@ -179,13 +189,12 @@ class AdmissionStore:
                 return False
             left = limits.max_tokens_per_day - _tokens_today(conn, tenant_id, now)
             if tokens > left:
-                reset = next_reset(now)
-                raise QuotaExceeded(
+                raise _no_tokens(
                     f"run {run_id} cannot get {tokens:,} more tokens: tenant {tenant_id!r} has "
                     f"{max(left, 0):,} of its {limits.max_tokens_per_day:,} tokens left today "
-                    f"(UTC), until {reset:%Y-%m-%dT%H:%M:%SZ}",
-                    retry_after_s=max(1, int((reset - now).total_seconds()) + 1),
-                    hint=f"ask for at most {max(left, 0):,}, or raise the quota: forge tenants "
+                    "(UTC), until",
+                    now,
+                    f"ask for at most {max(left, 0):,}, or raise the quota: forge tenants "
                     f"update {tenant_id} --max-tokens-per-day N",
                 )
             conn.execute(
@@ -229,6 +238,16 @@ def end_on_terminal_events(conn: Connection, drafts: Sequence[EventDraft]) -> No
 def open_admissions(database_url: str) -> AdmissionStore:
     """The run admissions in the database at `database_url` (SQLite migrated on open)."""
     return AdmissionStore(open_migrated(database_url))
+
+
+def _no_tokens(message: str, now: datetime, hint: str) -> QuotaExceeded:
+    """A refusal for want of tokens today: `message` ends with the reset time, Retry-After too."""
+    reset = next_reset(now)
+    return QuotaExceeded(
+        f"{message} {reset:%Y-%m-%dT%H:%M:%SZ}",
+        retry_after_s=max(1, int((reset - now).total_seconds()) + 1),
+        hint=hint,
+    )
 
 
 def _limits(conn: Connection, tenant_id: str) -> Limits:

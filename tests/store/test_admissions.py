@@ -149,3 +149,14 @@ def test_extending_takes_from_the_day_or_is_refused(url, store):
 def test_a_tenant_without_a_quota_is_admitted_without_a_row(url, store):
     assert not store.limits("acme").any
     assert store.usage("acme", NOW).live_runs == []
+
+
+def test_the_quota_holds_max_tokens_and_keeps_the_cost_cap():
+    from schemas.budget import BudgetLimits
+
+    own = BudgetLimits(max_tokens=5_000, max_cost_usd=2.0)
+    assert own.capped(1_000) == BudgetLimits(max_tokens=1_000, max_cost_usd=2.0)
+    assert own.capped(9_000) == own and own.capped(None) == own
+    assert BudgetLimits(max_cost_usd=1.0).capped(700) == BudgetLimits(
+        max_tokens=700, max_cost_usd=1.0
+    )

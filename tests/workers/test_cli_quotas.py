@@ -50,3 +50,23 @@ async def test_a_quota_refuses_forge_run_and_caps_budget_extensions(
         assert "│ runs not ended       │ 1" in shown.output, shown.output
         assert "│ tokens today         │ 600 (resets" in shown.output, shown.output
         await handle.cancel()
+
+
+async def test_reconciling_ends_a_run_temporal_never_heard_of_only_after_the_grace(
+    temporal_env, tmp_path
+):
+    from datetime import UTC, datetime
+
+    from activities.store.admissions import open_admissions
+    from workers import quotas
+
+    url = f"sqlite:///{tmp_path / 'forge.db'}"
+    with open_tenant_settings(url) as store:
+        store.update("acme", SettingsChange(max_concurrent_runs=5), actor="test")
+    now = datetime.now(UTC)
+    with open_admissions(url) as admissions:
+        admissions.admit("acme", "run-lost", None, now - quotas.START_GRACE * 2)
+        admissions.admit("acme", "run-starting", None, now)  # its start is on its way
+        ended = await quotas.reconcile(temporal_env.client, admissions, "acme")
+        assert ended == ["run-lost"]
+        assert admissions.live("acme") == ["run-starting"]

@@ -2,11 +2,12 @@
 tenant may (issue 20 §2): the worker looks the run's tenant's locations up when the time comes."""
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from activities.store.capsule_bundle import export_bytes, export_capsule
 from activities.store.tenant_settings import SettingsChange, open_tenant_settings
 from schemas.scope import Scope
-from tests.workflows.engine import engine
+from tests.workflows.engine import Engine, engine
 from tests.workflows.test_capsules import SCOPE
 from tests.workflows.test_schedules import capsule, finished, request, results, roots, sales
 from workers import schedules
@@ -15,19 +16,22 @@ from workers.capsules import import_version
 ACME = Scope.of_tenant("acme")
 
 
+async def acme_capsule(eng: Engine, tmp: Path) -> None:
+    """The schedules tests' `counter` capsule, made by the default tenant, imported by acme."""
+    await capsule(eng, tmp)
+    exported = export_capsule(eng.services.capsules, eng.services.artifacts, SCOPE, "counter", None)
+    import_version(
+        eng.services.capsules, eng.services.artifacts, eng.services.events, ACME,
+        export_bytes(exported), source="test",
+    )  # fmt: skip
+
+
 async def test_a_scheduled_run_reads_only_its_tenants_locations(temporal_env, task_queue, tmp_path):
     # The deployment's FORGE_INPUT_ROOTS (tmp_path) are the default tenant's, not acme's.
     async with engine(
         temporal_env, tmp_path / "home", task_queue, settings=roots(tmp_path, task_queue)
     ) as eng:
-        await capsule(eng, tmp_path)
-        exported = export_capsule(
-            eng.services.capsules, eng.services.artifacts, SCOPE, "counter", None
-        )
-        import_version(
-            eng.services.capsules, eng.services.artifacts, eng.services.events, ACME,
-            export_bytes(exported), source="test",
-        )  # fmt: skip
+        await acme_capsule(eng, tmp_path)
         own, other = tmp_path / "acme", tmp_path / "globex"
         sales(own / "sales.csv", "acme")
         sales(other / "sales.csv", "globex")

@@ -4,17 +4,12 @@ capped at what the tenant has left for the day."""
 
 from datetime import UTC, datetime, timedelta
 
-from activities.store.capsule_bundle import export_bytes, export_capsule
 from activities.store.tenant_settings import SettingsChange, open_tenant_settings
 from schemas.run import RunResult
-from schemas.scope import Scope
 from tests.workflows.engine import engine
-from tests.workflows.test_capsules import SCOPE
-from tests.workflows.test_schedules import capsule, finished, request, results, roots, sales
+from tests.workflows.test_schedule_input_locations import ACME, acme_capsule
+from tests.workflows.test_schedules import finished, request, results, roots, sales
 from workers import schedules
-from workers.capsules import import_version
-
-ACME = Scope.of_tenant("acme")
 
 
 async def test_a_scheduled_run_is_refused_or_capped_by_its_tenants_quota(
@@ -23,14 +18,7 @@ async def test_a_scheduled_run_is_refused_or_capped_by_its_tenants_quota(
     async with engine(
         temporal_env, tmp_path / "home", task_queue, settings=roots(tmp_path, task_queue)
     ) as eng:
-        await capsule(eng, tmp_path)
-        exported = export_capsule(
-            eng.services.capsules, eng.services.artifacts, SCOPE, "counter", None
-        )
-        import_version(
-            eng.services.capsules, eng.services.artifacts, eng.services.events, ACME,
-            export_bytes(exported), source="test",
-        )  # fmt: skip
+        await acme_capsule(eng, tmp_path)
         own = tmp_path / "acme"
         sales(own / "sales.csv", "acme")
 
