@@ -22,7 +22,6 @@ from activities.store.capsules import CapsuleStore
 from activities.store.schedule_claims import ScheduleClaims
 from schemas.errors import ForgeError
 from schemas.names import SCHEDULE_PREPARE
-from schemas.run import RunInput
 from schemas.scheduled import SchedulePrepareInput, SchedulePrepareResult
 
 
@@ -71,16 +70,7 @@ class ScheduleActivities:
             inputs=inputs,
             params=spec.params,
         )
-        return SchedulePrepareResult(run=self._admitted(prepared.run), attempt=claim.attempt)
-
-    def _admitted(self, run: RunInput) -> RunInput:
-        """The run admitted under its tenant's quotas, its tokens held to what the day has left.
-
-        QuotaExceeded fails this scheduled time, which stays claimed (as a missing input does).
-        """
-        tenant = run.scope.tenant
-        if not self._admissions.limits(tenant).any:
-            return run
-        requested = run.budget.max_tokens if run.budget else None
-        ceiling = self._admissions.admit(tenant, run.run_id, requested, datetime.now(UTC))
-        return run.model_copy(update={"quota_tokens": ceiling}) if ceiling is not None else run
+        # Under its tenant's quotas: QuotaExceeded fails this time, which stays claimed (as a
+        # missing input does); admitted, its tokens are held to what the day has left.
+        run = self._admissions.admit_run(prepared.run, datetime.now(UTC))
+        return SchedulePrepareResult(run=run, attempt=claim.attempt)

@@ -71,9 +71,7 @@ async def admitted(
         yield run
         return
     await reconcile(client, store, tenant)
-    requested = run.budget.max_tokens if run.budget else None  # None: the profile's, unknown
-    ceiling = await asyncio.to_thread(store.admit, tenant, run.run_id, requested, datetime.now(UTC))
-    capped = run.model_copy(update={"quota_tokens": ceiling}) if ceiling is not None else run
+    capped = await asyncio.to_thread(store.admit_run, run, datetime.now(UTC))
     try:
         yield capped
     except BaseException:

@@ -33,6 +33,7 @@ from schemas.errors import ForgeError
 from schemas.event_catalogue import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from schemas.events import EventDraft
 from schemas.quota import QuotaUsage
+from schemas.run import RunInput
 
 __all__ = [
     "AdmissionStore",
@@ -100,6 +101,8 @@ class AdmissionStore:
     ) -> int | None:
         """Admit `run_id`, atomically; returns its token ceiling (None: no token cap).
 
+        A tenant without a quota writes nothing (and gets None).
+
         Raises:
             QuotaExceeded: the tenant runs as many runs as it may, or has no tokens left today;
                 nothing was written.
@@ -107,6 +110,8 @@ class AdmissionStore:
         with scoped(self._engine, tenant_id, write=True) as conn:
             lock_key(conn, f"quota\x00{tenant_id}")
             limits = _limits(conn, tenant_id)
+            if not limits.any:
+                return None
             live = _live(conn, tenant_id)
             cap = limits.max_concurrent_runs
             if cap is not None and len(live) >= cap:
@@ -141,6 +146,16 @@ class AdmissionStore:
                 )
             )
         return ceiling
+
+    def admit_run(self, run: RunInput, now: datetime) -> RunInput:
+        """`run` admitted (see admit), its tokens held to its ceiling by `quota_tokens`.
+
+        The ceiling asked for is the run's own max_tokens; a run that has none (its profile's
+        applies, unknown before it compiles) is given all the day has left.
+        """
+        requested = run.budget.max_tokens if run.budget else None
+        ceiling = self.admit(run.scope.tenant, run.run_id, requested, now)
+        return run if ceiling is None else run.model_copy(update={"quota_tokens": ceiling})
 
     def release(self, tenant_id: str, run_id: str) -> None:
         """Forget an admission whose run never started (its start failed)."""

@@ -10,7 +10,7 @@ from activities.store.artifacts_s3 import s3_client
 from activities.store.tenant_settings import SettingsChange, open_tenant_settings
 from tests.api.test_capsules import upload
 from tests.api.test_runs import counting_plan, finished
-from tests.store.s3 import CREDENTIALS, moto_endpoint
+from tests.store.s3 import CREDENTIALS, moto_endpoint, use_test_credentials
 
 __all__ = ["moto_endpoint"]
 
@@ -19,12 +19,7 @@ BUCKET = "shared-inputs"
 
 @pytest.fixture
 def s3_objects(moto_endpoint, monkeypatch) -> str:
-    for name, value in (
-        ("AWS_ACCESS_KEY_ID", CREDENTIALS["aws_access_key_id"]),
-        ("AWS_SECRET_ACCESS_KEY", CREDENTIALS["aws_secret_access_key"]),
-        ("AWS_DEFAULT_REGION", CREDENTIALS["region_name"]),
-    ):
-        monkeypatch.setenv(name, value)
+    use_test_credentials(monkeypatch)
     client = s3_client(moto_endpoint, **CREDENTIALS)
     client.create_bucket(Bucket=BUCKET)
     for tenant, rows in (("acme", 3), ("globex", 7)):

@@ -20,6 +20,16 @@ CREDENTIALS = {
 }
 
 
+def use_test_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CREDENTIALS in the environment, where Forge's own S3 clients (inputs) read them."""
+    for name, value in (
+        ("AWS_ACCESS_KEY_ID", CREDENTIALS["aws_access_key_id"]),
+        ("AWS_SECRET_ACCESS_KEY", CREDENTIALS["aws_secret_access_key"]),
+        ("AWS_DEFAULT_REGION", CREDENTIALS["region_name"]),
+    ):
+        monkeypatch.setenv(name, value)
+
+
 @pytest.fixture(scope="session")
 def moto_endpoint() -> Iterator[str]:
     """A real S3-speaking HTTP server (moto) on a free loopback port."""

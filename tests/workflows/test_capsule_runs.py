@@ -10,7 +10,7 @@ import pytest
 
 from activities.store.artifacts_s3 import s3_client
 from compiler.plan.params import ParameterInvalid
-from tests.store.s3 import CREDENTIALS, moto_endpoint
+from tests.store.s3 import CREDENTIALS, moto_endpoint, use_test_credentials
 from tests.workflows.engine import billing_plan, engine
 from tests.workflows.model_env import executor, model_engine, run_python, text
 from tests.workflows.test_capsules import SCOPE, billing_data, output, prepare, services
@@ -84,12 +84,7 @@ async def test_inputs_read_from_a_configured_s3_bucket(
     temporal_env, task_queue, tmp_path, moto_endpoint, monkeypatch
 ):
     """s3:// inputs of a bucket in FORGE_INPUT_BUCKETS, through a real S3-speaking server."""
-    for name, value in (
-        ("AWS_ACCESS_KEY_ID", CREDENTIALS["aws_access_key_id"]),
-        ("AWS_SECRET_ACCESS_KEY", CREDENTIALS["aws_secret_access_key"]),
-        ("AWS_DEFAULT_REGION", CREDENTIALS["region_name"]),
-    ):
-        monkeypatch.setenv(name, value)
+    use_test_credentials(monkeypatch)
     client = s3_client(moto_endpoint, **CREDENTIALS)
     client.create_bucket(Bucket="acme-billing")
     week = billing_data(tmp_path, 7)

@@ -12,7 +12,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from activities.store.artifacts_s3 import s3_client
 from schemas.run import RunResult
 from schemas.scheduled import ScheduledRunResult
-from tests.store.s3 import CREDENTIALS, moto_endpoint
+from tests.store.s3 import CREDENTIALS, moto_endpoint, use_test_credentials
 from tests.workflows.engine import Engine, engine
 from tests.workflows.plans import code_step
 from tests.workflows.test_capsules import SCOPE, output, services
@@ -339,12 +339,7 @@ async def test_s3_templates_resolve_per_day_and_pause_on_failure_pauses(
 ):
     """Daily inputs in a configured bucket, one object per day; the day whose object is missing
     fails its run naming the input, and a schedule made with --pause-on-failure pauses."""
-    for name, value in (
-        ("AWS_ACCESS_KEY_ID", CREDENTIALS["aws_access_key_id"]),
-        ("AWS_SECRET_ACCESS_KEY", CREDENTIALS["aws_secret_access_key"]),
-        ("AWS_DEFAULT_REGION", CREDENTIALS["region_name"]),
-    ):
-        monkeypatch.setenv(name, value)
+    use_test_credentials(monkeypatch)
     bucket = s3_client(moto_endpoint, **CREDENTIALS)
     bucket.create_bucket(Bucket="acme-sales")
     days = ["2026-11-02", "2026-11-03"]
