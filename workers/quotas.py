@@ -20,7 +20,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from activities.store.admissions import AdmissionStore, QuotaExceeded, open_admissions
 from schemas.run import RunInput
 
-__all__ = ["START_GRACE", "QuotaExceeded", "admitted", "reconcile"]
+__all__ = ["START_GRACE", "QuotaExceeded", "admitted", "precheck", "reconcile"]
 
 START_GRACE = timedelta(minutes=2)
 
@@ -45,6 +45,21 @@ async def reconcile(client: Client, store: AdmissionStore, tenant: str) -> list[
             await asyncio.to_thread(store.end, tenant, run_id, now)
             ended.append(run_id)
     return ended
+
+
+async def precheck(client: Client, store: AdmissionStore, tenant: str) -> None:
+    """Refuse, writing nothing, a start the tenant's quotas would refuse now.
+
+    For work done before admission that should not be done for a refused request (the API
+    copies S3 inputs into the tenant's store); `admitted` still decides, atomically.
+
+    Raises:
+        QuotaExceeded: the tenant is at a quota.
+    """
+    if not (await asyncio.to_thread(store.limits, tenant)).any:
+        return
+    await reconcile(client, store, tenant)
+    await asyncio.to_thread(store.check, tenant, datetime.now(UTC))
 
 
 @asynccontextmanager

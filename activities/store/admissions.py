@@ -112,29 +112,9 @@ class AdmissionStore:
             limits = _limits(conn, tenant_id)
             if not limits.any:
                 return None
-            live = _live(conn, tenant_id)
-            cap = limits.max_concurrent_runs
-            if cap is not None and len(live) >= cap:
-                raise QuotaExceeded(
-                    f"tenant {tenant_id!r} runs {len(live)} of its {cap} concurrent runs; "
-                    "one must end before another starts",
-                    retry_after_s=CONCURRENCY_RETRY_S,
-                    hint=f"retry when one of its runs ends (`forge tenants show {tenant_id}`, "
-                    f"GET /v1/quota), or raise the quota: forge tenants update {tenant_id} "
-                    "--max-runs N",
-                )
+            left = _headroom(conn, tenant_id, limits, now)
             ceiling = requested_tokens
-            if limits.max_tokens_per_day is not None:
-                left = limits.max_tokens_per_day - _tokens_today(conn, tenant_id, now)
-                if left <= 0:
-                    cap = limits.max_tokens_per_day
-                    raise _no_tokens(
-                        f"tenant {tenant_id!r} has used {cap:,} of its {cap:,} model tokens "
-                        "today (UTC); the quota resets at",
-                        now,
-                        f"retry after the reset, or raise the quota: forge tenants update "
-                        f"{tenant_id} --max-tokens-per-day N",
-                    )
+            if left is not None:
                 ceiling = left if requested_tokens is None else min(requested_tokens, left)
             conn.execute(
                 insert(run_admissions).values(
@@ -156,6 +136,20 @@ class AdmissionStore:
         requested = run.budget.max_tokens if run.budget else None
         ceiling = self.admit(run.scope.tenant, run.run_id, requested, now)
         return run if ceiling is None else run.model_copy(update={"quota_tokens": ceiling})
+
+    def check(self, tenant_id: str, now: datetime) -> None:
+        """Refuse now, writing nothing, if the tenant could not be admitted a run.
+
+        A pre-check for callers with work to do before admitting (the API copies a request's
+        S3 inputs): a refused request then leaves nothing behind. `admit` decides for good.
+
+        Raises:
+            QuotaExceeded: as `admit` would.
+        """
+        with scoped(self._engine, tenant_id) as conn:
+            limits = _limits(conn, tenant_id)
+            if limits.any:
+                _headroom(conn, tenant_id, limits, now)
 
     def release(self, tenant_id: str, run_id: str) -> None:
         """Forget an admission whose run never started (its start failed)."""
@@ -263,6 +257,38 @@ def _no_tokens(message: str, now: datetime, hint: str) -> QuotaExceeded:
         retry_after_s=max(1, int((reset - now).total_seconds()) + 1),
         hint=hint,
     )
+
+
+def _headroom(conn: Connection, tenant_id: str, limits: Limits, now: datetime) -> int | None:
+    """The tokens the tenant has left today (None: no daily quota), if it may start a run.
+
+    Raises:
+        QuotaExceeded: it runs as many runs as it may, or has no tokens left today.
+    """
+    live = _live(conn, tenant_id)
+    cap = limits.max_concurrent_runs
+    if cap is not None and len(live) >= cap:
+        raise QuotaExceeded(
+            f"tenant {tenant_id!r} runs {len(live)} of its {cap} concurrent runs; "
+            "one must end before another starts",
+            retry_after_s=CONCURRENCY_RETRY_S,
+            hint=f"retry when one of its runs ends (`forge tenants show {tenant_id}`, "
+            f"GET /v1/quota), or raise the quota: forge tenants update {tenant_id} "
+            "--max-runs N",
+        )
+    if limits.max_tokens_per_day is None:
+        return None
+    left = limits.max_tokens_per_day - _tokens_today(conn, tenant_id, now)
+    if left <= 0:
+        cap = limits.max_tokens_per_day
+        raise _no_tokens(
+            f"tenant {tenant_id!r} has used {cap:,} of its {cap:,} model tokens "
+            "today (UTC); the quota resets at",
+            now,
+            f"retry after the reset, or raise the quota: forge tenants update "
+            f"{tenant_id} --max-tokens-per-day N",
+        )
+    return left
 
 
 def _limits(conn: Connection, tenant_id: str) -> Limits:

@@ -4,11 +4,15 @@ The deployment's FORGE_INPUT_BUCKETS are the default tenant's; acme may read onl
 prefix an admin gave it, and globex, given nothing, reads no bucket at all, even one acme may.
 """
 
+import hashlib
+
 import pytest
 
 from activities.store.artifacts_s3 import s3_client
 from activities.store.tenant_settings import SettingsChange, open_tenant_settings
+from schemas.scope import Scope
 from tests.api.test_capsules import upload
+from tests.api.test_quotas import live_run
 from tests.api.test_runs import counting_plan, finished
 from tests.store.s3 import CREDENTIALS, moto_endpoint, use_test_credentials
 
@@ -66,3 +70,42 @@ async def test_runs_read_only_their_tenants_buckets_and_prefixes(api_with, s3_ob
                 )
                 assert refused.status_code == 422, refused.text
                 assert "of tenant 'globex' (none)" in refused.json()["detail"]
+
+
+async def test_a_request_refused_at_a_quota_copies_no_s3_input(api_with, s3_objects):
+    """The quota is checked before a request's S3 objects are copied into the tenant's store:
+    a 429 leaves nothing behind; the same request once a slot is free stores the object."""
+    fresh = b"a,b\n" + b"".join(f"{i},{i * i}\n".encode() for i in range(5))
+    s3_client(s3_objects, **CREDENTIALS).put_object(Bucket=BUCKET, Key="acme/fresh.csv", Body=fresh)
+    digest = f"sha256:{hashlib.sha256(fresh).hexdigest()}"
+    inputs = {"data": f"s3://{BUCKET}/acme/fresh.csv"}
+    async with api_with(s3_endpoint=s3_objects, input_buckets=(BUCKET,)) as api:
+        with open_tenant_settings(api.settings.database_url) as store:
+            change = SettingsChange(add_buckets=(f"{BUCKET}/acme/",), max_concurrent_runs=1)
+            store.update("acme", change, actor="t")
+        acme = Scope.of_tenant("acme")
+        async with api.client(role="operator") as http:
+            first = await http.post(
+                "/v1/runs",
+                json={"plan": counting_plan(), "inputs": {"data": await upload(http, b"a,b\n")}},
+            )
+            assert first.status_code == 201, first.text
+            assert (await finished(http, first.json()["run_id"]))["status"] == "completed"
+            made = await http.post(
+                "/v1/capsules", json={"run_id": first.json()["run_id"], "name": "rows"}
+            )
+            assert made.status_code == 201, made.text
+            waiting = await live_run(http)  # the tenant's one slot
+            for path, body in (
+                ("/v1/runs", {"plan": counting_plan(), "inputs": inputs}),
+                ("/v1/capsules/rows/versions/1/runs", {"inputs": inputs}),
+            ):
+                refused = await http.post(path, json=body)
+                assert refused.status_code == 429, refused.text
+                assert refused.json()["code"] == "QUOTA_EXCEEDED"
+            assert not api.eng.services.artifacts.exists(acme, digest)  # nothing copied
+            assert (await http.post(f"/v1/runs/{waiting}/cancel")).status_code == 202
+            await finished(http, waiting)
+            started = await http.post("/v1/capsules/rows/versions/1/runs", json={"inputs": inputs})
+            assert started.status_code == 201, started.text
+            assert api.eng.services.artifacts.exists(acme, digest)  # the control: it copies

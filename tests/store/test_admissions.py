@@ -146,6 +146,22 @@ def test_extending_takes_from_the_day_or_is_refused(url, store):
     assert store.extend("acme", "run-unknown", 10, NOW) is False
 
 
+def test_the_precheck_refuses_as_admit_would_and_writes_nothing(url, store):
+    store.check("acme", NOW)  # no quota: nothing to refuse
+    quota(url, "acme", max_concurrent_runs=1, max_tokens_per_day=1_000)
+    store.check("acme", NOW)
+    assert store.live("acme") == []  # a check admits nothing
+    store.admit("acme", "run-1", 400, NOW)
+    with pytest.raises(QuotaExceeded, match="runs 1 of its 1 concurrent runs"):
+        store.check("acme", NOW)
+    quota(url, "acme", max_concurrent_runs=2)
+    store.admit("acme", "run-2", None, NOW)  # takes the 600 left
+    quota(url, "acme", max_concurrent_runs=3)
+    with pytest.raises(QuotaExceeded, match="model tokens today"):
+        store.check("acme", NOW)
+    assert store.live("acme") == ["run-1", "run-2"]
+
+
 def test_a_tenant_without_a_quota_is_admitted_without_a_row(url, store):
     assert not store.limits("acme").any
     assert store.usage("acme", NOW).live_runs == []

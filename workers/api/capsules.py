@@ -22,7 +22,7 @@ from schemas.api_capsules import CapsuleExtract, CapsuleList, CapsuleRunRequest,
 from schemas.capsule import CapsuleDiff, CapsuleVersion
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
-from workers import runs
+from workers import quotas, runs
 from workers.access import Principal
 from workers.api.auth import Ctx, requires
 from workers.api.context import ApiContext
@@ -246,6 +246,7 @@ async def run_capsule(
             )  # fmt: skip
 
     async def act() -> tuple[int, RunAccepted]:
+        await quotas.precheck(ctx.client, ctx.services.admissions, who.tenant)  # before copies
         prepared = await asyncio.to_thread(prepare)
         await runs.start_run(ctx.client, s, prepared.run, ctx.services.admissions)
         steps = len(prepared.version.content.programs)

@@ -19,7 +19,7 @@ from schemas.errors import ForgeError
 from schemas.event_catalogue import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
 from schemas.events import Event
 from schemas.run import RunInput
-from workers import runs
+from workers import quotas, runs
 from workers.access import Principal
 from workers.api.auth import Ctx, requires
 from workers.api.context import ApiContext
@@ -117,6 +117,7 @@ async def start_run(
     idempotency_key: IdempotencyKey = None,
 ) -> JSONResponse:
     async def act() -> tuple[int, RunAccepted]:
+        await quotas.precheck(ctx.client, ctx.services.admissions, who.tenant)  # before copies
         run, accepted = await asyncio.to_thread(_prepare, ctx, who, body)
         await runs.start_run(ctx.client, ctx.settings, run, ctx.services.admissions)
         return 201, accepted
