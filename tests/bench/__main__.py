@@ -30,6 +30,7 @@ from tests.bench import (
     bench_receipts,
     bench_recipes,
     bench_sandbox,
+    bench_tenancy,
 )
 from workers.runtime import tune_gc
 
@@ -46,6 +47,7 @@ BENCHES = (
     bench_bridge,
     bench_capsule,
     bench_api,
+    bench_tenancy,
 )
 OUT = Path("bench-results.json")
 
