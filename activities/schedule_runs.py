@@ -6,12 +6,18 @@ A claimed time then has its input templates rendered for that time in the schedu
 checked exactly as `forge capsule run` checks inputs; an input missing at that time fails this
 scheduled run with the parameter named (fail-closed), and the time stays claimed: re-running it
 is a deliberate act, never an accident.
+
+Before admitting, the tenant's live admissions are reconciled with Temporal (as every CLI and
+API start does): a run terminated by hand wrote no terminal event, and would otherwise hold
+its slot until the next start from the CLI or the API.
 """
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 from temporalio import activity
+from temporalio.client import Client
 
 from activities.capsule_runs import InputPolicy, prepare_capsule_run
 from activities.errors import to_application_error
@@ -35,18 +41,22 @@ class ScheduleActivities:
         claims: ScheduleClaims,
         policies: Callable[[str], InputPolicy],
         admissions: AdmissionStore,
+        reconcile: Callable[[Client, AdmissionStore, str], Awaitable[object]] | None = None,
     ) -> None:
         self._artifacts = artifacts
         self._capsules = capsules
         self._claims = claims
         self._policies = policies  # a tenant's input locations, read when a time comes
         self._admissions = admissions
+        self._reconcile = reconcile  # workers/quotas.reconcile: the worker's client is at hand
 
     @activity.defn(name=SCHEDULE_PREPARE)
-    def prepare(self, inp: SchedulePrepareInput) -> SchedulePrepareResult:
+    async def prepare(self, inp: SchedulePrepareInput) -> SchedulePrepareResult:
         """The capsule run of the scheduled time, or the run that already holds it."""
         try:
-            return self._prepare(inp)
+            if self._reconcile is not None:
+                await self._reconcile(activity.client(), self._admissions, inp.scope.tenant)
+            return await asyncio.to_thread(self._prepare, inp)
         except ForgeError as exc:
             raise to_application_error(exc) from None
 

@@ -41,7 +41,7 @@ from activities.webhook_delivery import WebhookActivities
 from compiler.ladder.secrets.mask import mask_text
 from compiler.plan.context import ProfileLayers
 from schemas import names
-from workers import logmask
+from workers import logmask, quotas
 from workers.capsule_runs import input_policy
 from workers.guard_recorder import recording
 from workers.settings import Settings
@@ -171,6 +171,7 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         services.claims,
         lambda tenant: input_policy(settings, services.tenant_settings.get(tenant)),
         services.admissions,
+        quotas.reconcile,
     )
     webhooks = WebhookActivities(
         OutboundClient(), settings.webhook_allow_ips, server_signing_key(settings)

@@ -9,7 +9,7 @@ from schemas.run import RunResult
 from tests.workflows.engine import engine
 from tests.workflows.test_schedule_input_locations import ACME, acme_capsule
 from tests.workflows.test_schedules import finished, request, results, roots, sales
-from workers import schedules
+from workers import quotas, schedules
 
 
 async def test_a_scheduled_run_is_refused_or_capped_by_its_tenants_quota(
@@ -46,3 +46,34 @@ async def test_a_scheduled_run_is_refused_or_capped_by_its_tenants_quota(
         done = await eng.client.get_workflow_handle(ran.run_id, result_type=RunResult).result()
         assert done.budget.limits.max_tokens == 700
         await schedules.act(eng.client, eng.services.claims, ACME, "quota-nightly", "delete")
+
+
+async def test_a_scheduled_time_frees_the_slot_of_a_run_that_ended_unseen(
+    temporal_env, task_queue, tmp_path
+):
+    """A run that closed without its terminal event (terminated by hand, or never started)
+    holds its admission until someone reconciles with Temporal: the scheduled time does, as
+    every CLI and API start does, and is admitted to the freed slot."""
+    async with engine(
+        temporal_env, tmp_path / "home", task_queue, settings=roots(tmp_path, task_queue)
+    ) as eng:
+        await acme_capsule(eng, tmp_path)
+        own = tmp_path / "acme"
+        sales(own / "sales.csv", "acme")
+        with open_tenant_settings(eng.settings.database_url) as store:
+            change = SettingsChange(add_roots=(str(own),), max_concurrent_runs=1)
+            store.update("acme", change, actor="t")
+        lost = "run-20261127-000000-abcdef-t" + "0" * 8  # admitted, never known to Temporal
+        stale = datetime.now(UTC) - quotas.START_GRACE - timedelta(minutes=1)
+        eng.services.admissions.admit("acme", lost, None, stale)
+        assert eng.services.admissions.live("acme") == [lost]  # the one slot is taken
+        req = request("freed-nightly", str(own / "sales.csv"), cron="0 * * * *")
+        await schedules.create(eng.client, task_queue, eng.services.capsules, ACME, req)
+        at = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=1)
+        window = (at - timedelta(minutes=30), at + timedelta(minutes=30))
+        await schedules.backfill(eng.client, eng.services.claims, ACME, "freed-nightly", *window)
+        [ran] = await results(eng.client, await finished(eng.client, "scheduled-freed-nightly-", 1))
+        assert not isinstance(ran, str), ran  # admitted, not refused at the quota
+        assert ran.status == "completed", ran
+        assert lost not in eng.services.admissions.live("acme")
+        await schedules.act(eng.client, eng.services.claims, ACME, "freed-nightly", "delete")
