@@ -2,25 +2,34 @@
 refused, the time fails naming the quota (and stays claimed); admitted, its token budget is
 capped at what the tenant has left for the day."""
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from activities.store.tenant_settings import SettingsChange, open_tenant_settings
 from schemas.run import RunResult
-from tests.workflows.engine import engine
+from tests.workflows.engine import Engine, engine
 from tests.workflows.test_schedule_input_locations import ACME, acme_capsule
 from tests.workflows.test_schedules import finished, request, results, roots, sales
 from workers import quotas, schedules
 
 
-async def test_a_scheduled_run_is_refused_or_capped_by_its_tenants_quota(
-    temporal_env, task_queue, tmp_path
-):
-    async with engine(
-        temporal_env, tmp_path / "home", task_queue, settings=roots(tmp_path, task_queue)
-    ) as eng:
+@asynccontextmanager
+async def acme_engine(temporal_env, task_queue, tmp_path) -> AsyncIterator[tuple[Engine, Path]]:
+    """An engine with acme's capsule, and acme's sales file in its own input root."""
+    home = tmp_path / "home"
+    async with engine(temporal_env, home, task_queue, settings=roots(tmp_path, task_queue)) as eng:
         await acme_capsule(eng, tmp_path)
         own = tmp_path / "acme"
         sales(own / "sales.csv", "acme")
+        yield eng, own
+
+
+async def test_a_scheduled_run_is_refused_or_capped_by_its_tenants_quota(
+    temporal_env, task_queue, tmp_path
+):
+    async with acme_engine(temporal_env, task_queue, tmp_path) as (eng, own):
 
         def quota(**change: object) -> None:
             with open_tenant_settings(eng.settings.database_url) as store:
@@ -54,12 +63,7 @@ async def test_a_scheduled_time_frees_the_slot_of_a_run_that_ended_unseen(
     """A run that closed without its terminal event (terminated by hand, or never started)
     holds its admission until someone reconciles with Temporal: the scheduled time does, as
     every CLI and API start does, and is admitted to the freed slot."""
-    async with engine(
-        temporal_env, tmp_path / "home", task_queue, settings=roots(tmp_path, task_queue)
-    ) as eng:
-        await acme_capsule(eng, tmp_path)
-        own = tmp_path / "acme"
-        sales(own / "sales.csv", "acme")
+    async with acme_engine(temporal_env, task_queue, tmp_path) as (eng, own):
         with open_tenant_settings(eng.settings.database_url) as store:
             change = SettingsChange(add_roots=(str(own),), max_concurrent_runs=1)
             store.update("acme", change, actor="t")
