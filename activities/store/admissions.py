@@ -7,7 +7,8 @@ tenant has left for the UTC day when it starts (never more than it asked for), s
 cross the daily quota mid-way; the day counts what ended runs used and the ceilings of live
 ones. A run ends when its terminal event is appended (`end_on_terminal_events`, called by the
 event store in the same transaction), or when reconciliation finds its workflow closed
-(workers/quotas.py: a terminated run writes no event).
+(workers/quotas.py: a terminated run writes no event); it then counts the tokens its model
+calls used, as its budget counted them.
 
 Only tenants with a quota are admitted: a tenant without one writes no row.
 """
@@ -17,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from sqlalchemy import Engine, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
@@ -27,6 +27,7 @@ from activities.store.migrate import open_migrated
 from activities.store.records import utc
 from activities.store.tables import events, run_admissions, tenant_settings
 from activities.store.tenancy import scoped
+from compiler.budget import LedgerError, usage_from_events
 from schemas.budget import MODEL_CALLED
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
@@ -176,7 +177,7 @@ class AdmissionStore:
     def end(self, tenant_id: str, run_id: str, now: datetime) -> None:
         """Mark a run ended (its workflow closed without a terminal event, e.g. terminated)."""
         with scoped(self._engine, tenant_id, write=True) as conn:
-            _end(conn, tenant_id, run_id, now, None)
+            _end(conn, tenant_id, run_id, now)
 
     def extend(self, tenant_id: str, run_id: str, tokens: int, now: datetime) -> bool:
         """Raise a live admitted run's ceiling by `tokens` from the day's quota.
@@ -234,14 +235,11 @@ class AdmissionStore:
 def end_on_terminal_events(conn: Connection, drafts: Sequence[EventDraft]) -> None:
     """End the admissions of runs whose terminal event is in `drafts` (same transaction).
 
-    Called by the event store as it appends; the tokens a run used are its cost line when
-    the event has one, else the sum of its model.called.v1 events.
+    Called by the event store as it appends (see `_end` for the tokens counted).
     """
     for draft in drafts:
         if draft.type in _TERMINAL and draft.run_id:
-            _end(
-                conn, draft.scope.tenant, draft.run_id, draft.timestamp, _cost_tokens(draft.payload)
-            )
+            _end(conn, draft.scope.tenant, draft.run_id, draft.timestamp)
 
 
 def open_admissions(database_url: str) -> AdmissionStore:
@@ -319,27 +317,24 @@ def _tokens_today(conn: Connection, tenant_id: str, now: datetime) -> int:
     )
 
 
-def _end(conn: Connection, tenant_id: str, run_id: str, now: datetime, tokens: int | None) -> None:
+def _end(conn: Connection, tenant_id: str, run_id: str, now: datetime) -> None:
+    """Mark the run's admission ended with the tokens it used.
+
+    Used is what its budget counted: every billed token of its model.called.v1 events (the
+    ledger compiler/budget.py sums; the terminal event's cost line is not usage). A ledger that
+    cannot be read leaves tokens_used empty, so the run counts its whole ceiling against the day.
+    """
     where = (_A.tenant_id == tenant_id, _A.run_id == run_id, _A.ended_at.is_(None))
     if conn.execute(select(_A.run_id).where(*where)).first() is None:
         return  # not admitted under a quota, or already ended
-    if tokens is None:
-        tokens = _called_tokens(conn, tenant_id, run_id)
-    conn.execute(update(run_admissions).where(*where).values(ended_at=now, tokens_used=tokens))
-
-
-def _cost_tokens(payload: Any) -> int | None:
-    cost = payload.get("cost") if isinstance(payload, dict) else None
-    if not isinstance(cost, dict):
-        return None
-    return int(cost.get("input_tokens", 0)) + int(cost.get("output_tokens", 0))
-
-
-def _called_tokens(conn: Connection, tenant_id: str, run_id: str) -> int:
     c = events.c
-    payloads = conn.execute(
-        select(c.payload).where(
+    calls = conn.execute(
+        select(c.event_id, c.type, c.payload).where(
             c.tenant_id == tenant_id, c.run_id == run_id, c.type == MODEL_CALLED
         )
-    ).scalars()
-    return sum(int(p.get("input_tokens", 0)) + int(p.get("output_tokens", 0)) for p in payloads)
+    )
+    try:
+        used: int | None = usage_from_events(calls).tokens
+    except LedgerError:
+        used = None
+    conn.execute(update(run_admissions).where(*where).values(ended_at=now, tokens_used=used))

@@ -20,6 +20,7 @@ from tests.store.postgres import postgres_server, two_role_database
 __all__ = ["postgres_server"]
 
 NOW = datetime(2026, 11, 27, 15, 30, tzinfo=UTC)
+FINALIZED = {"cost": {"input_tokens": 0, "output_tokens": 0, "usd": 0.0}}  # as run__finalize writes
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -119,11 +120,29 @@ def test_an_ended_run_frees_its_slot_and_returns_what_it_did_not_use(url, store)
     assert store.admit("acme", "run-1", 8_000, NOW) == 8_000
     with pytest.raises(QuotaExceeded, match="1 of its 1 concurrent runs"):
         store.admit("acme", "run-2", 1_000, NOW)
-    cost = {"cost": {"input_tokens": 1_500, "output_tokens": 500}}
-    record(url, "run-1", "run:run-1", "run.completed.v1", cost)  # its terminal event ends it
+    call = {"model": "m", "input_tokens": 1_500, "output_tokens": 500, "cost_usd": 0.01}
+    record(url, "run-1", "step:run-1:a", "model.called.v1", call)
+    record(url, "run-1", "run:run-1", "run.completed.v1", FINALIZED)  # its terminal event ends it
     assert store.live("acme") == []
     assert store.usage("acme", NOW).tokens_today == 2_000
     assert store.admit("acme", "run-2", None, NOW) == 8_000
+
+
+def test_an_ended_run_counts_every_billed_token_of_its_model_calls(url, store):
+    """The day counts what the run's budget counted (cache tokens too), not the terminal
+    event's cost line, which run__finalize writes as zero; an unreadable ledger counts the
+    run's whole ceiling."""
+    quota(url, "acme", max_tokens_per_day=100_000)
+    store.admit("acme", "run-1", 10_000, NOW)
+    call = {"model": "m", "input_tokens": 1_000, "output_tokens": 200, "cache_read_tokens": 300,
+            "cache_creation_tokens": 500, "cost_usd": 0.01}  # fmt: skip
+    record(url, "run-1", "step:run-1:a", "model.called.v1", call)
+    record(url, "run-1", "run:run-1", "run.failed.v1", FINALIZED)
+    assert store.usage("acme", NOW).tokens_today == 2_000
+    store.admit("acme", "run-2", 10_000, NOW)
+    record(url, "run-2", "step:run-2:a", "model.called.v1", {"model": "m"})  # no token counts
+    store.end("acme", "run-2", NOW)
+    assert store.usage("acme", NOW).tokens_today == 12_000
 
 
 def test_a_terminated_run_is_ended_with_the_tokens_its_model_calls_used(url, store):
