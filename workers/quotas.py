@@ -51,15 +51,18 @@ async def precheck(client: Client, store: AdmissionStore, tenant: str) -> None:
     """Refuse, writing nothing, a start the tenant's quotas would refuse now.
 
     For work done before admission that should not be done for a refused request (the API
-    copies S3 inputs into the tenant's store); `admitted` still decides, atomically.
+    copies S3 inputs into the tenant's store); `admitted` still decides, atomically, and
+    reconciles first. So this asks Temporal only when the stored count refuses: a run that
+    closed without its terminal event may be what holds the slot or the tokens.
 
     Raises:
         QuotaExceeded: the tenant is at a quota.
     """
-    if not (await asyncio.to_thread(store.limits, tenant)).any:
-        return
-    await reconcile(client, store, tenant)
-    await asyncio.to_thread(store.check, tenant, datetime.now(UTC))
+    try:
+        await asyncio.to_thread(store.check, tenant, datetime.now(UTC))
+    except QuotaExceeded:
+        await reconcile(client, store, tenant)
+        await asyncio.to_thread(store.check, tenant, datetime.now(UTC))
 
 
 @asynccontextmanager

@@ -88,3 +88,18 @@ async def test_the_daily_token_cap_is_applied_when_a_run_starts(api):
         await finished(http, run_id)
         # The cancelled run used no tokens: the day's count gives its ceiling back.
         assert (await http.get("/v1/quota")).json()["tokens_left"] == 1_500
+
+
+async def test_a_slot_held_by_a_run_terminated_by_hand_is_freed_for_the_next_start(api):
+    """A terminated run writes no terminal event: its admission still counts until Temporal is
+    asked. A start that the stored count would refuse asks it before refusing."""
+    quota(api, "acme", max_concurrent_runs=1)
+    async with api.client(role="operator") as http:
+        held = await live_run(http)
+        refused = await http.post("/v1/runs", json={"plan": plain_plan()})
+        assert refused.status_code == 429, refused.text  # it is live: the slot is taken
+        await api.eng.client.get_workflow_handle(held).terminate("test: a run killed by hand")
+        started = await http.post("/v1/runs", json={"plan": plain_plan()})
+        assert started.status_code == 201, started.text
+        usage = (await http.get("/v1/quota")).json()
+        assert usage["live_runs"] == [started.json()["run_id"]]
