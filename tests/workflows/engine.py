@@ -2,6 +2,7 @@
 
 import asyncio
 import concurrent.futures
+import io
 import json
 import sys
 from collections.abc import AsyncIterator
@@ -21,7 +22,7 @@ from tests.support.events import catalogue_problems
 from workers import runs
 from workers.plugin import ForgePlugin
 from workers.settings import Settings
-from workers.worker import Services, build_worker
+from workers.worker import ForgeWorker, Services, build_worker
 from workflows.run import CompiledRunWorkflow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,6 +87,28 @@ async def forge_client(env: WorkflowEnvironment) -> Client:
     )
 
 
+SHUTDOWN_S = 60
+
+
+@asynccontextmanager
+async def bounded_shutdown(worker: ForgeWorker) -> AsyncIterator[ForgeWorker]:
+    """The worker, whose shutdown fails the test after SHUTDOWN_S with every task's stack."""
+    await worker.__aenter__()
+    try:
+        yield worker
+    finally:
+        try:
+            async with asyncio.timeout(SHUTDOWN_S):
+                await worker.__aexit__(None, None, None)
+        except TimeoutError:
+            stacks = io.StringIO()
+            for task in asyncio.all_tasks():
+                task.print_stack(file=stacks)
+            raise AssertionError(
+                f"the worker did not shut down in {SHUTDOWN_S} s; tasks:\n{stacks.getvalue()}"
+            ) from None
+
+
 @asynccontextmanager
 async def engine(
     env: WorkflowEnvironment, home: Path, task_queue: str, *, settings: Settings | None = None
@@ -95,7 +118,7 @@ async def engine(
     client = await forge_client(env)
     try:
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            async with build_worker(client, settings, services, pool):
+            async with bounded_shutdown(build_worker(client, settings, services, pool)):
                 eng = Engine(client, settings, services)
                 yield eng
     except BaseException:

@@ -60,6 +60,18 @@ async def finished(client: Client, prefix: str, n: int, timeout_s: float = 120) 
     raise AssertionError(f"{len(closed)} of {n} scheduled runs of {prefix} closed")
 
 
+async def settled(client: Client, prefix: str, timeout_s: float = 120) -> None:
+    """Wait until no scheduled workflow whose id starts with `prefix` runs (each waits for its
+    capsule run): a test that stops its worker then stops it with no activity in flight."""
+    query = 'WorkflowType = "ScheduledCapsuleWorkflow" AND ExecutionStatus = "Running"'
+    for _ in range(int(timeout_s * 4)):
+        running = [wf.id async for wf in client.list_workflows(query) if wf.id.startswith(prefix)]
+        if not running:
+            return
+        await asyncio.sleep(0.25)
+    raise AssertionError(f"scheduled runs of {prefix} still running: {running}")
+
+
 async def results(client: Client, closed: list[str]) -> list[ScheduledRunResult | str]:
     found: list[ScheduledRunResult | str] = []
     for entry in closed:
@@ -179,6 +191,7 @@ async def test_every_fires_and_pause_unpause_trigger(temporal_env, task_queue, t
         await handle.unpause()
         assert not (await handle.describe()).schedule.state.paused
         await handle.delete()
+        await settled(eng.client, "scheduled-fast-")  # the worker stops with nothing in flight
 
 
 async def test_a_berlin_cron_fires_at_nine_local_across_the_spring_change(
