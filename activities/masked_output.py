@@ -1,6 +1,6 @@
 """Credentials masked in text a process wrote, kept until they are recorded as events.
 
-A log line, a failure, a CLI line: the places that mask such text (workers/logmask.py,
+A log line, a failure, a CLI line: the places that mask such text (workers/process/logmask.py,
 activities/errors.py, the CLI's error lines) have no event store at hand, and some run where no
 I/O may happen (a failure converted inside a workflow task). So they `note` what they masked
 here, with the Temporal workflow it happened in and the scope the process acts for (guard

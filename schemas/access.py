@@ -1,8 +1,8 @@
 """Who may do what (issue 19): tenants, API keys, roles and the permissions each role holds.
 
-Every request to the HTTP API is made with a key; every CLI command acts locally as the
-tenant's administrator. Both reach the same `authorize` (workers/access.py) with a Principal:
-the tenant it acts for, its role, and the actor its events carry.
+Every request to the HTTP API is made with a key; every CLI command acts locally as the tenant's
+administrator. Both reach the same `authorize` (workers/services/access.py) with a Principal: the
+tenant it acts for, its role, and the actor its events carry.
 """
 
 from typing import Literal

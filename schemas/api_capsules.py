@@ -13,7 +13,7 @@ from schemas.api import InputRef, ParamValue
 from schemas.base import FrozenModel
 from schemas.capsule import CAPSULE_NAME_PATTERN
 from schemas.plan import ScalarType
-from schemas.scheduled import SCHEDULE_NAME_PATTERN
+from schemas.schedules import SCHEDULE_NAME_PATTERN
 
 __all__ = [
     "BackfillRequest",

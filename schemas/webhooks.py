@@ -3,7 +3,7 @@
 A webhook hears the tenant's events of the types it names, from the moment it was registered
 (never history). Each (webhook, event) is one delivery, with one delivery id that a receiver
 sees on every retry (`webhook-id`), signed per the Standard Webhooks spec with a secret that
-is shown once, at registration, and never stored (workers/webhook_keys.py derives it).
+is shown once, at registration, and never stored (workers/services/webhook_keys.py derives it).
 """
 
 import hashlib

@@ -9,7 +9,7 @@ from datetime import timedelta
 import temporalio.client
 from temporalio.testing import WorkflowEnvironment
 
-from workers.devserver import find_binary
+from workers.process.devserver import find_binary
 from workflows.policies import TENANT_ATTRIBUTE
 
 # The SDK's 5 s default is too tight for a cold sqlite start on a loaded CI runner.

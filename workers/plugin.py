@@ -13,9 +13,9 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.errors import ForgeFailureConverter
 from schemas import names
 from schemas.errors import RunFailure
-from workers.tenant_guard import TenantGuard
+from workers.process.tenant_guard import TenantGuard
 from workflows.run import CompiledRunWorkflow
-from workflows.scheduled import ScheduledCapsuleWorkflow
+from workflows.scheduled_capsule import ScheduledCapsuleWorkflow
 from workflows.webhooks import WebhookDeliveryWorkflow
 
 # Modules the workflow sandbox may share with the host instead of re-importing per run.
@@ -91,7 +91,7 @@ class ForgePlugin(SimplePlugin):
         """The base configuration, and the tenant guard on every Forge worker.
 
         Added here rather than as SimplePlugin's `interceptors`: those are shared with the
-        client, and the guard is a worker's alone (workers/tenant_guard.py).
+        client, and the guard is a worker's alone (workers/process/tenant_guard.py).
         """
         config = super().configure_worker(config)
         config["interceptors"] = [*config.get("interceptors", []), TenantGuard()]

@@ -1,6 +1,6 @@
 """WebhookDelivery: one event POSTed to one webhook, retried by Temporal, then recorded.
 
-The dispatcher (workers/webhook_dispatch.py) starts it under a workflow id made from the
+The dispatcher (workers/process/webhook_dispatch.py) starts it under a workflow id made from the
 webhook and the event, so however many pollers see the event, it is delivered once. The POST
 is webhooks__send under webhook_retry; what came of it is one event in the tenant's
 `webhooks:<tenant>` stream, caused by the event delivered: webhook.delivered.v1 with the

@@ -7,15 +7,15 @@ from typing import Any
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.codeact import ModelServices
 from activities.errors import step_failure
-from activities.sandbox.harness import StepFailure
-from activities.steps.attempt import StepAttempt, StepServices, step_stream
-from activities.steps.cleanup import REMOVER
-from activities.steps.heartbeats import Heartbeats
-from activities.steps.ledger import AttemptLog, recorded_usage
+from activities.harness.attempt import StepAttempt, StepServices, step_stream
+from activities.harness.cleanup import REMOVER
+from activities.harness.codeact_session import ModelServices
+from activities.harness.heartbeats import Heartbeats
+from activities.harness.ledger import AttemptLog, recorded_usage
+from activities.harness.run_attempt import run_attempt
+from activities.harness.steps import StepFailure
 from activities.steps.plans import CompiledPlans
-from activities.steps.run_attempt import run_attempt
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from activities.store.skills_registry import SkillRegistry

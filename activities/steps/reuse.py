@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 from temporalio import activity
 
-from activities.steps.attempt import step_stream
+from activities.harness.attempt import step_stream
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from schemas.artifacts import Provenance

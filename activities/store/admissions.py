@@ -7,7 +7,7 @@ tenant has left for the UTC day when it starts (never more than it asked for), s
 cross the daily quota mid-way; the day counts what ended runs used and the ceilings of live
 ones. A run ends when its terminal event is appended (`end_on_terminal_events`, called by the
 event store in the same transaction), or when reconciliation finds its workflow closed
-(workers/quotas.py: a terminated run writes no event); it then counts the tokens its model
+(workers/services/quotas.py: a terminated run writes no event); it then counts the tokens its model
 calls used, as its budget counted them.
 
 Only tenants with a quota are admitted: a tenant without one writes no row.

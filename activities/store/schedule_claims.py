@@ -30,7 +30,7 @@ from activities.store.tables import schedule_claims, schedule_forces
 from activities.store.tenancy import scoped
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
-from schemas.schedule import Claim, ClaimCounts, ClaimRecord
+from schemas.schedule_claims import Claim, ClaimCounts, ClaimRecord
 from schemas.scope import Scope
 
 __all__ = [

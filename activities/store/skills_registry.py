@@ -1,6 +1,6 @@
 """The database skill registry: tenants' SKILL.md packages, versioned, stored by content.
 
-A package is read the way `activities.typelib.load_skills` reads one (through
+A package is read the way `activities.compile.typelib.load_skills` reads one (through
 `compiler.recipes.skillpack.skill_package`, so validation is identical), but as low-trust input:
 symlinks, special files, oversized files and oversized packages are refused, and every file goes
 to the content-addressed artifact store before it is parsed, so what is validated is exactly what

@@ -2,7 +2,7 @@
 
 A webhook's `cursor` is the tenant_seq of the last event handed to it for delivery. It starts
 at the tenant's head when the webhook is registered, so a new webhook hears what happens from
-then on, never the tenant's history; the dispatcher (workers/webhook_dispatch.py) moves it
+then on, never the tenant's history; the dispatcher (workers/process/webhook_dispatch.py) moves it
 forward only, after it started the deliveries up to there. Removing a webhook stamps
 `deleted_at`: it stops hearing, and its record and its deliveries stay readable.
 """

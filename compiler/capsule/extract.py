@@ -1,11 +1,11 @@
 """Extraction, pure part: a completed run's record becomes a capsule's content (seed 000 §8.2).
 
-The caller (workers/capsules.py) reads the run's events, receipts and compiled plan and hands
-them over as a RunRecord; this module decides whether the run may become a capsule and what the
-capsule holds. A refusal names every reason at once: a run that did not complete, a step with
-no verified completion, a step whose postflight receipt shows an output that did not verify or a
-file its contract does not declare, a step reused from another run, a structural step that has
-no model-written code, a parameter no step read.
+The caller (workers/services/capsules.py) reads the run's events, receipts and compiled plan and
+hands them over as a RunRecord; this module decides whether the run may become a capsule and what
+the capsule holds. A refusal names every reason at once: a run that did not complete, a step with no
+verified completion, a step whose postflight receipt shows an output that did not verify or a file
+its contract does not declare, a step reused from another run, a structural step that has no
+model-written code, a parameter no step read.
 """
 
 from collections.abc import Mapping, Sequence

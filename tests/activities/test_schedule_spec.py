@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from temporalio.client import ScheduleOverlapPolicy
 
-from activities.schedules.spec import (
+from activities.schedules.options import (
     OVERLAP,
     ScheduleInvalid,
     check_cron,

@@ -9,9 +9,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from activities.schedules import templates
-from activities.schedules.spec import ScheduleInvalid
-from activities.schedules.templates import ISO_FORMAT, check_template, has_placeholders, render
+from activities.schedules import input_templates as templates
+from activities.schedules.input_templates import (
+    ISO_FORMAT,
+    check_template,
+    has_placeholders,
+    render,
+)
+from activities.schedules.options import ScheduleInvalid
 
 BERLIN = "Europe/Berlin"
 S3 = "s3://bucket/timesheets/{scheduled:%Y-%m-%d}/time_entries.csv"

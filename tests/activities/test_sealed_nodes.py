@@ -2,7 +2,7 @@
 
 from datetime import UTC, datetime
 
-from activities.capsules import sealed_nodes
+from activities.capsules.instantiate import sealed_nodes
 from activities.store.artifacts import LocalArtifactStore
 from compiler.capsule.seal import capsule_hash
 from schemas.capsule import CapsuleVersion

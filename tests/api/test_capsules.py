@@ -8,7 +8,7 @@ import uuid
 from schemas.scope import Scope
 from tests.api.test_runs import counting_plan, finished
 from tests.workflows.plans import code_step, plan
-from workers.schedules import schedule_id
+from workers.services.schedules import schedule_id
 from workflows.policies import TENANT_ATTRIBUTE
 
 

@@ -9,7 +9,7 @@ import pytest
 from schemas.run import RunInput
 from schemas.scope import Scope, tenant_tag
 from tests.api.test_runs import counting_plan
-from workers import runs
+from workers.services import runs
 from workers.settings import Settings
 
 PLAIN = re.compile(r"run-\d{8}-\d{6}-[0-9a-f]{6}")

@@ -32,7 +32,7 @@ from tests.bench import (
     bench_sandbox,
     bench_tenancy,
 )
-from workers.runtime import tune_gc
+from workers.process.runtime import tune_gc
 
 BENCHES = (
     bench_compile,

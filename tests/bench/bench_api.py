@@ -20,7 +20,7 @@ answer. That answer is the earliest observable signal that the workflow resumed:
 a Temporal update whose handler appends gate.decided.v1 (through the events__append activity)
 before it returns, so a 200 means the workflow ran on the decision and recorded it (checked in
 the event store after each run). The gated step's own step.started.v1 is no earlier signal: a
-short attempt's start is written with its end (activities/steps/ledger.py: `flush_later`).
+short attempt's start is written with its end (activities/harness/ledger.py: `flush_later`).
 Reported alongside: the same decision sent as the Temporal update itself (`execute_update`
 with the worker's client, no HTTP), GATE_RUNS runs interleaved with the HTTP ones, which shows
 how much of the figure is Temporal's; and from the same POST until `GET /v1/runs/{id}` (a

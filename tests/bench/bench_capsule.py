@@ -35,7 +35,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from activities.typelib import load_library, load_profiles
+from activities.compile.typelib import load_library, load_profiles
 from compiler.plan.context import CompileContext
 from schemas.run import RunResult
 from schemas.tenant_settings import TenantSettings
@@ -53,9 +53,9 @@ from tests.workflows.test_capsules import (
     services,
 )
 from tests.workflows.test_model_runs import OBJECTIVE
-from workers import runs
-from workers.capsule_runs import input_policy, prepare_capsule_run
-from workers.capsules import extract_run
+from workers.services import runs
+from workers.services.capsule_runs import input_policy, prepare_capsule_run
+from workers.services.capsules import extract_run
 
 SOURCE_RUNS = 5  # timed source runs, and as many timed sealed runs
 ROWS = 400  # rows of every sales table, source and sealed alike

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from activities.typelib import load_library, load_profiles
+from activities.compile.typelib import load_library, load_profiles
 from compiler.hashing import sha256_of
 from compiler.plan.context import CompileContext
 from compiler.plan.parse import parse_candidate

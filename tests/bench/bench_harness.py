@@ -26,15 +26,15 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
-from activities.sandbox import harness
+from activities.compile.typelib import load_profiles
+from activities.harness import run_attempt as attempt_steps
+from activities.harness import steps as harness
+from activities.harness.ledger import AttemptLog
 from activities.sandbox.runner import run_sandboxed
 from activities.steps import activity as step_activity
-from activities.steps import run_attempt as attempt_steps
 from activities.steps.activity import StepActivities
-from activities.steps.ledger import AttemptLog
 from activities.steps.plans import CompiledPlans
 from activities.store.events import EventStore
-from activities.typelib import load_profiles
 from tests.bench.bench_sandbox import default_limits
 from tests.temporal_env import temporal_test_env
 from tests.workflows.engine import Engine, engine

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from activities.sandbox.receipts import HASH_BUFFER, hash_file
+from activities.harness.receipts import HASH_BUFFER, hash_file
 
 SIZE = 1 << 30
 BLOCK = 16 << 20

@@ -7,9 +7,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from activities.compile.typelib import load_profiles
 from activities.sandbox.runner import SandboxLimits, run_sandboxed
 from activities.sandbox.step_runtime import RUNTIME_DIR
-from activities.typelib import load_profiles
 
 N = 30
 GOAL_RATIO = 1.6

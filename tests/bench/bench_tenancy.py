@@ -27,7 +27,7 @@ from schemas.run import AppendEventsInput
 from schemas.scope import Scope
 from tests.bench.bench_ladder import _median_ms
 from tests.bench.report import run_alone
-from workers.tenant_guard import named_tenants
+from workers.process.tenant_guard import named_tenants
 
 NOW = datetime(2026, 11, 27, 12, tzinfo=UTC)
 BATCH = 20

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from activities.typelib import load_library, load_profiles
+from activities.compile.typelib import load_library, load_profiles
 from compiler.errors import CompilerError
 from compiler.plan.context import CompileContext, ProfileLayers
 from compiler.plan.parse import parse_candidate

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from activities.typelib import load_prices, load_profiles
+from activities.compile.typelib import load_prices, load_profiles
 from compiler import budget
 from compiler.errors import PackError
 from schemas.budget import (

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from activities.typelib import STDLIB_DIR, load_library, pack_documents
+from activities.compile.typelib import STDLIB_DIR, load_library, pack_documents
 from compiler.errors import PackError
 from compiler.typesystem.library import LibraryDocument, build_library
 

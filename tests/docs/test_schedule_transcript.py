@@ -37,7 +37,7 @@ from workers.settings import Settings
 
 PAGE = ROOT / "docs" / "cli-schedules.md"
 NAME = "billing-weekly"
-SCHEDULE_ID = f"forge-default:{NAME}"  # workers/schedules.py schedule_id, default tenant
+SCHEDULE_ID = f"forge-default:{NAME}"  # workers/services/schedules.py schedule_id, default tenant
 RUN_ID = re.compile(rf"sched-{NAME}-\d{{8}}-\d{{6}}-[0-9a-f]{{8}}")
 NEXT = re.compile(r"^  next: (.*)$", re.MULTILINE)
 WEEK_TEMPLATE = ".forge/demo/weeks/{scheduled:%G-W%V}/"

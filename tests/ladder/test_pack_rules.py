@@ -2,7 +2,7 @@
 
 import pytest
 
-from activities.typelib import load_library
+from activities.compile.typelib import load_library
 from compiler.ladder import run_ladder
 from compiler.ladder.packs import contract_from_domain_pack
 

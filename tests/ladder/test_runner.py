@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from activities.typelib import load_library
+from activities.compile.typelib import load_library
 from compiler.ladder import (
     STAGE_IDS,
     DateTransform,

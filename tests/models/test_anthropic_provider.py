@@ -438,7 +438,7 @@ def thinking_request(*messages: Message) -> ModelRequest:
 
 
 def assistant_turn(response: ModelResponse) -> Message:
-    """The assistant message the Code-Act executor sends back (activities/executor.py,
+    """The assistant message the Code-Act executor sends back (activities/harness/codeact.py,
     `_assistant`): the response's content as it came, minus empty text blocks."""
     kept = [b for b in response.content if not (isinstance(b, TextBlock) and not b.text)]
     return Message(role="assistant", content=kept or [TextBlock(text="(no text)")])

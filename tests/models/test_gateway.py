@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from activities.compile.typelib import load_prices
 from activities.models.anthropic import AnthropicProvider
 from activities.models.base import ModelError, Provider
 from activities.models.config import providers_from_env
@@ -16,7 +17,6 @@ from activities.models.script import Script, ScriptInvalid, prompt_hash
 from activities.models.scripted import ScriptedProvider
 from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.events import EventStore, open_event_store
-from activities.typelib import load_prices
 from compiler.budget import usage_from_events
 from schemas.budget import MODEL_CALLED, ModelCalled
 from schemas.models import (

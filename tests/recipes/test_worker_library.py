@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-import activities.recipes as recipes_module
-from activities.recipes import RecipeActivities
+import activities.recipes.match as recipes_module
+from activities.recipes.match import RecipeActivities
 from activities.store.artifacts import LocalArtifactStore
 from activities.store.events import open_event_store
 from compiler.recipes.disk import load_library
@@ -58,10 +58,10 @@ def test_a_changed_recipe_file_is_read_again(tmp_path, loads):
 def test_a_worker_whose_default_profile_rejects_the_warm_up_plan_still_starts(
     tmp_path, monkeypatch, caplog
 ):
-    import activities.compile as compile_module
-    from activities.compile import CompileActivities
-    from activities.typelib import load_library as load_types
-    from activities.typelib import load_profiles
+    import activities.compile.passes as compile_module
+    from activities.compile.passes import CompileActivities
+    from activities.compile.typelib import load_library as load_types
+    from activities.compile.typelib import load_profiles
     from compiler.errors import CompilerError
     from schemas.diagnostics import Diagnostic
 

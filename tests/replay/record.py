@@ -39,7 +39,7 @@ from tests.workflows.test_budgets import (
 )
 from tests.workflows.test_gates import OPS as OPS_GATE
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
-from workers import runs
+from workers.services import runs
 from workers.settings import Settings
 from workflows.run import CompiledRunWorkflow
 
@@ -236,7 +236,7 @@ SCENARIOS["model_planned"] = _model_planned
 async def _capsule_sealed(eng: Engine, tmp: Path) -> WorkflowHandle:
     """The billing demo's capsule on its data again: capsule__instantiate, no compile passes."""
     from tests.workflows.test_capsules import prepare, services
-    from workers.capsules import extract_run
+    from workers.services.capsules import extract_run
 
     inputs = billing_inputs(tmp)
     source = await (await eng.start(billing_plan(), inputs)).result()
@@ -253,8 +253,8 @@ async def _scheduled_once(eng: Engine, tmp: Path) -> WorkflowHandle:
 
     from tests.workflows.test_capsules import services
     from tests.workflows.test_schedules import PLAN, request, sales
-    from workers import schedules
-    from workers.capsules import extract_run
+    from workers.services import schedules
+    from workers.services.capsules import extract_run
 
     source = await eng.run(PLAN, {"sales": sales(tmp / "seed" / "sales.csv", "seed")})
     extract_run(services(eng), Scope.default(), source.run_id, "counter")

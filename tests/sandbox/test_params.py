@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from activities.sandbox.harness import StepFailure
-from activities.sandbox.workspace import ensure_layout
-from activities.steps.params import (
+from activities.harness.params import (
     PARAMS_READ_FILE,
     PARAMS_READ_MAX,
     params_read,
     step_params,
     write_params,
 )
+from activities.harness.steps import StepFailure
+from activities.sandbox.workspace import ensure_layout
 from schemas.error_codes import ErrorCode
 from schemas.plan import ParameterDecl
 from tests.sandbox.runner.support import run

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.sandbox.receipts import (
+from activities.harness.receipts import (
     NotRegularFileError,
     build_receipt,
     detect_placeholders,

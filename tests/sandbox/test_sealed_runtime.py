@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from activities.compile.typelib import load_profiles
+from activities.harness.steps import Executor, launch
 from activities.sandbox import step_runtime
 from activities.sandbox.bwrap import _TOP_LEVEL
-from activities.sandbox.harness import Executor, launch
 from activities.sandbox.runner import SandboxLimits, SandboxUnavailable, run_sandboxed
 from activities.sandbox.step_runtime import RUNTIME_DIR, StepRuntimeError, expected_digest
-from activities.typelib import load_profiles
 from tests.support.sandbox import needs_bwrap
 from tests.upgrade_check import lock_pins
 

@@ -8,8 +8,8 @@ from temporalio import workflow
 
 from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES
 from schemas import names
-from workers import worker
 from workers.plugin import ForgePlugin, activity_definition_name
+from workers.process import worker
 from workers.settings import Settings
 from workflows.core import WORKFLOW_NAME
 from workflows.run import CompiledRunWorkflow

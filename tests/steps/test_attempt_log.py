@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from activities.harness.ledger import AttemptLog
 from activities.sandbox.bridge import BridgeLedger
-from activities.steps.ledger import AttemptLog
 from activities.store.artifacts import LocalArtifactStore
 from activities.store.events import EventStore, open_event_store
 from schemas.events import SYSTEM_ACTOR, EventDraft

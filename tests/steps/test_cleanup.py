@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from activities.steps.cleanup import Remover
+from activities.harness.cleanup import Remover
 
 
 def attempt_dir(root: Path, step: str, name: str) -> Path:

@@ -4,7 +4,7 @@ import contextvars
 import threading
 import time
 
-from activities.steps import heartbeats as hb
+from activities.harness import heartbeats as hb
 
 ATTEMPT: contextvars.ContextVar[str] = contextvars.ContextVar("attempt", default="?")
 

@@ -1,7 +1,7 @@
 """The executor pack's surfaced tools are compiled once per (pack, run context), and stay exact."""
 
-from activities.context_packs import load_context_packs
-from activities.steps import surfacing
+from activities.harness import surfacing
+from activities.models.context_packs import load_context_packs
 from compiler.context import compile_context
 from schemas.context import InvokeRequest, RunContext
 

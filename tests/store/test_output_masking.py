@@ -21,8 +21,8 @@ from compiler.ladder.secrets.mask import mask_text
 from schemas.events import EventDraft
 from schemas.guard import GUARD_OUTPUT_MASKED
 from schemas.scope import Scope
-from workers import logmask
-from workers.guard_recorder import record_now
+from workers.process import logmask
+from workers.process.guard_recorder import record_now
 
 SECRET = github_token("ghp", "Z9yXw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0")  # checksum and all
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.recipes_fitness import (
+from activities.compile.typelib import STDLIB_DIR
+from activities.recipes.fitness import (
     RUN_COMPLETED,
     RUN_FAILED,
     RUN_STARTED,
@@ -17,7 +18,6 @@ from activities.recipes_fitness import (
     recipe_fitness,
 )
 from activities.store.events import EventStore, open_event_store
-from activities.typelib import STDLIB_DIR
 from compiler.recipes import load_library, match
 from schemas.budget import MODEL_CALLED
 from schemas.events import EventDraft

@@ -21,7 +21,7 @@ from activities.store.schedule_claims import (
 from activities.store.tables import metadata, schedule_claims
 from activities.store.tenancy import scoped
 from schemas.error_codes import ErrorCode
-from schemas.schedule import Claim, ClaimCounts
+from schemas.schedule_claims import Claim, ClaimCounts
 from schemas.scope import Scope
 
 NIGHTLY = "nightly-billing"

@@ -16,7 +16,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import func, select, update
 
-from activities.skills_materialize import SkillGovernanceError, skill_dirs_for
+from activities.compile.typelib import STDLIB_DIR, load_library, load_skills
+from activities.harness.skills import SkillGovernanceError, skill_dirs_for
 from activities.store.artifacts import LocalArtifactStore, parse_digest
 from activities.store.migrate import head_revision, upgrade
 from activities.store.skills_registry import (
@@ -30,7 +31,6 @@ from activities.store.skills_registry import (
 )
 from activities.store.tables import metadata, skills
 from activities.store.tenancy import scoped
-from activities.typelib import STDLIB_DIR, load_library, load_skills
 from schemas.profile import SkillPolicy
 from schemas.scope import Scope
 

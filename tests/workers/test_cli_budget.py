@@ -5,7 +5,7 @@ import asyncio
 from schemas.budget import BudgetLimits
 from tests.workflows.engine import engine
 from tests.workflows.test_budgets import PER_STEP, independent, profile, seed_usage, wait_status
-from workers import runs
+from workers.services import runs
 
 
 async def test_blocked_run_shown_and_extended_from_the_cli(cli, temporal_env, task_queue, tmp_path):

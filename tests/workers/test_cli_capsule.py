@@ -16,7 +16,7 @@ from unittest import mock
 import pytest
 from temporalio.exceptions import ApplicationError
 
-from activities.capsules import CapsuleActivities
+from activities.capsules.instantiate import CapsuleActivities
 from activities.store.artifacts import parse_digest
 from schemas.capsule import CapsuleInstantiateInput, CapsuleRunSpec
 from schemas.error_codes import ErrorCode
@@ -25,9 +25,9 @@ from schemas.scope import Scope
 from schemas.tenant_settings import TenantSettings
 from tests.workflows.engine import BILLING
 from tests.workflows.test_capsules import billing_data
-from workers.capsule_runs import input_policy, prepare_capsule_run
+from workers.process.worker import Services
+from workers.services.capsule_runs import input_policy, prepare_capsule_run
 from workers.settings import Settings
-from workers.worker import Services
 
 PLAN = BILLING / "frozen-plan.json"
 SCOPE = Scope.default()

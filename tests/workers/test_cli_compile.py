@@ -8,9 +8,9 @@ import yaml
 from typer.testing import CliRunner
 
 from schemas.compiled import CompiledPlan
-from workers import runs
 from workers.cli import app
 from workers.cli.common import compile_context
+from workers.services import runs
 
 ROOT = Path(__file__).resolve().parents[2]
 PLAN = ROOT / "examples" / "billing-audit" / "plan.json"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.workflows.engine import engine
 from tests.workflows.test_gates import gated_plan, pending_gate
-from workers.devserver import find_binary
+from workers.process.devserver import find_binary
 
 
 async def test_inbox_approve_and_refusals_from_the_cli(cli, temporal_env, task_queue, tmp_path):

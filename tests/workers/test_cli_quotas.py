@@ -58,7 +58,7 @@ async def test_reconciling_ends_a_run_temporal_never_heard_of_only_after_the_gra
     from datetime import UTC, datetime
 
     from activities.store.admissions import open_admissions
-    from workers import quotas
+    from workers.services import quotas
 
     url = f"sqlite:///{tmp_path / 'forge.db'}"
     with open_tenant_settings(url) as store:

@@ -11,8 +11,8 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
+from activities.compile.typelib import STDLIB_DIR
 from activities.store.events import open_event_store
-from activities.typelib import STDLIB_DIR
 from compiler.recipes import import_skill, load_library
 from schemas.events import EventDraft
 from schemas.recipes import RUN_TAGGED

@@ -5,10 +5,10 @@ import re
 
 from typer.testing import CliRunner
 
-from activities.webhook_signing import webhook_secret
+from activities.webhooks.signing import webhook_secret
 from workers.cli import app
+from workers.services.webhook_keys import KEY_FILE, server_signing_key
 from workers.settings import Settings
-from workers.webhook_keys import KEY_FILE, server_signing_key
 
 
 def forge(*args: str):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from workers.devserver import DevServer, DevServerError, ensure_address, find_binary
+from workers.process.devserver import DevServer, DevServerError, ensure_address, find_binary
 from workers.settings import Settings
 
 

@@ -7,8 +7,8 @@ import pytest
 from pydantic import ValidationError
 
 from activities.store.artifacts import LocalArtifactStore
+from workers.process.worker import Services
 from workers.settings import Settings, SettingsError
-from workers.worker import Services
 
 
 def test_defaults_without_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,8 +10,8 @@ from schemas.run import RunInput
 from schemas.scope import Scope
 from tests.workflows.engine import engine
 from tests.workflows.test_gates import gated_plan
-from workers import runs
-from workers.devserver import find_binary
+from workers.process.devserver import find_binary
+from workers.services import runs
 from workers.settings import Settings
 from workflows.policies import TENANT_ATTRIBUTE
 

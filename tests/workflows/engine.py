@@ -19,10 +19,10 @@ from schemas.events import Event
 from schemas.run import RunInput, RunResult
 from schemas.scope import Scope
 from tests.support.events import catalogue_problems
-from workers import runs
 from workers.plugin import ForgePlugin
+from workers.process.worker import ForgeWorker, Services, build_worker
+from workers.services import runs
 from workers.settings import Settings
-from workers.worker import ForgeWorker, Services, build_worker
 from workflows.run import CompiledRunWorkflow
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,15 +15,15 @@ import pytest
 from temporalio.client import WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
+from activities.compile.typelib import load_profiles
 from activities.store.events import EventStore
-from activities.typelib import load_profiles
 from schemas.budget import MODEL_CALLED, TOOL_CALLED, BudgetLimits, ExtendBudgetInput
 from schemas.events import Actor, EventDraft
 from schemas.run import RunStatusView
 from tests.workflows.engine import engine, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
-from workers import runs
+from workers.services import runs
 from workflows.run import CompiledRunWorkflow
 
 OPS = Actor(id="ana", name="Ana Ops", role="ops", kind="human")

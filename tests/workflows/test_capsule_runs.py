@@ -18,8 +18,8 @@ from tests.workflows.test_gates import decision, gated_plan, pending_gate
 from tests.workflows.test_model_runs import OBJECTIVE, SALES
 from tests.workflows.test_model_runs import SCRIPT as MODEL_RUN_SCRIPT
 from tests.workflows.test_params import MODEL_CODE, PLANNED
-from workers import runs
-from workers.capsules import extract_run
+from workers.services import runs
+from workers.services.capsules import extract_run
 from workflows.run import CompiledRunWorkflow
 
 __all__ = ["moto_endpoint"]  # the S3 server fixture, shared with tests/store

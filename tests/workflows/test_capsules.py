@@ -23,14 +23,14 @@ from tests.workflows.engine import BILLING, Engine, billing_plan, engine
 from tests.workflows.model_env import executor, model_engine, run_python, text
 from tests.workflows.plans import code_step
 from tests.workflows.test_model_runs import OBJECTIVE, PLAN
-from workers import runs
-from workers.capsule_runs import (
+from workers.services import runs
+from workers.services.capsule_runs import (
     CapsuleRun,
     InputLocationRefused,
     input_policy,
     prepare_capsule_run,
 )
-from workers.capsules import CapsuleServices, extract_run
+from workers.services.capsules import CapsuleServices, extract_run
 from workflows.run import CompiledRunWorkflow
 
 SCOPE = Scope.default()
@@ -52,7 +52,7 @@ def billing_data(tmp: Path, seed: int) -> dict[str, Path]:
 
 
 def services(eng: Engine) -> CapsuleServices:
-    from activities.typelib import load_library
+    from activities.compile.typelib import load_library
 
     return CapsuleServices(
         events=eng.services.events,

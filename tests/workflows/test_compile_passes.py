@@ -7,9 +7,9 @@ import pytest
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from activities.compile import CompileActivities
+from activities.compile.passes import CompileActivities
+from activities.compile.typelib import load_library, load_profiles
 from activities.store.artifacts import LocalArtifactStore
-from activities.typelib import load_library, load_profiles
 from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES, PASSES, activity_name
 from schemas.artifacts import ArtifactRef
 from schemas.budget import Usage

@@ -97,7 +97,7 @@ async def test_fork_bomb_is_contained(temporal_env, task_queue, tmp_path):
 
 @pytest.mark.parametrize("loop", ["while True:\n    pass\n", "import time\ntime.sleep(3600)\n"])
 async def test_endless_step_is_killed_at_the_wall_clock(temporal_env, task_queue, tmp_path, loop):
-    from activities.typelib import load_profiles
+    from activities.compile.typelib import load_profiles
 
     layers, _ = load_profiles()
     profile = layers.builtin["default"].model_dump(mode="json")
@@ -177,7 +177,7 @@ def reading_plan() -> dict:
 
 async def test_missing_required_input_fails_closed(temporal_env, task_queue, tmp_path):
     from schemas.run import RunInput
-    from workers import runs
+    from workers.services import runs
 
     doc = reading_plan()
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
@@ -197,7 +197,7 @@ async def test_output_shape_failures_retry_under_the_same_contract(
 ):
     import yaml
 
-    from activities.typelib import STDLIB_DIR
+    from activities.compile.typelib import STDLIB_DIR
     from workers.settings import Settings
 
     packs = tmp_path / "packs" / "policies"
@@ -240,7 +240,7 @@ async def test_a_slow_harness_phase_never_starts_a_second_attempt(
 ):
     import time
 
-    from activities.sandbox import harness
+    from activities.harness import steps as harness
 
     original = harness.postflight
 
@@ -272,7 +272,7 @@ async def test_a_planted_symlink_fails_the_step(temporal_env, task_queue, tmp_pa
 async def test_an_input_of_another_tenant_is_missing_not_read(temporal_env, task_queue, tmp_path):
     """A run of globex handed a reference acme stored fails closed: the bytes are never read."""
     from schemas.run import RunInput
-    from workers import runs
+    from workers.services import runs
 
     doc = reading_plan()
     acme, globex = Scope(tenant="acme"), Scope(tenant="globex")

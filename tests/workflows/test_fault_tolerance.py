@@ -15,10 +15,10 @@ from schemas.run import RunInput
 from schemas.scope import Scope
 from tests.workflows.engine import forge_client, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
-from workers import runs
-from workers.devserver import DevServer
+from workers.process.devserver import DevServer
+from workers.process.worker import Services
+from workers.services import runs
 from workers.settings import Settings
-from workers.worker import Services
 
 # Ticks into its workspace for 12 s: a killed attempt's sandbox must die long before that.
 SLOW = (
@@ -174,7 +174,7 @@ def engine_on(settings: Settings):
         import concurrent.futures
 
         from tests.workflows.engine import Engine
-        from workers.worker import build_worker
+        from workers.process.worker import build_worker
 
         services = Services.from_settings(settings)
         client = await runs.connect(settings)

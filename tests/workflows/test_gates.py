@@ -5,7 +5,7 @@ import asyncio
 import pytest
 from temporalio.client import WorkflowUpdateFailedError
 
-from activities.typelib import load_profiles
+from activities.compile.typelib import load_profiles
 from schemas.events import Actor
 from schemas.run import DecideGateInput, GateState
 from tests.workflows.engine import engine

@@ -9,7 +9,7 @@ from temporalio.client import WorkflowHandle
 from tests.workflows.engine import engine
 from tests.workflows.test_fault_tolerance import engine_on
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
-from workers.devserver import DevServer
+from workers.process.devserver import DevServer
 from workers.settings import Settings
 from workflows.run import CompiledRunWorkflow
 

@@ -1,6 +1,6 @@
 """Long plans continue as new past the history threshold, carrying step state forward."""
 
-from activities.typelib import load_profiles
+from activities.compile.typelib import load_profiles
 from tests.workflows.engine import engine
 from tests.workflows.plans import lanes
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from activities.typelib import load_profiles
+from activities.compile.typelib import load_profiles
 from schemas.budget import BudgetLimits, ExtendBudgetInput
 from schemas.events import Actor
 from schemas.scope import Scope

@@ -15,8 +15,8 @@ from temporalio.api.enums.v1 import PendingActivityState
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.exceptions import ApplicationError
 
+from activities.compile.typelib import load_library, load_profiles
 from activities.store.events import EventStore
-from activities.typelib import load_library, load_profiles
 from compiler.plan.context import CompileContext
 from schemas import names
 from schemas.scope import Scope
@@ -25,9 +25,9 @@ from tests.workflows.model_env import executor, model_engine, run_python, text, 
 from tests.workflows.test_evaluator_runs import RUBRIC, report_plan
 from tests.workflows.test_model_runs import OBJECTIVE, ONE_STEP, SALES, TOTALS_CODE
 from tests.workflows.test_model_runs import RUBRIC as PLAN_RUBRIC
-from workers import queues
+from workers.process.worker import Services, build_worker, known_providers, worker_plan
+from workers.services import queues
 from workers.settings import Settings
-from workers.worker import Services, build_worker, known_providers, worker_plan
 
 
 async def pending(handle: WorkflowHandle, events: EventStore, activity: str) -> Any:

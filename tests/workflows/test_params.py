@@ -182,7 +182,7 @@ async def test_the_planner_declares_parameters_and_the_executor_is_told_to_read_
 
 
 def test_the_planner_is_shown_the_values_the_user_gave():
-    from activities.planner import parameters_text
+    from activities.compile.planner import parameters_text
 
     shown = parameters_text({"cutoff": "2026-01-31", "limit": "5"})
     assert "declare in `parameters` every value the user might change" in shown

@@ -8,7 +8,7 @@ from schemas.budget import BudgetLimits
 from schemas.scope import DEFAULT_TENANT
 from tests.workflows.engine import engine
 from tests.workflows.test_budgets import PER_STEP, independent, seed_usage
-from workers import runs
+from workers.services import runs
 
 
 async def test_a_completed_run_counts_what_its_budget_counted_against_the_day(

@@ -62,8 +62,8 @@ async def test_resume_reuses_completed_steps_and_reruns_the_rest(
 def test_reuse_refuses_changed_contracts_inputs_and_missing_outputs(tmp_path):
     from activities.steps.reuse import ReuseActivities
     from schemas.run import ReusableStep, ReuseInput
+    from workers.process.worker import Services
     from workers.settings import Settings
-    from workers.worker import Services
 
     services = Services.from_settings(Settings(home=tmp_path / "home"))
     out = services.artifacts.put_bytes(

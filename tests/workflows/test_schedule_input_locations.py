@@ -10,8 +10,8 @@ from schemas.scope import Scope
 from tests.workflows.engine import Engine, engine
 from tests.workflows.test_capsules import SCOPE
 from tests.workflows.test_schedules import capsule, finished, request, results, roots, sales
-from workers import schedules
-from workers.capsules import import_version
+from workers.services import schedules
+from workers.services.capsules import import_version
 
 ACME = Scope.of_tenant("acme")
 

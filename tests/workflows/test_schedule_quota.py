@@ -12,7 +12,7 @@ from schemas.run import RunResult
 from tests.workflows.engine import Engine, engine
 from tests.workflows.test_schedule_input_locations import ACME, acme_capsule
 from tests.workflows.test_schedules import finished, request, results, roots, sales
-from workers import quotas, schedules
+from workers.services import quotas, schedules
 
 
 @asynccontextmanager

@@ -11,13 +11,13 @@ from temporalio.client import Client, WorkflowExecutionStatus
 
 from activities.store.artifacts_s3 import s3_client
 from schemas.run import RunResult
-from schemas.scheduled import ScheduledRunResult
+from schemas.schedules import ScheduledRunResult
 from tests.store.s3 import CREDENTIALS, moto_endpoint, use_test_credentials
 from tests.workflows.engine import Engine, engine
 from tests.workflows.plans import code_step
 from tests.workflows.test_capsules import SCOPE, output, services
-from workers import schedules
-from workers.capsules import extract_run
+from workers.services import schedules
+from workers.services.capsules import extract_run
 from workers.settings import Settings
 
 __all__ = ["moto_endpoint"]  # the S3 server fixture, shared with tests/store

@@ -1,6 +1,6 @@
 """The HTTP API (`forge api`): FastAPI under /v1, OpenAPI at /openapi.json, docs without a CDN.
 
-Every route is authenticated by an API key and authorized by its role (workers/access.py),
+Every route is authenticated by an API key and authorized by its role (workers/services/access.py),
 answers errors as RFC 9457 problem+json (workers/api/problems.py), and acts through the same
 code as the CLI.
 """
@@ -18,12 +18,13 @@ from fastapi.staticfiles import StaticFiles
 from temporalio.client import Client
 
 from compiler.ladder.secrets.mask import mask_text
-from workers import logmask, runs
 from workers.api import artifacts, capsules, gates, keys, problems, quota, schedules, webhooks
 from workers.api import runs as run_routes
 from workers.api.context import ApiContext
 from workers.api.limits import UploadLimit
-from workers.guard_recorder import recording
+from workers.process import logmask
+from workers.process.guard_recorder import recording
+from workers.services import runs
 from workers.settings import Settings
 
 __all__ = ["ROUTERS", "create_app"]

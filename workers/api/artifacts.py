@@ -23,10 +23,10 @@ from schemas.errors import ForgeError
 from schemas.event_catalogue import STEP_RECEIPT_POSTFLIGHT, STEP_RECEIPT_PREFLIGHT
 from schemas.event_ids import stream_id
 from schemas.receipts import Receipt
-from workers.access import Principal
 from workers.api.auth import Ctx, requires
 from workers.api.problems import problem_responses
 from workers.api.runs import RunNotFound, tenant_run
+from workers.services.access import Principal
 
 __all__ = ["router"]
 

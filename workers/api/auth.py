@@ -8,8 +8,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from activities.store.access import Unauthenticated
 from schemas.access import Permission
-from workers.access import Principal, authorize, of_key
 from workers.api.context import ApiContext
+from workers.services.access import Principal, authorize, of_key
 
 __all__ = ["Ctx", "context", "principal", "requires"]
 

@@ -1,9 +1,9 @@
 """`/v1/capsules`: every `forge capsule` verb for other services, and the headless capsule run.
 
-`POST /v1/capsules/{name}/versions/{version}/runs` is seed 000 §8.5's headless execution: the
-sealed plan runs on new inputs with the given parameters, no planning. The code is the CLI's:
-workers/capsules.py (extract), activities/capsule_runs.py (a run), the capsule bundle (export,
-import), compiler/capsule/diff.py (diff).
+`POST /v1/capsules/{name}/versions/{version}/runs` is seed 000 §8.5's headless execution: the sealed
+plan runs on new inputs with the given parameters, no planning. The code is the CLI's:
+workers/services/capsules.py (extract), activities/capsules/prepare_run.py (a run), the capsule
+bundle (export, import), compiler/capsule/diff.py (diff).
 """
 
 import asyncio
@@ -15,23 +15,23 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 
-from activities import capsule_runs
+from activities.capsules import prepare_run as capsule_runs
 from activities.store.capsule_bundle import export_bytes, export_capsule
 from schemas.api import RunAccepted
 from schemas.api_capsules import CapsuleExtract, CapsuleList, CapsuleRunRequest, CapsuleSummary
 from schemas.capsule import CapsuleDiff, CapsuleVersion
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
-from workers import quotas, runs
-from workers.access import Principal
 from workers.api.auth import Ctx, requires
 from workers.api.context import ApiContext
 from workers.api.idempotency import IdempotencyKey, once
 from workers.api.inputs import located, param_strings
 from workers.api.problems import problem_responses
 from workers.api.runs import tenant_run
-from workers.capsule_runs import input_policy
-from workers.capsules import (
+from workers.services import quotas, runs
+from workers.services.access import Principal
+from workers.services.capsule_runs import input_policy
+from workers.services.capsules import (
     MAX_EXPORT_BYTES,
     CapsuleServices,
     diff_versions,

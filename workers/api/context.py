@@ -4,13 +4,13 @@ from dataclasses import dataclass
 
 from temporalio.client import Client
 
+from activities.compile.typelib import load_library, load_profiles
 from activities.store.access import AccessStore, open_access_store
 from activities.store.idempotency import IdempotencyStore, open_idempotency_store
-from activities.typelib import load_library, load_profiles
 from compiler.plan.context import CompileContext
+from workers.process.worker import Services
+from workers.services.webhook_keys import server_signing_key
 from workers.settings import Settings
-from workers.webhook_keys import server_signing_key
-from workers.worker import Services
 
 __all__ = ["ApiContext"]
 

@@ -14,12 +14,12 @@ from fastapi.responses import JSONResponse
 
 from schemas.api import DecisionRequest, GateItem, GateList
 from schemas.run import GateDecision
-from workers import gates
-from workers.access import Principal
 from workers.api.auth import Ctx, requires
 from workers.api.idempotency import IdempotencyKey, once
 from workers.api.problems import problem_responses
 from workers.api.runs import RunNotFound, tenant_run
+from workers.services import gates
+from workers.services.access import Principal
 
 __all__ = ["router"]
 

@@ -18,8 +18,8 @@ from pydantic import BaseModel
 
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
-from workers.access import Principal
 from workers.api.context import ApiContext
+from workers.services.access import Principal
 
 __all__ = ["IdempotencyKey", "once"]
 

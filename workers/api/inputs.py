@@ -1,10 +1,10 @@
 """A run's inputs over HTTP: uploads the tenant stored, or S3 objects it may read.
 
-An input names content, never a place on the server: `sha256:<hex>` of an upload in the
-tenant's artifact store (`POST /v1/uploads`), optionally with the file name it should carry,
-or `s3://BUCKET/KEY` in a bucket Forge reads inputs from. Uploads are materialized as files in
-a fresh temporary directory and handed to the same submission code the CLI uses
-(workers/runs.py, activities/capsule_runs.py); `file://` and paths are refused before anything.
+An input names content, never a place on the server: `sha256:<hex>` of an upload in the tenant's
+artifact store (`POST /v1/uploads`), optionally with the file name it should carry, or
+`s3://BUCKET/KEY` in a bucket Forge reads inputs from. Uploads are materialized as files in a fresh
+temporary directory and handed to the same submission code the CLI uses (workers/services/runs.py,
+activities/capsules/prepare_run.py); `file://` and paths are refused before anything.
 """
 
 import re
@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
-from activities.capsule_runs import InputPolicy, local_copy
+from activities.capsules.prepare_run import InputPolicy, local_copy
 from activities.store.artifacts import ArtifactStore
 from schemas.api import InputRef, ParamValue, UploadRef
 from schemas.error_codes import ErrorCode

@@ -8,9 +8,9 @@ from fastapi import APIRouter, Depends
 from schemas.access import ApiKey, IssuedKey
 from schemas.api import KeyCreate, KeyList
 from schemas.scope import Actor
-from workers.access import Principal
 from workers.api.auth import Ctx, requires
 from workers.api.problems import problem_responses
+from workers.services.access import Principal
 
 __all__ = ["router"]
 

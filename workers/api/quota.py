@@ -7,10 +7,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends
 
 from schemas.quota import QuotaUsage
-from workers import quotas
-from workers.access import Principal
 from workers.api.auth import Ctx, requires
 from workers.api.problems import problem_responses
+from workers.services import quotas
+from workers.services.access import Principal
 
 __all__ = ["router"]
 

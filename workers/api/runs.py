@@ -1,7 +1,7 @@
 """`/v1/runs`: start a run, list the tenant's runs, follow one, cancel it, read its events.
 
-Submission is workers/runs.py, the CLI's own code: a plan compiles here first (a rejected plan
-never reaches Temporal), inputs are stored in the tenant's artifact store, the run starts with
+Submission is workers/services/runs.py, the CLI's own code: a plan compiles here first (a rejected
+plan never reaches Temporal), inputs are stored in the tenant's artifact store, the run starts with
 the key's actor in its scope. Another tenant's run answers 404, as one that does not exist.
 """
 
@@ -19,14 +19,14 @@ from schemas.errors import ForgeError
 from schemas.event_catalogue import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
 from schemas.events import Event
 from schemas.run import RunInput
-from workers import quotas, runs
-from workers.access import Principal
 from workers.api.auth import Ctx, requires
 from workers.api.context import ApiContext
 from workers.api.idempotency import IdempotencyKey, once
 from workers.api.inputs import materialized, param_strings
 from workers.api.problems import problem_responses
-from workers.capsule_runs import input_policy
+from workers.services import quotas, runs
+from workers.services.access import Principal
+from workers.services.capsule_runs import input_policy
 
 __all__ = ["RunNotFound", "router", "tenant_run"]
 

@@ -1,4 +1,4 @@
-"""`/v1/schedules`: every `forge schedule` verb for other services (workers/schedules.py).
+"""`/v1/schedules`: every `forge schedule` verb for other services (workers/services/schedules.py).
 
 A schedule's input templates name S3 objects only (`s3://bucket/{scheduled:%Y-%m-%d}/x.csv`):
 the API reads no paths on the server.
@@ -18,14 +18,14 @@ from schemas.api_capsules import (
 )
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
-from schemas.scheduled import ScheduleView
-from workers import schedules
-from workers.access import Principal
+from schemas.schedules import ScheduleView
 from workers.api.auth import Ctx, requires
 from workers.api.context import ApiContext
 from workers.api.idempotency import IdempotencyKey, once
 from workers.api.inputs import param_strings
 from workers.api.problems import problem_responses
+from workers.services import schedules
+from workers.services.access import Principal
 
 __all__ = ["router"]
 

@@ -2,7 +2,7 @@
 
 The signing secret is in the registration's answer only (a replay of that request under its
 Idempotency-Key repeats the answer, secret included); lists and reads never show it, and the
-database never holds it: it is derived from the server's key (workers/webhook_keys.py).
+database never holds it: it is derived from the server's key (workers/services/webhook_keys.py).
 Another tenant's webhook answers 404, as one that does not exist.
 """
 
@@ -12,7 +12,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
-from activities.webhook_signing import webhook_secret
+from activities.webhooks.signing import webhook_secret
 from schemas.webhooks import (
     WEBHOOK_DELIVERED,
     WEBHOOK_FAILED,
@@ -23,10 +23,10 @@ from schemas.webhooks import (
     WebhookDeliveryList,
     WebhookList,
 )
-from workers.access import Principal
 from workers.api.auth import Ctx, requires
 from workers.api.idempotency import IdempotencyKey, once
 from workers.api.problems import problem_responses
+from workers.services.access import Principal
 
 __all__ = ["router"]
 

@@ -4,7 +4,6 @@ import typer
 import typer.main
 
 from schemas.errors import ForgeError
-from workers import logmask
 from workers.cli.access import keys_app, tenants_app
 from workers.cli.api import api_cmd
 from workers.cli.artifacts import artifacts_cmd, receipts_cmd
@@ -27,7 +26,8 @@ from workers.cli.skills import skills_app
 from workers.cli.status import cancel_cmd, runs_cmd, status_cmd, watch_cmd
 from workers.cli.tenant_settings import tenants_show, tenants_update
 from workers.cli.webhooks import webhooks_app
-from workers.runtime import tune_gc
+from workers.process import logmask
+from workers.process.runtime import tune_gc
 
 app = typer.Typer(
     name="forge",

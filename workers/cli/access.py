@@ -16,8 +16,8 @@ from rich.table import Table
 from activities.store.access import AccessStore, open_access_store
 from schemas.access import ROLES
 from schemas.scope import DEFAULT_TENANT, Actor
-from workers.access import authorize, local
 from workers.cli.common import TenantOption, fail, one_line_errors, out, scope_of, settings
+from workers.services.access import authorize, local
 
 __all__ = ["keys_app", "tenants_app"]
 

@@ -14,9 +14,9 @@ from temporalio.service import RPCError
 from activities.store.admissions import QuotaExceeded, open_admissions
 from schemas.budget import BudgetState, ExtendBudgetInput
 from schemas.events import Actor
-from workers import runs
 from workers.cli.common import fail, out, refusal, settings
-from workers.runs import connect
+from workers.services import runs
+from workers.services.runs import connect
 from workflows.run import CompiledRunWorkflow
 
 budget_app = typer.Typer(

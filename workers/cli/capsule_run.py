@@ -11,8 +11,6 @@ from schemas.capsule import CapsuleVersion
 from schemas.plan import ScalarType
 from schemas.run import RunResult
 from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
-from workers import capsule_runs
-from workers.capsules import CapsuleServices, extract_run
 from workers.cli.common import (
     ProjectOption,
     TenantOption,
@@ -24,7 +22,9 @@ from workers.cli.common import (
     temporal_client,
 )
 from workers.cli.run import run_started
-from workers.worker import Services
+from workers.process.worker import Services
+from workers.services import capsule_runs
+from workers.services.capsules import CapsuleServices, extract_run
 
 __all__ = ["capsule_extract_cmd", "capsule_run_cmd"]
 

@@ -16,17 +16,17 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 
 from activities import masked_output
+from activities.compile.typelib import load_library, load_profiles
 from activities.store.events import open_event_store
 from activities.store.output_masking import record_noted
-from activities.typelib import load_library, load_profiles
 from compiler.errors import CompilerError, PackError
 from compiler.ladder.secrets.mask import mask_text
 from compiler.plan.context import CompileContext
 from schemas.diagnostics import Diagnostic
 from schemas.errors import ForgeError
 from schemas.scope import DEFAULT_TENANT, SCOPE_ID_PATTERN, Scope
-from workers import runs
-from workers.devserver import DevServerError
+from workers.process.devserver import DevServerError
+from workers.services import runs
 from workers.settings import Settings, SettingsError
 
 out = Console()

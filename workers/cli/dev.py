@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from workers.devserver import DevServer, DevServerError, DevServerStatus
+from workers.process.devserver import DevServer, DevServerError, DevServerStatus
 from workers.settings import Settings, SettingsError
 
 __all__ = ["dev_app"]

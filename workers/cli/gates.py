@@ -13,10 +13,10 @@ from schemas.errors import ForgeError
 from schemas.events import Actor
 from schemas.run import Decision
 from schemas.scope import DEFAULT_TENANT
-from workers.access import local
 from workers.cli.common import TenantOption, fail, out, scope_of, settings
-from workers.gates import decide, pending_gates
-from workers.runs import connect
+from workers.services.access import local
+from workers.services.gates import decide, pending_gates
+from workers.services.runs import connect
 
 
 def _age(since: datetime) -> str:
@@ -71,7 +71,7 @@ def _decide(
     contract_hash: str | None,
     tenant: str,
 ) -> None:
-    """The decision, sent as the API sends it (workers.gates.decide) by the tenant's local admin."""
+    """The decision, sent as the API sends it (services.gates.decide), by the local admin."""
     s = settings()
     scope = scope_of(tenant)
     if not reason.strip():

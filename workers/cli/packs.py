@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from activities.typelib import load_library, load_profiles
+from activities.compile.typelib import load_library, load_profiles
 from compiler.errors import PackError
 from compiler.typesystem.library import TypeLibrary
 from schemas.base import FrozenModel

@@ -12,7 +12,7 @@ from rich.table import Table
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from activities.recipes_fitness import fitness_lookup, library_dirs, recipe_fitness
+from activities.recipes.fitness import fitness_lookup, library_dirs, recipe_fitness
 from activities.store.errors import StoreError
 from activities.store.events import open_event_store
 from compiler.recipes import (

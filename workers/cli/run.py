@@ -16,7 +16,6 @@ from compiler.errors import CompilerError
 from compiler.plan.params import ParameterInvalid, parse_assignments
 from schemas.run import RunInput
 from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
-from workers import queues, runs
 from workers.cli.common import (
     ProjectOption,
     TenantOption,
@@ -31,9 +30,10 @@ from workers.cli.common import (
     temporal_client,
 )
 from workers.cli.views import follow
-from workers.resume import resume_input
+from workers.process.worker import ForgeWorker, Services, build_worker
+from workers.services import queues, runs
+from workers.services.resume import resume_input
 from workers.settings import Settings
-from workers.worker import ForgeWorker, Services, build_worker
 
 
 def _parse_inputs(pairs: list[str]) -> dict[str, Path]:

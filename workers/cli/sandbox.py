@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from activities.compile.typelib import load_profiles
 from activities.sandbox.runner import (
     SandboxLimits,
     SandboxResult,
@@ -20,7 +21,6 @@ from activities.sandbox.runner import (
     run_sandboxed,
 )
 from activities.sandbox.workspace import prepare_workspace_root
-from activities.typelib import load_profiles
 from compiler.errors import PackError
 from schemas.profile import SandboxPolicy
 from workers.cli.common import err, fail, fail_error, out, settings

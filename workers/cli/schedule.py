@@ -8,13 +8,13 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from activities.schedules.spec import ScheduleInvalid
-from schemas.scheduled import ScheduleView
+from activities.schedules.options import ScheduleInvalid
+from schemas.schedules import ScheduleView
 from schemas.scope import DEFAULT_TENANT
-from workers import schedules
 from workers.cli.common import TenantOption, one_line_errors, out, scope_of, settings
 from workers.cli.common import temporal_client as client_for
-from workers.worker import Services
+from workers.process.worker import Services
+from workers.services import schedules
 
 __all__ = ["schedule_app"]
 

@@ -14,6 +14,7 @@ from rich.table import Table
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
+from activities.compile.typelib import STDLIB_DIR, load_library
 from activities.store.artifacts import open_artifact_store
 from activities.store.errors import StoreError
 from activities.store.skills_registry import (
@@ -24,7 +25,6 @@ from activities.store.skills_registry import (
     open_skill_registry,
     registry_skills_for,
 )
-from activities.typelib import STDLIB_DIR, load_library
 from compiler.errors import PackError
 from schemas.scope import DEFAULT_TENANT
 from schemas.skills import SkillPackage

@@ -10,12 +10,12 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
 
 from schemas.event_catalogue import RUN_FAILED
-from workers import runs
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out, settings, temporal_client
 from workers.cli.views import follow, recipe_lines, run_outcome, steps_table, view_lines
+from workers.process.worker import Services
+from workers.services import runs
 from workers.settings import Settings
-from workers.worker import Services
 from workflows.run import CompiledRunWorkflow
 
 

@@ -14,11 +14,11 @@ from temporalio.service import RPCError
 
 from activities.store.errors import StoreError
 from schemas.run import RecipeView, RunResult, RunStatusView, StepState
-from workers import runs
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out
+from workers.process.worker import Services
+from workers.services import runs
 from workers.settings import Settings
-from workers.worker import Services
 from workflows.run import CompiledRunWorkflow
 
 EXIT_RUN_FAILED = 1

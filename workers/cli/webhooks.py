@@ -1,7 +1,7 @@
 """`forge webhooks create|list|delete`: a tenant's webhooks, as its administrator on this machine.
 
-The same store and checks as `/v1/webhooks`. The signing secret is printed once, at creation;
-it derives from the server's key (workers/webhook_keys.py), so this command must see the same
+The same store and checks as `/v1/webhooks`. The signing secret is printed once, at creation; it
+derives from the server's key (workers/services/webhook_keys.py), so this command must see the same
 FORGE_HOME or FORGE_WEBHOOK_SIGNING_KEY as the workers that deliver.
 """
 
@@ -13,12 +13,12 @@ from rich.table import Table
 
 from activities.store.access import open_access_store
 from activities.store.webhooks import WebhookStore, open_webhook_store
-from activities.webhook_signing import webhook_secret
+from activities.webhooks.signing import webhook_secret
 from schemas.scope import DEFAULT_TENANT
 from schemas.webhooks import WEBHOOK_EVENTS
-from workers.access import authorize, local
 from workers.cli.common import TenantOption, one_line_errors, out, scope_of, settings
-from workers.webhook_keys import server_signing_key
+from workers.services.access import authorize, local
+from workers.services.webhook_keys import server_signing_key
 
 __all__ = ["webhooks_app"]
 

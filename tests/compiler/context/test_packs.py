@@ -2,7 +2,7 @@
 
 import pytest
 
-from activities.context_packs import load_context_packs
+from activities.models.context_packs import load_context_packs
 from compiler.context import ContextError, compile_context, parse_pack
 from schemas.context import InvokeRequest
 from tests.compiler.context.build import pack_data, ref, rule, run_ctx

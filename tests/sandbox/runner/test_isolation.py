@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from activities.compile.typelib import load_profiles
 from activities.sandbox import bwrap
 from activities.sandbox.bwrap import sandbox_identity
 from activities.sandbox.runner import (
@@ -18,7 +19,6 @@ from activities.sandbox.runner import (
     safe_walk,
 )
 from activities.sandbox.step_runtime import RUNTIME_DIR
-from activities.typelib import load_profiles
 from tests.sandbox.runner.support import ROOT, STEP_ENV, run
 from tests.support.sandbox import needs_bwrap
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.typelib import load_library
+from activities.compile.typelib import load_library
 from schemas.skills import SkillPackage
 from tests.stdlib.skill_packages.support import SKILLS_DIR, STAGED
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from activities.compile.typelib import STDLIB_DIR
 from activities.sandbox.runner import SandboxResult, run_sandboxed
-from activities.typelib import STDLIB_DIR
 from tests.support.sandbox import sandbox_limits
 
 SKILLS_DIR = STDLIB_DIR / "skills"

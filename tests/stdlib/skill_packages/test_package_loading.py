@@ -8,8 +8,8 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
+from activities.compile.typelib import load_skills
 from activities.sandbox.runner import run_sandboxed
-from activities.typelib import load_skills
 from compiler.recipes.skillpack import compose_from_library
 from compiler.recipes.skills import transpile_skill
 from schemas.skills import SkillPackage

@@ -1,0 +1,1 @@
+"""Capsule runs: capsule__instantiate and a capsule run prepared for submission."""

@@ -1,0 +1,1 @@
+"""The step harness: one attempt of one step, from workspace to published outputs."""

@@ -1,0 +1,1 @@
+"""Webhook deliveries: one signed POST (webhooks__send) and the signing keys."""

@@ -1,0 +1,1 @@
+"""What runs inside a Forge process: the worker, the dev server, log masking, background ticks."""

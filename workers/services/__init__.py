@@ -1,0 +1,1 @@
+"""What the CLI and the HTTP API share: submission, resume, capsules, schedules, gates, access."""

@@ -1,0 +1,163 @@
+"""Gates for every front end: the inbox from the log, and a decision sent to the run.
+
+The CLI (`forge gates|approve|reject`) and the HTTP API (`/v1/gates`) share this code: the
+inbox is read from the tenant's event log; a decision names the contract hash the person saw
+and is checked twice, here (the run is the tenant's, the principal may decide in the gate's
+role) and by the run itself (the gate is open, the hash is the gated step's), so a stale or
+late decision changes nothing.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.exceptions import ApplicationError
+from temporalio.service import RPCError
+
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
+from schemas.event_catalogue import (
+    GATE_DECIDED,
+    GATE_ESCALATED,
+    GATE_REMINDER,
+    GATE_REQUESTED,
+    RUN_CANCELLED,
+    RUN_COMPLETED,
+    RUN_FAILED,
+)
+from schemas.events import Event
+from schemas.run import DecideGateInput, Decision, GateDecision
+from workers.services.access import Forbidden, Principal, authorize
+from workflows.run import CompiledRunWorkflow
+
+__all__ = [
+    "DecisionRefused",
+    "GateNotFound",
+    "PendingGate",
+    "decide",
+    "gate_role",
+    "pending_gates",
+]
+
+_CLOSING = (RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED)
+
+
+class GateNotFound(ForgeError, LookupError):
+    """The tenant's run has no such gate (or the tenant has no such run)."""
+
+    code = ErrorCode.NOT_FOUND
+
+
+class DecisionRefused(ForgeError, ValueError):
+    """The run refused the decision (closed gate, ended run, stale hash): nothing changed."""
+
+    code = ErrorCode.DECISION_REFUSED
+
+
+@dataclass
+class PendingGate:
+    run_id: str
+    gate_id: str
+    role: str
+    contract_hash: str
+    requested_at: datetime
+    spec: dict[str, Any]
+    reminders: int
+
+
+def pending_gates(events: list[Event]) -> list[PendingGate]:
+    """Gates requested and not yet decided, in runs that have not ended (from the log)."""
+    closed = {e.run_id for e in events if e.type in _CLOSING}
+    found: dict[tuple[str, str], PendingGate] = {}
+    for e in events:
+        if e.run_id is None or e.run_id in closed:
+            continue
+        key = (e.run_id, str(e.payload.get("gate_id")))
+        if e.type == GATE_REQUESTED:
+            spec = e.payload["gate"]
+            found[key] = PendingGate(
+                e.run_id, key[1], spec["approver_role"], spec["contract_hash"], e.timestamp, spec, 0
+            )
+        elif e.type == GATE_DECIDED:
+            found.pop(key, None)
+        elif e.type == GATE_ESCALATED and key in found:
+            found[key].role = str(e.payload["to_role"])
+        elif e.type == GATE_REMINDER and key in found:
+            found[key].reminders += 1
+    return sorted(found.values(), key=lambda g: g.requested_at)
+
+
+def gate_role(events: list[Event], gate_id: str) -> str | None:
+    """The role the gate waits for (or waited for) in a run's log, None if never requested."""
+    role = None
+    for e in events:
+        if e.payload.get("gate_id") != gate_id:
+            continue
+        if e.type == GATE_REQUESTED:
+            role = str(e.payload["gate"]["approver_role"])
+        elif e.type == GATE_ESCALATED:
+            role = str(e.payload["to_role"])
+    return role
+
+
+async def decide(
+    client: Client,
+    principal: Principal,
+    run_events: list[Event],
+    run_id: str,
+    gate_id: str,
+    decision: Decision,
+    reason: str,
+    contract_hash: str,
+    *,
+    role: str | None = None,
+) -> GateDecision:
+    """Send a decision to the run; the run records it, or refuses it and nothing changes.
+
+    `run_events` is the run's log as the principal's tenant holds it (empty: not its run).
+    `role` is the gate role the actor decides in (the CLI's --role); by default, the one the
+    gate waits for, if the principal may decide in it.
+
+    Raises:
+        Forbidden: the principal may not decide gates, or not in the gate's role.
+        GateNotFound: not the tenant's run, or no such gate in it.
+        DecisionRefused: the gate is closed, the run ended, or the hash is not the gate's.
+    """
+    authorize(principal, "gates.decide")
+    waiting_for = gate_role(run_events, gate_id)
+    if waiting_for is None:
+        raise GateNotFound(
+            f"run {run_id!r} has no gate {gate_id!r}",
+            hint="see the open gates with `forge gates` (GET /v1/gates)",
+        )
+    acting_as = role or waiting_for
+    if not principal.may_decide_as(acting_as):
+        raise Forbidden(
+            f"this key may not decide gates for role {acting_as!r} (its gate roles: "
+            f"{', '.join(sorted(principal.gate_roles or ())) or 'none'})",
+            hint=f"use a key created with --gate-role {acting_as}",
+        )
+    inp = DecideGateInput(
+        gate_id=gate_id,
+        decision=decision,
+        reason=reason,
+        contract_hash=contract_hash,
+        actor=principal.actor.model_copy(update={"role": acting_as}),
+    )
+    handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+    try:
+        decided: GateDecision = await handle.execute_update(
+            "decide_gate", inp, result_type=GateDecision
+        )
+        return decided
+    except WorkflowUpdateFailedError as exc:
+        cause = exc.cause
+        why = cause.message if isinstance(cause, ApplicationError) else str(cause)
+        raise DecisionRefused(f"decision refused: {why}; nothing changed") from None
+    except RPCError as exc:
+        ended = next((e.type for e in run_events if e.type in _CLOSING), None)
+        state = f"the run has ended ({ended.split('.')[1]})" if ended else exc.message
+        raise DecisionRefused(
+            f"decision refused: {state}; gate {gate_id} can no longer be decided; nothing changed"
+        ) from None

@@ -1,0 +1,375 @@
+"""Client-side run operations shared by the CLI (and later the API): load, submit, observe."""
+
+import json
+import re
+import secrets
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import (
+    ActivityError,
+    ApplicationError,
+    ChildWorkflowError,
+    FailureError,
+)
+from temporalio.service import RPCError
+
+from activities.store.admissions import AdmissionStore
+from activities.store.artifacts import ArtifactStore
+from compiler.plan.context import CompileContext
+from compiler.plan.params import bind_params
+from compiler.plan.parse import parse_candidate
+from compiler.plan.pipeline import compile_plan
+from schemas.artifacts import ArtifactRef
+from schemas.budget import BudgetLimits
+from schemas.compiled import CompiledPlan
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
+from schemas.plan import PlannerCandidate
+from schemas.run import RunInput, RunResult, RunStatusView
+from schemas.scope import DEFAULT_TENANT, Scope, tenant_tag
+from workers.plugin import ForgePlugin
+from workers.process.devserver import ensure_address
+from workers.services import quotas
+from workers.settings import Settings
+from workflows.policies import TENANT_ATTRIBUTE, tenant_attributes
+from workflows.run import CompiledRunWorkflow
+
+_QUERY_TIMEOUT = timedelta(seconds=10)
+
+
+class PlanFileError(ForgeError, ValueError):
+    """A plan file that cannot be loaded; the message names the file and the field."""
+
+    code = ErrorCode.PLAN_FILE_INVALID
+
+
+def load_plan_document(path: Path, raw: Any) -> dict[str, Any]:
+    """Inline every step's `code_file` (relative to the plan file) as its frozen `code`."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("steps"), list):
+        return raw if isinstance(raw, dict) else {"steps": raw}
+    steps = []
+    for i, step in enumerate(raw["steps"]):
+        if isinstance(step, dict) and "code_file" in step:
+            step = dict(step)
+            rel = step.pop("code_file")
+            if "code" in step:
+                raise PlanFileError(f"{path}: steps[{i}] has both code and code_file; keep one")
+            source = (path.parent / str(rel)).resolve()
+            if not source.is_file():
+                raise PlanFileError(f"{path}: steps[{i}].code_file {rel!r} does not exist")
+            step["code"] = source.read_text(encoding="utf-8")
+        steps.append(step)
+    return {**raw, "steps": steps}
+
+
+def new_run_id(tenant: str = DEFAULT_TENANT) -> str:
+    """A new run (and workflow) id that says whose run it is.
+
+    `run-<YYYYMMDD-HHMMSS UTC>-<6 hex>`, then for any tenant but the default its tag (`-t` and
+    8 hex of its id, schemas.scope.tenant_tag).
+    """
+    return f"run-{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}{tenant_tag(tenant)}"
+
+
+def bind_inputs(
+    candidate: PlannerCandidate, given: Mapping[str, Path], store: ArtifactStore, scope: Scope
+) -> dict[str, ArtifactRef]:
+    """Upload each --input NAME=PATH under its declared input/ path; names must match the plan.
+
+    The files become artifacts of the scope's tenant: the run reads them in that scope.
+    """
+    declared = {d.name: d for d in candidate.run_inputs}
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        raise PlanFileError(
+            f"--input {', '.join(unknown)} is not a run input of this plan; "
+            f"declared: {', '.join(sorted(declared)) or 'none'}"
+        )
+    missing = sorted(n for n, d in declared.items() if d.required and n not in given)
+    if missing:
+        raise PlanFileError(
+            "missing required input(s): "
+            + ", ".join(f"--input {n}=PATH ({declared[n].path})" for n in missing)
+        )
+    refs = {}
+    for name, path in given.items():
+        if not path.is_file():
+            raise PlanFileError(f"--input {name}={path}: no such file")
+        refs[name] = store.put_file(
+            scope, path, logical_path=declared[name].path.removeprefix("./")
+        )
+    return refs
+
+
+_INPUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+
+
+def looks_like_objective(arg: Path) -> bool:
+    """Whether `forge run ARG` names an objective rather than a plan file."""
+    text = str(arg)
+    if arg.suffix.lower() in (".json", ".yaml", ".yml") or arg.exists():
+        return False
+    return " " in text.strip() or "/" not in text
+
+
+def bind_objective_inputs(
+    given: Mapping[str, Path], store: ArtifactStore, scope: Scope
+) -> dict[str, ArtifactRef]:
+    """Upload each --input NAME=PATH of an objective run to input/NAME<suffix of PATH>.
+
+    The planner sees them at those paths (with their receipts) and plans steps that read them.
+    """
+    refs = {}
+    for name, path in sorted(given.items()):
+        if not _INPUT_NAME.fullmatch(name):
+            raise PlanFileError(
+                f"--input {name}=...: a run input name is letters, digits, '_' or '-' "
+                "(it becomes the file name under input/)"
+            )
+        if not path.is_file():
+            raise PlanFileError(f"--input {name}={path}: no such file")
+        refs[name] = store.put_file(scope, path, logical_path=f"input/{name}{path.suffix.lower()}")
+    return refs
+
+
+@dataclass(frozen=True)
+class CheckedPlan:
+    """A plan document that compiled: checked before anything is uploaded or started."""
+
+    document: dict[str, Any]
+    candidate: PlannerCandidate
+    compiled: CompiledPlan
+    profile_ref: str | None  # the profile the submitter named (CompileContext.profile_ref)
+
+
+def check_plan(document: dict[str, Any], ctx: CompileContext) -> CheckedPlan:
+    """Compile a plan document early, so a rejected plan never reaches Temporal.
+
+    Raises:
+        CompilerError: every problem of the plan, each with its step and field.
+    """
+    candidate = parse_candidate(document)
+    return CheckedPlan(document, candidate, compile_plan(candidate, ctx=ctx), ctx.profile_ref)
+
+
+def prepare_plan_run(
+    plan: CheckedPlan,
+    plan_name: str,
+    inputs: Mapping[str, Path],
+    store: ArtifactStore,
+    *,
+    scope: Scope,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    params: Mapping[str, str] | None = None,
+) -> RunInput:
+    """Upload a checked plan's inputs and the plan itself; the RunInput that starts the run.
+
+    `scope` is built once, by the submitter, and travels with the run from here on. Caps
+    given here fill in the other cap from the plan's profile. `params` (`--param NAME=VALUE`)
+    are checked against the plan's declared parameters before anything is uploaded; the run
+    carries them typed.
+
+    Raises:
+        ParameterInvalid: a parameter the plan does not declare, a value not of its type, or
+            a parameter with no default that was not given.
+        PlanFileError: an input the plan does not declare, a required one missing, or no file.
+    """
+    given = params or {}
+    bound = bind_params(plan.candidate.parameters, given)
+    refs = bind_inputs(plan.candidate, inputs, store, scope)
+    plan_ref = store.put_bytes(
+        scope,
+        plan_bytes(plan.document),
+        logical_path=f"meta/plans/{plan_name}",
+        media_type="application/json",
+    )
+    snapshot = plan.compiled.profile_snapshot
+    budgets = snapshot.profile.budgets
+    return RunInput(
+        run_id=new_run_id(scope.tenant),
+        scope=scope,
+        plan_ref=plan_ref,
+        inputs=refs,
+        params={name: bound[name] for name in sorted(given)},
+        budget=BudgetLimits(
+            max_tokens=max_tokens or budgets.max_tokens_per_run,
+            max_cost_usd=max_cost or budgets.max_cost_usd_per_run,
+        )
+        if max_tokens or max_cost
+        else None,
+        profile_ref=snapshot.profile_id if plan.profile_ref else None,
+        profile_document=(
+            snapshot.profile.model_dump(mode="json") if snapshot.scope == "run" else None
+        ),
+    )
+
+
+def prepare_objective_run(
+    objective: str,
+    inputs: Mapping[str, Path],
+    store: ArtifactStore,
+    *,
+    scope: Scope,
+    profile: str | None = None,
+    max_tokens: int | None = None,
+    max_cost: float | None = None,
+    planner_provider: str | None = None,
+    params: Mapping[str, str] | None = None,
+) -> RunInput:
+    """Upload an objective run's inputs; the RunInput that starts it (planned by the workflow).
+
+    `planner_provider` (planner_provider_of) routes the planner's call to a worker that has it.
+    `params` go to the run as given (strings): the planner declares them and each step coerces
+    them to the declared type.
+
+    Raises:
+        PlanFileError: an input name that cannot be a file name, or an input that is no file.
+    """
+    refs = bind_objective_inputs(inputs, store, scope)
+    limits = BudgetLimits(max_tokens=max_tokens, max_cost_usd=max_cost)
+    return RunInput(
+        run_id=new_run_id(scope.tenant),
+        scope=scope,
+        objective=objective,
+        inputs=refs,
+        params=dict(params or {}),
+        profile_ref=profile,
+        budget=limits if max_tokens or max_cost else None,
+        planner_provider=planner_provider,
+    )
+
+
+async def connect(settings: Settings) -> Client:
+    """A client for the configured cluster, or the embedded dev server (started if needed)."""
+    address = await ensure_address(settings)
+    return await Client.connect(address, namespace=settings.namespace, plugins=[ForgePlugin()])
+
+
+async def start_run(
+    client: Client, settings: Settings, run: RunInput, admissions: AdmissionStore | None = None
+) -> WorkflowHandle[CompiledRunWorkflow, RunResult]:
+    """Start the run's workflow; a run id is used once, ever.
+
+    Its streams and events are keyed by it: a second run under the same id would read the
+    first one's records. It is admitted under its tenant's quotas first (`admissions`: the
+    caller's store, if it holds one).
+
+    Raises:
+        WorkflowAlreadyStartedError: a run with this id exists (running or ended).
+        SearchAttributeMissing: the namespace has no ForgeTenant search attribute.
+        ValueError: the run id does not end with its tenant's tag (make it with new_run_id).
+        QuotaExceeded: the tenant is at a quota (workers/services/quotas.py); nothing started.
+    """
+    tag = tenant_tag(run.scope.tenant)
+    if not run.run_id.endswith(tag):
+        raise ValueError(
+            f"run id {run.run_id!r} of tenant {run.scope.tenant!r} must end with {tag!r}: "
+            "make it with new_run_id(tenant)"
+        )
+    async with quotas.admitted(client, settings.database_url, run, admissions) as run:
+        with tenant_attribute_registered(settings.namespace):
+            return await client.start_workflow(
+                CompiledRunWorkflow.run,
+                run,
+                id=run.run_id,
+                task_queue=settings.task_queue,
+                id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
+                memo={"tenant": run.scope.tenant},  # whose run it is, before its first event
+                search_attributes=tenant_attributes(run.scope.tenant),
+            )
+
+
+class SearchAttributeMissing(ForgeError, RuntimeError):
+    """The Temporal namespace has not registered the ForgeTenant search attribute."""
+
+    code = ErrorCode.SETTINGS_INVALID
+
+
+@contextmanager
+def tenant_attribute_registered(namespace: str) -> Iterator[None]:
+    """Temporal's refusal of an unregistered ForgeTenant, as what to do about it."""
+    try:
+        yield
+    except RPCError as exc:
+        if TENANT_ATTRIBUTE.name not in exc.message:
+            raise
+        raise SearchAttributeMissing(
+            f"Temporal namespace {namespace!r} has no search attribute "
+            f"{TENANT_ATTRIBUTE.name} (Keyword), which every Forge workflow carries",
+            hint=f"register it once: temporal operator search-attribute create --namespace "
+            f"{namespace} --name {TENANT_ATTRIBUTE.name} --type Keyword (the embedded dev "
+            "server registers it as it starts: `forge dev down`, then run again)",
+        ) from None
+
+
+async def describe(
+    client: Client, run_id: str
+) -> tuple[str, RunStatusView | None, RunResult | None]:
+    """(Temporal status, live view if queryable, result if finished)."""
+    handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+    try:
+        desc = await handle.describe()
+    except RPCError as exc:
+        raise LookupError(f"no run {run_id!r}: {exc.message}") from None
+    status = desc.status.name if desc.status else "UNKNOWN"
+    if desc.status == WorkflowExecutionStatus.COMPLETED:
+        return status, None, await handle.result()
+    if desc.status == WorkflowExecutionStatus.RUNNING:
+        view = await handle.query(CompiledRunWorkflow.status, rpc_timeout=_QUERY_TIMEOUT)
+        return status, view, None
+    return status, None, None
+
+
+async def failure(client: Client, run_id: str) -> str | None:
+    """Why a closed run did not complete, as its workflow failed (None if it did not fail)."""
+    handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+    try:
+        await handle.result(follow_runs=True)
+    except WorkflowFailureError as exc:
+        return failure_text(exc)
+    return None
+
+
+def failure_text(exc: WorkflowFailureError) -> str:
+    """`CODE: message` of the innermost error a run failed with (one line, no class names)."""
+    cause: BaseException | None = exc.cause
+    while isinstance(cause, ActivityError | ChildWorkflowError) and cause.cause is not None:
+        cause = cause.cause
+    if isinstance(cause, ApplicationError) and cause.type:
+        return f"{cause.type}: {cause.message}"
+    if isinstance(cause, FailureError):
+        return cause.message
+    return str(cause or exc)
+
+
+def outputs_dir(settings: Settings, run_id: str) -> Path:
+    return settings.home / "outputs" / run_id
+
+
+def export_outputs(settings: Settings, store: ArtifactStore, result: RunResult) -> list[Path]:
+    """Copy a finished run's outputs out of the store (in the run's scope) for people to open."""
+    root = outputs_dir(settings, result.run_id)
+    written = []
+    for ref in result.outputs:
+        dest = root / ref.path
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        store.get_to_file(result.scope, ref.sha256, dest)
+        written.append(dest)
+    return written
+
+
+def plan_bytes(document: Mapping[str, Any]) -> bytes:
+    return json.dumps(document, ensure_ascii=False, sort_keys=True).encode("utf-8")
