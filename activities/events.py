@@ -3,6 +3,7 @@
 from temporalio import activity
 
 from activities.store.events import EventStore
+from schemas import names
 from schemas.run import AppendEventsInput, AppendEventsResult
 
 
@@ -10,7 +11,7 @@ class EventActivities:
     def __init__(self, events: EventStore) -> None:
         self._events = events
 
-    @activity.defn(name="events__append")
+    @activity.defn(name=names.EVENTS_APPEND)
     def append(self, inp: AppendEventsInput) -> AppendEventsResult:
         """Append run-level events; idempotent by event_id, so a retry never duplicates.
 

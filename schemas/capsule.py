@@ -15,7 +15,7 @@ from pydantic import Field
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel, PlainData
 from schemas.plan import PARAM_NAME_PATTERN, Scalar, ScalarType
-from schemas.scope import Scope, Scoped, ScopeId
+from schemas.scope import RunScoped, Scope, ScopeId
 
 CAPSULE_SCHEMA = "forge.capsule/1"
 EXPORT_SCHEMA = "forge.capsule-export/1"
@@ -183,7 +183,7 @@ class CapsuleRunSpec(FrozenModel):
     )
 
 
-class CapsuleInstantiateInput(Scoped):
+class CapsuleInstantiateInput(RunScoped):
     """capsule__instantiate: load and re-verify a capsule version for one run."""
 
     run_id: str

@@ -9,7 +9,17 @@ in the store; never change what these functions return for ids that may already 
 import hashlib
 from typing import Literal
 
-__all__ = ["EVENT_ID_MAX", "StreamKind", "event_id", "stream_id"]
+from schemas.names import CAPSULE_STREAM, GUARD_STREAM, WEBHOOK_STREAM
+
+__all__ = [
+    "EVENT_ID_MAX",
+    "StreamKind",
+    "capsule_stream",
+    "event_id",
+    "guard_stream",
+    "stream_id",
+    "webhook_stream",
+]
 
 EVENT_ID_MAX = 200  # EventDraft.event_id's max_length
 _HEAD = 180
@@ -34,3 +44,18 @@ def event_id(head: str, event_type: str, *parts: str) -> str:
 def stream_id(run_id: str, kind: StreamKind, key: str | None = None) -> str:
     """`<run_id>:<kind>[:<key>]`, e.g. `r1:run`, `r1:step:extract`, `r1:gate:g1`."""
     return f"{run_id}:{kind}" if key is None else f"{run_id}:{kind}:{key}"
+
+
+def guard_stream(tenant: str) -> str:
+    """`guard:<tenant>`: the tenant's guard findings (what was masked, where)."""
+    return GUARD_STREAM + tenant
+
+
+def webhook_stream(tenant: str) -> str:
+    """`webhooks:<tenant>`: the tenant's webhook delivery records."""
+    return WEBHOOK_STREAM + tenant
+
+
+def capsule_stream(tenant: str, name: str) -> str:
+    """`capsules:<tenant>:<name>`: one capsule's versions of one tenant."""
+    return f"{CAPSULE_STREAM}{tenant}:{name}"

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel, PlainData
-from schemas.scope import Scope, Scoped
+from schemas.scope import RunScoped, Scope
 
 RECIPE_SCHEMA = "recipe/1.0"
 SLUG_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
@@ -234,7 +234,7 @@ class EffortPolicy(FrozenModel):
     )
 
 
-class RecipesMatchInput(Scoped):
+class RecipesMatchInput(RunScoped):
     """recipes__match, at the start of every run: the objective (or the given plan's mission)."""
 
     run_id: str
@@ -261,7 +261,7 @@ class RecipesMatchResult(FrozenModel):
     message: str = ""
 
 
-class RecipePlanInput(Scoped):
+class RecipePlanInput(RunScoped):
     """recipes__plan: the candidate a `uses:` step's child run compiles."""
 
     run_id: str

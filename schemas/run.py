@@ -14,7 +14,7 @@ from schemas.error_codes import RecordedCode
 from schemas.events import Actor, EventDraft
 from schemas.plan import Scalar
 from schemas.recipes import EffortPolicy, LoopSpec, TrailEntry
-from schemas.scope import Scope, Scoped
+from schemas.scope import RunScoped, Scope, Scoped
 
 StepStatus = Literal["pending", "awaiting_approval", "in_progress", "done", "error", "skipped"]
 GateStatus = Literal["dormant", "pending", "approved", "rejected", "changes_requested"]
@@ -235,7 +235,7 @@ class RunStatusView(FrozenModel):
     )
 
 
-class CompileInput(Scoped):
+class CompileInput(RunScoped):
     run_id: str
     source_ref: ArtifactRef
     profile_ref: str | None = None
@@ -263,7 +263,7 @@ class FreezeResult(FrozenModel):
     usage: Usage = Usage()  # what Pass B/D's models spent (compile__passes; zero per pass)
 
 
-class StepExecuteInput(Scoped):
+class StepExecuteInput(RunScoped):
     run_id: str
     scope: Scope
     compiled_ref: ArtifactRef
@@ -302,12 +302,14 @@ class StepExecuteResult(FrozenModel):
     note: str | None = Field(default=None, description="the done-note the step left in work/")
 
 
-class StepUsageInput(FrozenModel):
+class StepUsageInput(RunScoped):
     run_id: str
+    # Payloads from before it carry none: the step's ledger is read by its run id alone.
+    scope: Scope = Scope.default()
     step_key: str
 
 
-class ReuseInput(Scoped):
+class ReuseInput(RunScoped):
     run_id: str
     scope: Scope
     resumed_from: str
@@ -339,7 +341,7 @@ class AppendEventsResult(FrozenModel):
     event_ids: list[str]
 
 
-class FinalizeInput(Scoped):
+class FinalizeInput(RunScoped):
     run_id: str
     # The workflow's clock, so a retried finalize writes the very same event.
     finished_at: datetime | None = None
@@ -358,7 +360,7 @@ RunCarry.model_rebuild()
 RunInput.model_rebuild()
 
 
-class PlanInput(Scoped):
+class PlanInput(RunScoped):
     """compile__plan (Pass A with a model): the objective, the run's inputs, the recipes' hints."""
 
     run_id: str

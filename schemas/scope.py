@@ -30,6 +30,7 @@ __all__ = [
     "Actor",
     "ActorKind",
     "Scope",
+    "RunScoped",
     "ScopeId",
     "Scoped",
     "legacy_scope",
@@ -127,6 +128,17 @@ class Scoped(FrozenModel):
     @classmethod
     def _read_legacy_scope(cls, data: Any) -> Any:
         return legacy_scope(data, with_actor=cls._legacy_actor)
+
+
+class RunScoped(Scoped):
+    """The input of an activity that acts for one run, in the run's scope.
+
+    The run workflow builds these through one helper (workflows/runlog.RunLog.call), which
+    fills in the run's id and scope, so no call site spells them out.
+    """
+
+    run_id: str
+    scope: Scope
 
 
 def tenant_tag(tenant: str) -> str:

@@ -19,7 +19,6 @@ __all__ = [
     "WEBHOOK_DELIVERED",
     "WEBHOOK_EVENTS",
     "WEBHOOK_FAILED",
-    "WEBHOOK_STREAM",
     "Webhook",
     "WebhookCreate",
     "WebhookCreated",
@@ -39,7 +38,6 @@ __all__ = [
 
 WEBHOOK_DELIVERED = "webhook.delivered.v1"
 WEBHOOK_FAILED = "webhook.failed.v1"
-WEBHOOK_STREAM = "webhooks:"  # + tenant: the tenant's delivery records, never a run's own log
 
 # What a webhook may hear: a gate opened, a run finished, a run failed (event catalogue names).
 WebhookEventType = Literal["gate.requested.v1", "run.completed.v1", "run.failed.v1"]

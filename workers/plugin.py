@@ -1,7 +1,10 @@
 """The one Temporal plugin every Forge process uses: worker, CLI, API and tests."""
 
 import dataclasses
+import inspect
+import typing
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pydantic
 import temporalio.activity
@@ -11,9 +14,9 @@ from temporalio.worker import WorkerConfig
 from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from activities.errors import ForgeFailureConverter
-from schemas import names
 from schemas.errors import RunFailure
 from workers.process.tenant_guard import TenantGuard
+from workflows.operations import OPERATIONS, Operation
 from workflows.run import CompiledRunWorkflow
 from workflows.scheduled_capsule import ScheduledCapsuleWorkflow
 from workflows.webhooks import WebhookDeliveryWorkflow
@@ -34,25 +37,59 @@ WORKFLOWS: tuple[type, ...] = (
 )
 
 
-def named_activities(
-    registered: Sequence[Callable[..., object]] | None,
-) -> Sequence[Callable[..., object]]:
-    """A Forge worker's activities, checked against the names table (schemas/names.py).
+def activities_of(*holders: object) -> list[Callable[..., object]]:
+    """Every @activity.defn method of these activity classes' instances, bound."""
+    found: list[Callable[..., object]] = []
+    for holder in holders:
+        for attr, fn in inspect.getmembers(type(holder), inspect.isfunction):
+            if temporalio.activity._Definition.from_callable(fn):
+                found.append(getattr(holder, attr))
+    return found
 
-    None missing and none new: a history names its activities, so a worker must answer to
-    every one of them. A worker that registers no activities (workflows only) passes.
+
+def registered(
+    implementations: Sequence[Callable[..., object]] | None,
+) -> Sequence[Callable[..., object]]:
+    """A Forge worker's activities, registered from the operations table (workflows/operations.py).
+
+    Each operation has exactly one implementation, which takes the operation's input model and
+    returns its result model; an implementation the table does not name is refused. A history
+    names its activities, so a worker answers to every one of them. A worker that registers no
+    activities (workflows only) passes.
     """
-    if not registered:
+    if not implementations:
         return []
-    found = {activity_definition_name(fn) for fn in registered}
-    if found != names.ACTIVITIES:
-        missing = ", ".join(sorted(names.ACTIVITIES - found)) or "none"
-        unknown = ", ".join(sorted(found - names.ACTIVITIES)) or "none"
+    by_name: dict[str, Callable[..., object]] = {}
+    for fn in implementations:
+        name = activity_definition_name(fn)
+        if name in by_name:
+            raise RuntimeError(f"two implementations of activity {name}: register one")
+        by_name[name] = fn
+    table = {op.name: op for op in OPERATIONS}
+    missing = ", ".join(sorted(set(table) - set(by_name))) or "none"
+    unknown = ", ".join(sorted(set(by_name) - set(table))) or "none"
+    if missing != "none" or unknown != "none":
         raise RuntimeError(
-            f"the worker's activities differ from schemas/names.py (missing: {missing}; not in "
-            f"the table: {unknown}): add a new activity's name to the table, never drop one"
+            f"the worker's activities differ from the operations table (missing: {missing}; "
+            f"not in the table: {unknown}): add a new activity to workflows/operations.py and "
+            "its name to schemas/names.py, never drop one"
         )
-    return registered
+    for op in OPERATIONS:
+        _check_types(op, by_name[op.name])
+    return [by_name[op.name] for op in OPERATIONS]
+
+
+def _check_types(op: Operation[Any, Any], fn: Callable[..., object]) -> None:
+    """The implementation takes the operation's input model and returns its result model."""
+    hints = typing.get_type_hints(fn)
+    params = [p for p in inspect.signature(fn).parameters if p != "self"]
+    given = hints.get(params[0]) if len(params) == 1 else None
+    if given is not op.input or hints.get("return") is not op.result:
+        raise RuntimeError(
+            f"activity {op.name} is implemented by {fn.__qualname__}({given} -> "
+            f"{hints.get('return')}), but the operations table says {op.input.__name__} -> "
+            f"{op.result.__name__}: make them agree"
+        )
 
 
 def activity_definition_name(fn: Callable[..., object]) -> str:
@@ -73,7 +110,7 @@ class ForgePlugin(SimplePlugin):
                 pydantic_data_converter, failure_converter_class=ForgeFailureConverter
             ),
             workflows=list(WORKFLOWS),
-            activities=named_activities,  # a worker's activities answer to the names table
+            activities=registered,  # a worker's activities, from the operations table
             workflow_runner=SandboxedWorkflowRunner(
                 restrictions=SandboxRestrictions.default.with_passthrough_modules(
                     *PASSTHROUGH_MODULES

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 
 from activities.sandbox.bwrap import host_path_problem
 from compiler.addresses import IpAddress
+from schemas import names
 from workers.settings_env import (
     DEFAULT_HOME,
     PARSERS,
@@ -75,7 +76,7 @@ class Settings(BaseModel):
     home: Path = Field(default_factory=lambda: absolute(Path(DEFAULT_HOME)))
     temporal_address: str | None = None
     namespace: str = "default"
-    task_queue: str = "forge"
+    task_queue: str = names.DEFAULT_TASK_QUEUE
     dev_server_port: int | None = Field(default=None, ge=1, le=65535)
     packs_path: tuple[Path, ...] = ()
     # Empty means "derive from home"; the model validator below fills both in.

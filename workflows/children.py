@@ -6,15 +6,17 @@ from temporalio.exceptions import ActivityError, ChildWorkflowError
 with workflow.unsafe.imports_passed_through():
     from activities.errors import to_application_error
     from compiler import budget as budgetbook
+    from schemas import names
     from schemas.error_codes import ErrorCode, parse_code
     from schemas.errors import ForgeError
     from schemas.event_catalogue import RUN_COMPLETED
     from schemas.event_ids import event_id
-    from schemas.recipes import RecipePlanInput, RecipePlanResult, TrailEntry
+    from schemas.recipes import TrailEntry
     from schemas.run import RunInput, RunResult, StepExecuteResult, StepNode
+    from workflows import operations as ops
     from workflows import policies
     from workflows.causes import app_error, cause_message
-    from workflows.core import WORKFLOW_NAME, RunCore
+    from workflows.core import RunCore
     from workflows.patches import PATCH_CHILD_TENANT_ATTRIBUTE
 
 SUB_RECIPE_FAILED = ErrorCode.SUB_RECIPE_FAILED
@@ -40,18 +42,11 @@ class ChildRuns(RunCore):
         if own and (not chain or chain[-1] != own):
             chain.append(own)
         try:
-            planned = await workflow.execute_activity(
-                "recipes__plan",
-                RecipePlanInput(
-                    run_id=inp.run_id,
-                    scope=inp.scope,
-                    slug=node.uses_recipe,
-                    chain=chain,
-                    mission=f"{node.uses_recipe} for step {node.step_key} of {inp.run_id}",
-                ),
-                result_type=RecipePlanResult,
-                start_to_close_timeout=policies.COMPILE_TIMEOUT,
-                retry_policy=policies.COMPILE_RETRY,
+            planned = await self._log.call(
+                ops.RECIPES_PLAN,
+                slug=node.uses_recipe,
+                chain=chain,
+                mission=f"{node.uses_recipe} for step {node.step_key} of {inp.run_id}",
             )
         except ActivityError as err:
             cause = app_error(err)
@@ -97,7 +92,7 @@ class ChildRuns(RunCore):
         )
         try:
             child: RunResult = await workflow.execute_child_workflow(
-                WORKFLOW_NAME, child_in, id=child_id, result_type=RunResult,
+                names.WORKFLOW, child_in, id=child_id, result_type=RunResult,
                 search_attributes=tenant,
             )  # fmt: skip
         except ChildWorkflowError as err:

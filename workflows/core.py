@@ -24,7 +24,6 @@ with workflow.unsafe.imports_passed_through():
     )
     from workflows.runlog import RunLog
 
-WORKFLOW_NAME = "CompiledRunWorkflow"
 TRAIL_KEPT = 200  # trail entries a run keeps in its state (the event log keeps all)
 
 

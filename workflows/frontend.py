@@ -1,39 +1,31 @@
 """The front end of a run: run.started, the recipe match, the planner, the compile passes."""
 
-from collections.abc import Callable
+from collections.abc import Awaitable
+from typing import Protocol, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES
+    from pydantic import BaseModel
+
     from schemas.artifacts import ArtifactRef
     from schemas.budget import BudgetState
-    from schemas.capsule import CapsuleInstantiateInput
     from schemas.error_codes import ErrorCode, parse_code
     from schemas.errors import RunFailure
     from schemas.event_catalogue import RUN_COMPILED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
-    from schemas.names import CAPSULE_INSTANTIATE
-    from schemas.recipes import (
-        RUN_TAGGED,
-        RecipesMatchInput,
-        RecipesMatchResult,
-        TrailEntry,
-    )
+    from schemas.recipes import RUN_TAGGED, TrailEntry
     from schemas.run import (
         CompileInput,
-        CompileResult,
         FreezeResult,
         GateState,
-        PlanInput,
-        PlanResult,
         RecipeView,
         RunCarry,
         RunResult,
         StepState,
     )
     from schemas.run_events import RunCompiled, RunCompleted, RunFailed, RunStarted, RunTagged
-    from workflows import policies
+    from workflows import operations as ops
     from workflows.causes import (
         cause_message,
         cause_type,
@@ -46,6 +38,16 @@ with workflow.unsafe.imports_passed_through():
         PATCH_RECIPES,
     )
     from workflows.routing import model_routing, unserved, unserved_message
+
+Out = TypeVar("Out", bound=BaseModel)
+
+
+class CompileCall(Protocol):
+    """A compile activity run on a plan document (by reference) in the run's profile."""
+
+    def __call__(self, op: "ops.Operation[CompileInput, Out]", ref: ArtifactRef) -> Awaitable[Out]:
+        """The activity `op` on the document at `ref`."""
+        ...
 
 
 class FrontEnd(RunCore):
@@ -87,17 +89,8 @@ class FrontEnd(RunCore):
         """
         inp = self._input
         try:
-            found = await workflow.execute_activity(
-                "recipes__match",
-                RecipesMatchInput(
-                    run_id=inp.run_id,
-                    scope=inp.scope,
-                    objective=inp.objective,
-                    plan_ref=inp.plan_ref,
-                ),
-                result_type=RecipesMatchResult,
-                start_to_close_timeout=policies.COMPILE_TIMEOUT,
-                retry_policy=policies.COMPILE_RETRY,
+            found = await self._log.call(
+                ops.RECIPES_MATCH, objective=inp.objective, plan_ref=inp.plan_ref
             )
         except ActivityError as err:
             if inp.plan_ref is not None:  # the plan stands; the trail says why it is thin
@@ -151,23 +144,16 @@ class FrontEnd(RunCore):
         inp = self._input
         assert inp.objective is not None
         try:
-            planned = await workflow.execute_activity(
-                "compile__plan",
-                PlanInput(
-                    run_id=inp.run_id,
-                    scope=inp.scope,
-                    objective=inp.objective,
-                    inputs=inp.inputs,
-                    hints=hints,
-                    params=inp.params,
-                    profile_ref=inp.profile_ref,
-                    profile_document=inp.profile_document,
-                    cause_event_id=self._root,
-                ),
-                result_type=PlanResult,
-                start_to_close_timeout=policies.PLAN_TIMEOUT,
-                retry_policy=policies.PLAN_RETRY,
-                **model_routing(inp.planner_provider, inp.model_wait_s),
+            planned = await self._log.call(
+                ops.COMPILE_PLAN,
+                model_routing(inp.planner_provider, inp.model_wait_s),
+                objective=inp.objective,
+                inputs=inp.inputs,
+                hints=hints,
+                params=inp.params,
+                profile_ref=inp.profile_ref,
+                profile_document=inp.profile_document,
+                cause_event_id=self._root,
             )
         except ActivityError as err:
             await self._fail_run("plan", err)
@@ -220,29 +206,22 @@ class FrontEnd(RunCore):
             return await self._carry_of(await self._instantiate(), root)
         assert inp.plan_ref is not None
 
-        def pass_input(ref: ArtifactRef) -> CompileInput:
-            return CompileInput(
-                run_id=inp.run_id,
+        def compile_(op: "ops.Operation[CompileInput, Out]", ref: ArtifactRef) -> Awaitable[Out]:
+            return self._log.call(
+                op,
                 source_ref=ref,
                 profile_ref=inp.profile_ref,
                 profile_document=inp.profile_document,
-                scope=inp.scope,
                 cause_event_id=root,
             )
 
         try:
             if workflow.patched(PATCH_FRONT_END):
-                frozen = await workflow.execute_activity(
-                    COMPILE_PASSES,
-                    pass_input(inp.plan_ref),
-                    result_type=FreezeResult,
-                    start_to_close_timeout=policies.COMPILE_PASSES_TIMEOUT,
-                    retry_policy=policies.COMPILE_RETRY,
-                )
+                frozen = await compile_(ops.COMPILE_PASSES, inp.plan_ref)
                 if frozen.usage.model_calls:  # Pass B/D asked their models
                     self._spend(frozen.usage)
             else:
-                frozen = await self._compile_per_pass(pass_input)
+                frozen = await self._compile_per_pass(compile_)
         except ActivityError as err:
             await self._fail_run("compile", err)
             raise RunFailure(
@@ -258,14 +237,8 @@ class FrontEnd(RunCore):
         capsule = inp.capsule
         assert capsule is not None
         try:
-            frozen: FreezeResult = await workflow.execute_activity(
-                CAPSULE_INSTANTIATE,
-                CapsuleInstantiateInput(
-                    run_id=inp.run_id, scope=inp.scope, capsule=capsule, cause_event_id=self._root
-                ),
-                result_type=FreezeResult,
-                start_to_close_timeout=policies.COMPILE_TIMEOUT,
-                retry_policy=policies.COMPILE_RETRY,
+            frozen = await self._log.call(
+                ops.CAPSULE_INSTANTIATE, capsule=capsule, cause_event_id=self._root
             )
         except ActivityError as err:
             await self._fail_run("capsule", err)
@@ -310,32 +283,16 @@ class FrontEnd(RunCore):
             ),
         )
 
-    async def _compile_per_pass(
-        self, pass_input: Callable[[ArtifactRef], CompileInput]
-    ) -> FreezeResult:
+    async def _compile_per_pass(self, compile_: "CompileCall") -> FreezeResult:
         """One activity per pass, as runs started before compile__passes compiled."""
         assert self._input.plan_ref is not None
-        *passes, freeze = COMPILE_ACTIVITIES
         ref = self._input.plan_ref
-        for name in passes:
-            done = await workflow.execute_activity(
-                name,
-                pass_input(ref),
-                result_type=CompileResult,
-                start_to_close_timeout=policies.COMPILE_TIMEOUT,
-                retry_policy=policies.COMPILE_RETRY,
-            )
+        for op in ops.COMPILE_PER_PASS:
+            done = await compile_(op, ref)
             ref = done.output_ref
             if done.usage.model_calls:  # Pass B/D asked their models
                 self._spend(done.usage)
-        frozen: FreezeResult = await workflow.execute_activity(
-            freeze,
-            pass_input(ref),
-            result_type=FreezeResult,
-            start_to_close_timeout=policies.COMPILE_TIMEOUT,
-            retry_policy=policies.COMPILE_RETRY,
-        )
-        return frozen
+        return await compile_(ops.COMPILE_FREEZE, ref)
 
     async def _fail_run(self, stage: str, err: ActivityError) -> None:
         self._status = "failed"

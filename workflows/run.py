@@ -13,14 +13,13 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from compiler.run import gates as gatebook
+    from schemas import names
     from schemas.budget import BudgetState, ExtendBudgetInput
     from schemas.error_codes import ErrorCode
     from schemas.errors import RunFailure
     from schemas.event_catalogue import RUN_CANCELLED, RUN_FAILED, STEP_SKIPPED
     from schemas.run import (
         DecideGateInput,
-        FinalizeInput,
-        FinalizeResult,
         GateDecision,
         RunCarry,
         RunInput,
@@ -29,18 +28,17 @@ with workflow.unsafe.imports_passed_through():
     )
     from schemas.run_events import RunCancelled, RunFailed
     from schemas.step_events import StepSkipped
-    from workflows import policies
+    from workflows import operations as ops
     from workflows.causes import cancelled
-    from workflows.core import WORKFLOW_NAME
     from workflows.frontend import FrontEnd
     from workflows.gating import Gating
     from workflows.patches import CHANGES_DURING_A_ROUND, PATCH_CANCEL_INFLIGHT
     from workflows.stepping import Stepping
 
-__all__ = ["WORKFLOW_NAME", "CompiledRunWorkflow"]
+__all__ = ["CompiledRunWorkflow"]
 
 
-@workflow.defn(name=WORKFLOW_NAME)
+@workflow.defn(name=names.WORKFLOW)
 class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
     """One compiled run: passes B..E as activities, then every step through the harness."""
 
@@ -48,7 +46,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
     def __init__(self, inp: RunInput) -> None:
         super().__init__(inp)
 
-    @workflow.query(name="status")
+    @workflow.query(name=names.STATUS)
     def status(self) -> RunStatusView:
         """The plan with per-step state, attempts, timings and receipt summaries."""
         return RunStatusView(
@@ -64,7 +62,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
             badges=self._badges(),
         )
 
-    @workflow.update(name="decide_gate")
+    @workflow.update(name=names.DECIDE_GATE)
     async def decide_gate(self, inp: DecideGateInput) -> GateDecision:
         """Record a person's decision; the validator refused anything that does not apply."""
         return await self._decide(inp)
@@ -75,7 +73,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
         if problem is not None:
             raise RunFailure(problem, code=ErrorCode.DECISION_REFUSED, retryable=False)
 
-    @workflow.signal(name="decide_gate")
+    @workflow.signal(name=names.DECIDE_GATE)
     async def decide_gate_signal(self, inp: DecideGateInput) -> None:
         """The same decision, fire-and-forget: a refused one is recorded, never applied."""
         problem = gatebook.refusal(self._gates, inp, self._finished)
@@ -84,7 +82,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
             return
         await self._decide(inp)
 
-    @workflow.update(name="extend_budget")
+    @workflow.update(name=names.EXTEND_BUDGET)
     async def extend_budget(self, inp: ExtendBudgetInput) -> BudgetState:
         """Raise the run's caps; a run blocked in budget_exhausted goes on when there is room.
 
@@ -104,7 +102,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
         if problem is not None:
             raise RunFailure(problem, code=ErrorCode.EXTENSION_REFUSED, retryable=False)
 
-    @workflow.signal(name="extend_budget")
+    @workflow.signal(name=names.EXTEND_BUDGET)
     async def extend_budget_signal(self, inp: ExtendBudgetInput) -> None:
         """The same extension, fire-and-forget: a refused one is recorded, never applied."""
         problem = self._extension_refusal(inp)
@@ -240,19 +238,12 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
                 RunFailed(failed_steps=failed, skipped_steps=skipped),
             )
         else:
-            final = await workflow.execute_activity(
-                "run__finalize",
-                FinalizeInput(
-                    run_id=self._log.run_id,
-                    scope=self._log.scope,
-                    compiled_ref=carry.compiled_ref,
-                    outputs=outputs,
-                    finished_at=workflow.now(),
-                    cause_event_id=carry.root_event_id,
-                ),
-                result_type=FinalizeResult,
-                start_to_close_timeout=policies.FINALIZE_TIMEOUT,
-                retry_policy=policies.EVENTS_RETRY,
+            final = await self._log.call(
+                ops.RUN_FINALIZE,
+                compiled_ref=carry.compiled_ref,
+                outputs=outputs,
+                finished_at=workflow.now(),
+                cause_event_id=carry.root_event_id,
             )
             self._status = "failed" if final.problems else "completed"
         self._finished = True

@@ -1,19 +1,28 @@
 """RunLog: the run's identity, its deterministic event ids and its appends to the event log."""
 
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from pydantic import BaseModel
+
     from schemas.base import FrozenModel
     from schemas.event_catalogue import RUN_STARTED, payload_of
     from schemas.event_ids import StreamKind, event_id, stream_id
     from schemas.events import Actor, EventDraft
-    from schemas.run import AppendEventsInput, AppendEventsResult, RunInput, StreamBatch
-    from workflows import policies
+    from schemas.run import AppendEventsInput, RunInput, StreamBatch
+    from schemas.scope import RunScoped
+    from workflows import operations as ops
     from workflows.causes import cancelled
+
+ForRun = TypeVar("ForRun", bound=RunScoped)
+Out = TypeVar("Out", bound=BaseModel)
 
 
 class RunLog:
-    """Builds every run-level event (id, scope, timestamp) and appends it through events__append.
+    """The run's identity: its activities' inputs, its events (id, scope, timestamp) and appends.
 
     An event id is `{run_id}:{type}[:{suffix}]` (schemas.event_ids), the suffix defaulting to the
     payload's step_key, so a retried append of the same event is a no-op in the store. A stream
@@ -37,6 +46,20 @@ class RunLog:
             *(self._held or []),
             StreamBatch(stream_id=stream_id(self.run_id, stream, key), events=drafts),
         ]
+
+    async def call(
+        self,
+        op: "ops.Operation[ForRun, Out]",
+        /,
+        options: Mapping[str, Any] | None = None,
+        **fields: Any,
+    ) -> Out:
+        """Run `op` for this run: its input is `fields` in the run's id and scope.
+
+        `options` are the operation's call options (timeout, retry, execute_activity's own).
+        """
+        inp = op.input(run_id=self.run_id, scope=self.scope, **fields)
+        return await op(inp, **(options or {}))
 
     def started_id(self) -> str:
         """The id of run.started.v1: what run-level events cause before the run compiled."""
@@ -86,12 +109,8 @@ class RunLog:
     async def _append_batch(self, batch: StreamBatch) -> None:
         earlier, self._held = self._held or [], None
         try:
-            await workflow.execute_activity(
-                "events__append",
-                AppendEventsInput(stream_id=batch.stream_id, events=batch.events, earlier=earlier),
-                result_type=AppendEventsResult,
-                start_to_close_timeout=policies.EVENTS_TIMEOUT,
-                retry_policy=policies.EVENTS_RETRY,
+            await ops.EVENTS_APPEND(
+                AppendEventsInput(stream_id=batch.stream_id, events=batch.events, earlier=earlier)
             )
         except BaseException as err:
             if earlier and cancelled(err):  # what was held may be unwritten: for release()

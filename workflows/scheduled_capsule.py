@@ -17,14 +17,14 @@ from temporalio.workflow import ParentClosePolicy
 with workflow.unsafe.imports_passed_through():
     from schemas.error_codes import ErrorCode, parse_code
     from schemas.errors import RunFailure
-    from schemas.names import SCHEDULE_PREPARE, SCHEDULED_WORKFLOW
+    from schemas.names import SCHEDULED_WORKFLOW
     from schemas.schedules import (
         ScheduledRunInput,
         ScheduledRunResult,
         SchedulePrepareInput,
-        SchedulePrepareResult,
         scheduled_run_id,
     )
+    from workflows import operations as ops
     from workflows import policies
     from workflows.causes import cancelled, cause_message, cause_type
     from workflows.patches import PATCH_CHILD_TENANT_ATTRIBUTE, PATCH_SCHEDULED_CHILD_CANCEL
@@ -50,12 +50,8 @@ class ScheduledCapsuleWorkflow:
             )
         run_id = scheduled_run_id(inp.scope.tenant, inp.schedule, at, info.run_id)
         try:
-            prepared: SchedulePrepareResult = await workflow.execute_activity(
-                SCHEDULE_PREPARE,
-                SchedulePrepareInput(run=inp, scope=inp.scope, scheduled_at=at, run_id=run_id),
-                result_type=SchedulePrepareResult,
-                start_to_close_timeout=policies.COMPILE_TIMEOUT,
-                retry_policy=policies.COMPILE_RETRY,
+            prepared = await ops.SCHEDULE_PREPARE(
+                SchedulePrepareInput(run=inp, scope=inp.scope, scheduled_at=at, run_id=run_id)
             )
         except ActivityError as err:
             told = cause_type(err)

@@ -15,16 +15,13 @@ with workflow.unsafe.imports_passed_through():
     from schemas.event_catalogue import STEP_ITERATION
     from schemas.recipes import TrailEntry
     from schemas.run import (
-        ReuseInput,
-        ReuseResult,
         StepError,
-        StepExecuteInput,
         StepExecuteResult,
         StepNode,
         StepState,
-        StepUsageInput,
     )
     from schemas.step_events import StepIteration
+    from workflows import operations as ops
     from workflows import policies
     from workflows.budgeting import Budgeting
     from workflows.causes import (
@@ -76,29 +73,25 @@ class Stepping(ChildRuns, Budgeting):
         if node.uses_recipe is not None:
             return asyncio.ensure_future(self._run_sub_recipe(node, iteration))
         inp, carry = self._input, self._compiled
-        step_in = StepExecuteInput(
-            run_id=inp.run_id,
-            scope=inp.scope,
-            compiled_ref=carry.compiled_ref,
-            step_key=node.step_key,
-            inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
-            cause_event_id=carry.root_event_id,
-            iteration=iteration,
-            effort=self._recipes.effort if self._recipes.seeded_by else None,
-            budget_left=budgetbook.left_for_step(self._budget, self._reserved()),
-            params=inp.params,
-            replay=node.replay,
-        )
+        options = {
+            "timeout": step_timeout(node),
+            "retry": policies.step_retry(node.max_attempts),
+            "activity_id": node.step_key if iteration == 1 else f"{node.step_key}:{iteration}",
+            **model_routing(node.model_provider, inp.model_wait_s),
+        }
         return asyncio.ensure_future(
-            workflow.execute_activity(
-                "step__execute",
-                step_in,
-                result_type=StepExecuteResult,
-                start_to_close_timeout=step_timeout(node),
-                heartbeat_timeout=policies.STEP_HEARTBEAT_TIMEOUT,
-                retry_policy=policies.step_retry(node.max_attempts),
-                activity_id=node.step_key if iteration == 1 else f"{node.step_key}:{iteration}",
-                **model_routing(node.model_provider, inp.model_wait_s),
+            self._log.call(
+                ops.STEP_EXECUTE,
+                options,
+                compiled_ref=carry.compiled_ref,
+                step_key=node.step_key,
+                inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
+                cause_event_id=carry.root_event_id,
+                iteration=iteration,
+                effort=self._recipes.effort if self._recipes.seeded_by else None,
+                budget_left=budgetbook.left_for_step(self._budget, self._reserved()),
+                params=inp.params,
+                replay=node.replay,
             )
         )
 
@@ -111,20 +104,13 @@ class Stepping(ChildRuns, Budgeting):
                 continue
             if not dag.deps_done(node, self._states):
                 continue
-            done = await workflow.execute_activity(
-                "step__reuse",
-                ReuseInput(
-                    run_id=inp.run_id,
-                    scope=inp.scope,
-                    resumed_from=inp.resumed_from or "",
-                    step=reusable[node.step_key],
-                    contract_hash=node.contract_hash,
-                    inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
-                    cause_event_id=carry.root_event_id,
-                ),
-                result_type=ReuseResult,
-                start_to_close_timeout=policies.FINALIZE_TIMEOUT,
-                retry_policy=policies.EVENTS_RETRY,
+            done = await self._log.call(
+                ops.STEP_REUSE,
+                resumed_from=inp.resumed_from or "",
+                step=reusable[node.step_key],
+                contract_hash=node.contract_hash,
+                inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
+                cause_event_id=carry.root_event_id,
             )
             if done.reused:
                 now = workflow.now()
@@ -185,13 +171,7 @@ class Stepping(ChildRuns, Budgeting):
             usage = Usage()
             if workflow.patched(PATCH_LOST_USAGE):
                 try:
-                    usage = await workflow.execute_activity(
-                        "step__usage",
-                        StepUsageInput(run_id=self._log.run_id, step_key=key),
-                        result_type=Usage,
-                        start_to_close_timeout=policies.EVENTS_TIMEOUT,
-                        retry_policy=policies.EVENTS_RETRY,
-                    )
+                    usage = await self._log.call(ops.STEP_USAGE, step_key=key)
                 except ActivityError:
                     usage = Usage()  # a corrupt ledger: the step already failed, go on
         self._spend(usage.since(state.usage))

@@ -12,20 +12,19 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from schemas.event_catalogue import payload_of
-    from schemas.event_ids import event_id
+    from schemas.event_ids import event_id, webhook_stream
     from schemas.events import EventDraft
-    from schemas.names import EVENTS_APPEND, WEBHOOK_SEND, WEBHOOK_WORKFLOW
-    from schemas.run import AppendEventsInput, AppendEventsResult
+    from schemas.names import WEBHOOK_WORKFLOW
+    from schemas.run import AppendEventsInput
     from schemas.webhooks import (
         WEBHOOK_DELIVERED,
         WEBHOOK_FAILED,
-        WEBHOOK_STREAM,
         WebhookDelivered,
         WebhookDeliveryInput,
         WebhookDeliveryResult,
         WebhookFailed,
-        WebhookSendResult,
     )
+    from workflows import operations as ops
     from workflows import policies
     from workflows.causes import app_error, attempts, cause_message, cause_type
 
@@ -45,13 +44,7 @@ class WebhookDeliveryWorkflow:
             "run_id": inp.run_id,
         }
         try:
-            sent: WebhookSendResult = await workflow.execute_activity(
-                WEBHOOK_SEND,
-                send,
-                result_type=WebhookSendResult,
-                start_to_close_timeout=policies.WEBHOOK_SEND_TIMEOUT,
-                retry_policy=policies.webhook_retry(inp.max_attempts),
-            )
+            sent = await ops.WEBHOOK_SEND(send, retry=policies.webhook_retry(inp.max_attempts))
         except ActivityError as err:
             cause = app_error(err)
             told = cause.details[0] if cause is not None and cause.details else {}
@@ -82,11 +75,5 @@ class WebhookDeliveryWorkflow:
             timestamp=workflow.now(),
             payload=payload_of(type_, payload),
         )
-        stream = WEBHOOK_STREAM + inp.scope.tenant
-        await workflow.execute_activity(
-            EVENTS_APPEND,
-            AppendEventsInput(stream_id=stream, events=[draft]),
-            result_type=AppendEventsResult,
-            start_to_close_timeout=policies.EVENTS_TIMEOUT,
-            retry_policy=policies.EVENTS_RETRY,
-        )
+        stream = webhook_stream(inp.scope.tenant)
+        await ops.EVENTS_APPEND(AppendEventsInput(stream_id=stream, events=[draft]))

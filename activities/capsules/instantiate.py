@@ -20,7 +20,6 @@ from schemas import names
 from schemas.capsule import CapsuleInstantiateInput, CapsuleVersion
 from schemas.compiled import CompiledPlan
 from schemas.errors import ForgeError
-from schemas.names import CAPSULE_INSTANTIATE
 from schemas.run import FreezeResult, StepNode
 from schemas.scope import Scope
 
@@ -32,7 +31,7 @@ class CapsuleActivities:
         self._artifacts = artifacts
         self._capsules = capsules
 
-    @activity.defn(name=CAPSULE_INSTANTIATE)
+    @activity.defn(name=names.CAPSULE_INSTANTIATE)
     def instantiate(self, inp: CapsuleInstantiateInput) -> FreezeResult:
         """The run's frozen plan and its step nodes, from the capsule version it names."""
         try:

@@ -22,7 +22,7 @@ from compiler.plan.passes.contracts import contracts
 from compiler.plan.passes.freeze import freeze
 from compiler.plan.passes.resolve import resolve
 from compiler.plan.passes.skills import skill_candidates, skills
-from compiler.plan.pipeline import COMPILE_PASSES, PASSES, activity_name, run_passes
+from compiler.plan.pipeline import PASSES, run_passes
 from compiler.typesystem.library import TypeLibrary, with_skills
 from schemas import names
 from schemas.artifacts import ArtifactRef
@@ -42,8 +42,6 @@ from schemas.scope import Scope
 M = TypeVar("M", bound=BaseModel)
 log = logging.getLogger(__name__)
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
-# Each pass's activity name, derived from the one pass order (compiler/plan/pipeline.py).
-PASS_ACTIVITY = {fn.__name__: activity_name(fn) for _, fn in PASSES}
 Passed = tuple[FrozenModel, Usage]  # a pass's output and what its model calls spent
 # Compiled once when a worker starts (nothing is stored): what the passes build on first use
 # (validators, indexes, lazily imported modules) is built then, not in the first run.
@@ -87,13 +85,6 @@ class CompileActivities:
         self._gateway = gateway
         self._packs = dict(packs or {})
         self._registry = registry
-
-    def passes(self) -> list[Callable[..., object]]:
-        """compile__passes, and each pass's own activity in compiler/plan/pipeline.py's order.
-
-        The per-pass activities stay registered for runs started before compile__passes.
-        """
-        return [self.compile_passes, *(getattr(self, fn.__name__) for _, fn in PASSES)]
 
     def warm(self) -> None:
         """Compile WARM_UP_PLAN through every pass, once per process (a worker calls it)."""
@@ -255,7 +246,7 @@ class CompileActivities:
 
     # ---- the activities --------------------------------------------------------------------
 
-    @activity.defn(name=COMPILE_PASSES)
+    @activity.defn(name=names.COMPILE_PASSES)
     def compile_passes(self, inp: CompileInput) -> FreezeResult:
         """Passes B..E in one activity, in compiler/plan/pipeline.py's order.
 
@@ -272,7 +263,7 @@ class CompileActivities:
         assert isinstance(current, CompiledPlan)
         return self._frozen(inp, current, usage)
 
-    @activity.defn(name=PASS_ACTIVITY["resolve"])
+    @activity.defn(name=names.COMPILE_RESOLVE)
     def resolve(self, inp: CompileInput) -> CompileResult:
         """Pass A intake and Pass B (runs started before compile__passes)."""
         resolved, usage = self._resolve(inp, self._ctx(inp), self._document(inp))
@@ -282,7 +273,7 @@ class CompileActivities:
         assert self._gateway is not None
         return self._gateway
 
-    @activity.defn(name=PASS_ACTIVITY["contracts"])
+    @activity.defn(name=names.COMPILE_CONTRACTS)
     def contracts(self, inp: CompileInput) -> CompileResult:
         """Pass C (runs started before compile__passes)."""
         plan, _ = self._contracts(
@@ -290,7 +281,7 @@ class CompileActivities:
         )
         return CompileResult(output_ref=self._store(inp, "contracts", plan))
 
-    @activity.defn(name=PASS_ACTIVITY["skills"])
+    @activity.defn(name=names.COMPILE_SKILLS)
     def skills(self, inp: CompileInput) -> CompileResult:
         """Pass D (runs started before compile__passes)."""
         plan, usage = self._skills(
@@ -298,7 +289,7 @@ class CompileActivities:
         )
         return CompileResult(output_ref=self._store(inp, "skills", plan), usage=usage)
 
-    @activity.defn(name=PASS_ACTIVITY["freeze"])
+    @activity.defn(name=names.COMPILE_FREEZE)
     def freeze(self, inp: CompileInput) -> FreezeResult:
         """Pass E and the compiled plan stored (runs started before compile__passes)."""
         compiled, _ = self._freeze(

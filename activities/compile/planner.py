@@ -27,6 +27,7 @@ from compiler.context import compile_context
 from compiler.plan.context import CompileContext, ProfileLayers, resolve_profile
 from compiler.plan.planner import MAX_REPAIRS, candidate_from_answer, catalogue, planner_template
 from compiler.typesystem.library import TypeLibrary
+from schemas import names
 from schemas.base import FrozenModel
 from schemas.budget import Usage
 from schemas.context import Block, ContextPack, EvidenceRef, InvokeRequest, RunContext
@@ -107,7 +108,7 @@ class PlannerActivities:
             ref = run_profile.profile_id
         return CompileContext(library=self._library, profiles=profiles, profile_ref=ref)
 
-    @activity.defn(name="compile__plan")
+    @activity.defn(name=names.COMPILE_PLAN)
     def plan(self, inp: PlanInput) -> PlanResult:
         """Pass A: fill the planner template; repair within bounds; reject with reasons."""
         if self._gateway is None:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
 from activities.models.base import ModelError, Provider
-from activities.models.masking import GUARD_STREAM, finding_draft, masked
+from activities.models.masking import finding_draft, masked
 from activities.models.prompts import PromptStore
 from activities.store.artifacts import ArtifactStore
 from activities.store.errors import ConflictError
@@ -28,6 +28,7 @@ from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.event_catalogue import MODEL_FAILED, payload_of
 from schemas.event_ids import event_id as make_event_id
+from schemas.event_ids import guard_stream
 from schemas.events import Event, EventDraft
 from schemas.models import CallScope, ModelCallResult, ModelRequest, ModelResponse
 from schemas.step_events import ModelFailed
@@ -163,7 +164,7 @@ class ModelGateway:
         response, got = masked(response, "/response")  # nor is one recorded or acted on
         if sent or got:
             guard = finding_draft(scope, event_id, sent + got)
-            self._events.append([guard], stream_id=GUARD_STREAM + scope.scope.tenant)
+            self._events.append([guard], stream_id=guard_stream(scope.scope.tenant))
         return self._record(
             request, scope, digest, event_id, response, latency_ms, context, provider
         )

@@ -11,13 +11,13 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from activities.store.masking import GUARD_STREAM, guard_draft
+from activities.store.masking import guard_draft
 from compiler.ladder.secrets.mask import Masked, mask_value
 from schemas.budget import MODEL_CALLED
 from schemas.events import EventDraft
 from schemas.models import CallScope
 
-__all__ = ["GUARD_STREAM", "finding_draft", "masked"]
+__all__ = ["finding_draft", "masked"]
 
 M = TypeVar("M", bound=BaseModel)
 

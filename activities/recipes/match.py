@@ -24,6 +24,7 @@ from compiler.recipes.effort import effort_policy
 from compiler.recipes.library import RecipeLibrary
 from compiler.recipes.match import Fitness
 from compiler.recipes.skillpack import compose_from_library
+from schemas import names
 from schemas.artifacts import ArtifactRef
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
@@ -97,7 +98,7 @@ class RecipeActivities:
                     seen.append((str(path), st.st_mtime_ns, st.st_size))
         return tuple(seen)
 
-    @activity.defn(name="recipes__match")
+    @activity.defn(name=names.RECIPES_MATCH)
     def match(self, inp: RecipesMatchInput) -> RecipesMatchResult:
         library = self.library()
         objective = inp.objective or self._mission(inp.scope, inp.plan_ref)
@@ -237,7 +238,7 @@ class RecipeActivities:
 
         return lookup
 
-    @activity.defn(name="recipes__plan")
+    @activity.defn(name=names.RECIPES_PLAN)
     def plan(self, inp: RecipePlanInput) -> RecipePlanResult:
         """The child plan of a `uses:` step; refuses a cycle or a call deeper than the cap."""
         if inp.slug in inp.chain:

@@ -26,8 +26,8 @@ from activities.store.admissions import AdmissionStore
 from activities.store.artifacts import ArtifactStore
 from activities.store.capsules import CapsuleStore
 from activities.store.schedule_claims import ScheduleClaims
+from schemas import names
 from schemas.errors import ForgeError
-from schemas.names import SCHEDULE_PREPARE
 from schemas.schedules import SchedulePrepareInput, SchedulePrepareResult
 
 
@@ -50,7 +50,7 @@ class ScheduleActivities:
         self._admissions = admissions
         self._reconcile = reconcile  # workers/quotas.reconcile: the worker's client is at hand
 
-    @activity.defn(name=SCHEDULE_PREPARE)
+    @activity.defn(name=names.SCHEDULE_PREPARE)
     async def prepare(self, inp: SchedulePrepareInput) -> SchedulePrepareResult:
         """The capsule run of the scheduled time, or the run that already holds it."""
         try:

@@ -20,6 +20,7 @@ from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from activities.store.skills_registry import SkillRegistry
 from compiler.typesystem.library import TypeLibrary
+from schemas import names
 from schemas.budget import Usage
 from schemas.compiled import CompiledStep
 from schemas.context import ContextPack
@@ -61,7 +62,7 @@ class StepActivities:
         self._runs_dir = runs_dir
         self._plans = plans
 
-    @activity.defn(name="step__usage")
+    @activity.defn(name=names.STEP_USAGE)
     def usage(self, inp: StepUsageInput) -> Usage:
         """Recorded usage of a step whose last attempt died without reporting it."""
         try:
@@ -71,7 +72,7 @@ class StepActivities:
                 failure.failure_class, failure.message, attempt=1, retryable=False
             ) from None
 
-    @activity.defn(name="step__execute")
+    @activity.defn(name=names.STEP_EXECUTE)
     def execute(self, inp: StepExecuteInput) -> StepExecuteResult:
         """One attempt through the harness; a completed step is never executed twice."""
         number = activity.info().attempt

@@ -7,6 +7,7 @@ from temporalio import activity
 from activities.steps.plans import CompiledPlans
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
+from schemas import names
 from schemas.event_catalogue import RUN_COMPLETED, RUN_FAILED, payload_of
 from schemas.event_ids import event_id, stream_id
 from schemas.events import EventDraft
@@ -22,7 +23,7 @@ class FinalizeActivities:
         self._events = events
         self._plans = plans
 
-    @activity.defn(name="run__finalize")
+    @activity.defn(name=names.RUN_FINALIZE)
     def finalize(self, inp: FinalizeInput) -> FinalizeResult:
         """Final-output check (every output published and intact) and the run.completed event."""
         plan = self._plans.get(inp.scope, inp.compiled_ref)

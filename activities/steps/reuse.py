@@ -7,6 +7,7 @@ from temporalio import activity
 from activities.harness.attempt import step_stream
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
+from schemas import names
 from schemas.artifacts import Provenance
 from schemas.event_catalogue import STEP_REUSED, payload_of
 from schemas.event_ids import event_id
@@ -22,7 +23,7 @@ class ReuseActivities:
         self._artifacts = artifacts
         self._events = events
 
-    @activity.defn(name="step__reuse")
+    @activity.defn(name=names.STEP_REUSE)
     def reuse(self, inp: ReuseInput) -> ReuseResult:
         """Reuse only an unchanged contract on unchanged inputs whose outputs are still intact."""
         step = inp.step

@@ -18,7 +18,7 @@ from activities.store.admissions import end_on_terminal_events
 from activities.store.engine import WRITE_OPTION, Backend, backend_of, create_store_engine
 from activities.store.errors import ConcurrencyError, ConflictError
 from activities.store.event_reads import EventReads
-from activities.store.masking import GUARD_STREAM, masked_drafts
+from activities.store.masking import masked_drafts
 from activities.store.migrate import check_at_head, upgrade_engine
 from activities.store.publish import PublishIndex
 from activities.store.queries import Statements
@@ -32,7 +32,9 @@ from activities.store.records import (
 )
 from activities.store.tables import events, tenant_heads
 from activities.store.tenancy import scoped, use_tenant
+from schemas.event_ids import guard_stream
 from schemas.events import Event, EventDraft
+from schemas.names import GUARD_STREAM
 
 __all__ = [
     "ChainBreak",
@@ -123,7 +125,7 @@ class EventStore(PublishIndex, EventReads):
         if findings and not stream_id.startswith(GUARD_STREAM):
             appended = self._append_in(conn, drafts, stream_id=stream_id, expected_seq=expected_seq)
             for draft in findings:
-                self._append_in(conn, [draft], stream_id=GUARD_STREAM + draft.scope.tenant)
+                self._append_in(conn, [draft], stream_id=guard_stream(draft.scope.tenant))
             return appended
         batch = prepare_batch(drafts)
         if not batch:

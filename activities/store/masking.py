@@ -10,9 +10,7 @@ from schemas.events import EventDraft
 from schemas.guard import GUARD_MASKED, MaskedFinding, SecretsMasked
 from schemas.scope import Scope
 
-__all__ = ["GUARD_STREAM", "guard_draft", "masked_drafts"]
-
-GUARD_STREAM = "guard:"  # + tenant: the tenant's guard findings
+__all__ = ["guard_draft", "masked_drafts"]
 
 
 def masked_drafts(

@@ -10,8 +10,8 @@ import hashlib
 from activities import masked_output
 from activities.masked_output import Noted
 from activities.store.events import EventStore
-from activities.store.masking import GUARD_STREAM
 from schemas.event_catalogue import payload_of
+from schemas.event_ids import guard_stream
 from schemas.events import EventDraft
 from schemas.guard import GUARD_OUTPUT_MASKED, MaskedFinding, OutputMasked
 from schemas.scope import Scope
@@ -33,7 +33,7 @@ def record_noted(events: EventStore) -> int:
         for noted in notes:
             draft = output_draft(noted, _run_of(events, noted.workflow_id, runs), dropped)
             dropped = 0  # counted once, on the first event after the drop
-            batches.append((GUARD_STREAM + draft.scope.tenant, [draft]))
+            batches.append((guard_stream(draft.scope.tenant), [draft]))
         events.append_batches(batches)
     except Exception:
         masked_output.give_back(notes, dropped)

@@ -16,9 +16,9 @@ from activities.errors import to_application_error
 from activities.net.outbound import OutboundClient
 from activities.webhooks.signing import signature_headers, webhook_secret_bytes
 from compiler.addresses import IpAddress
+from schemas import names
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
-from schemas.names import WEBHOOK_SEND
 from schemas.webhooks import WebhookSendInput, WebhookSendResult
 
 __all__ = ["SEND_TIMEOUT_S", "WebhookActivities"]
@@ -38,7 +38,7 @@ class WebhookActivities:
         self._allowed = tuple(allowed)
         self._key = server_key
 
-    @activity.defn(name=WEBHOOK_SEND)
+    @activity.defn(name=names.WEBHOOK_SEND)
     def send(self, inp: WebhookSendInput) -> WebhookSendResult:
         """POST the delivery once; raise what Temporal should retry or give up on."""
         attempt = activity.info().attempt

@@ -8,6 +8,7 @@ from compiler.plan.passes.contracts import contracts
 from compiler.plan.passes.freeze import freeze
 from compiler.plan.passes.resolve import resolve
 from compiler.plan.passes.skills import skills
+from schemas import names
 from schemas.base import FrozenModel
 from schemas.compiled import CompiledPlan
 from schemas.plan import PlannerCandidate
@@ -21,15 +22,17 @@ PASSES: tuple[tuple[str, Pass], ...] = (
 )
 
 
-def activity_name(fn: Pass) -> str:
-    """The Temporal activity that runs a pass (persisted in histories: never rename a pass)."""
-    return f"compile__{fn.__name__}"
-
-
-# Runs started before compile__passes ran these in this order; the last one froze the plan.
-COMPILE_ACTIVITIES: tuple[str, ...] = tuple(activity_name(fn) for _, fn in PASSES)
+# Runs started before compile__passes ran one activity per pass, in PASSES' order; the last one
+# froze the plan. Their names are persisted in histories (schemas/names.py), not derived from
+# the pass functions: renaming a pass function changes no stored name.
+COMPILE_ACTIVITIES: tuple[str, ...] = (
+    names.COMPILE_RESOLVE,
+    names.COMPILE_CONTRACTS,
+    names.COMPILE_SKILLS,
+    names.COMPILE_FREEZE,
+)
 # The one activity that runs every pass in PASSES' order and freezes the plan (FreezeResult).
-COMPILE_PASSES = "compile__passes"
+COMPILE_PASSES = names.COMPILE_PASSES
 
 
 def run_passes(candidate: PlannerCandidate, *, ctx: CompileContext) -> dict[str, FrozenModel]:

@@ -10,12 +10,14 @@ from temporalio.exceptions import ApplicationError
 from activities.compile.passes import CompileActivities
 from activities.compile.typelib import load_library, load_profiles
 from activities.store.artifacts import LocalArtifactStore
-from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES, PASSES, activity_name
+from compiler.plan.pipeline import COMPILE_ACTIVITIES, COMPILE_PASSES, PASSES
 from schemas.artifacts import ArtifactRef
 from schemas.budget import Usage
 from schemas.run import CompileInput
 from schemas.scope import Scope
 from tests.workflows.engine import BILLING
+from workers.plugin import activities_of
+from workflows import operations as ops
 
 HISTORIES = Path(__file__).parents[1] / "replay" / "histories"
 
@@ -39,11 +41,13 @@ def test_every_pass_has_one_activity_named_after_it_in_pipeline_order():
     ), "activity names are persisted in histories: renaming a pass breaks replay"
 
 
-def test_the_worker_registers_compile_passes_then_each_pass_in_pipeline_order():
+def test_the_worker_registers_compile_passes_and_each_pass():
     compile_ = CompileActivities.__new__(CompileActivities)  # names only: no stores needed
-    names = [activity._Definition.must_from_callable(fn).name for fn in compile_.passes()]
-    assert names == [COMPILE_PASSES, *COMPILE_ACTIVITIES]
-    assert [activity_name(fn) for _, fn in PASSES] == names[1:]
+    names = {activity._Definition.must_from_callable(fn).name for fn in activities_of(compile_)}
+    assert names == {COMPILE_PASSES, *COMPILE_ACTIVITIES}
+    # The workflow compiles per pass in the pipeline's order, then freezes.
+    per_pass = [op.name for op in (*ops.COMPILE_PER_PASS, ops.COMPILE_FREEZE)]
+    assert per_pass == list(COMPILE_ACTIVITIES)
 
 
 def _compile_activities(tmp_path: Path) -> CompileActivities:

@@ -13,10 +13,10 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
 from activities.webhooks.signing import webhook_secret
+from schemas.event_ids import webhook_stream
 from schemas.webhooks import (
     WEBHOOK_DELIVERED,
     WEBHOOK_FAILED,
-    WEBHOOK_STREAM,
     Webhook,
     WebhookCreate,
     WebhookCreated,
@@ -117,7 +117,7 @@ async def webhook_deliveries(
 ) -> WebhookDeliveryList:
     await asyncio.to_thread(ctx.services.webhooks.get, who.tenant, webhook_id)
     records = await asyncio.to_thread(
-        ctx.services.events.read_stream, WEBHOOK_STREAM + who.tenant, tenant_id=who.tenant
+        ctx.services.events.read_stream, webhook_stream(who.tenant), tenant_id=who.tenant
     )
     mine = [
         e

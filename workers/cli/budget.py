@@ -12,6 +12,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.service import RPCError
 
 from activities.store.admissions import QuotaExceeded, open_admissions
+from schemas import names
 from schemas.budget import BudgetState, ExtendBudgetInput
 from schemas.events import Actor
 from workers.cli.common import fail, out, refusal, settings
@@ -83,7 +84,7 @@ def extend_cmd(
         handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
         taken = await _take_from_quota(client, run_id, tokens)
         try:
-            state = await handle.execute_update("extend_budget", inp, result_type=BudgetState)
+            state = await handle.execute_update(names.EXTEND_BUDGET, inp, result_type=BudgetState)
         except (WorkflowUpdateFailedError, RPCError) as exc:
             if taken is not None:  # give the tenant's tokens back: the run did not get them
                 with open_admissions(s.database_url) as store:

@@ -41,6 +41,7 @@ from activities.webhooks.send import WebhookActivities
 from compiler.ladder.secrets.mask import mask_text
 from compiler.plan.context import ProfileLayers
 from schemas import names
+from workers.plugin import activities_of
 from workers.process import logmask
 from workers.process.guard_recorder import recording
 from workers.process.webhook_dispatch import dispatching
@@ -187,21 +188,10 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
     # What the first run would otherwise load: the recipe index, the compiler's first-use work.
     recipes.warm()
     compile_.warm()
-    # ForgePlugin checks these against the names table when a Worker registers them.
-    activities: list[Callable[..., object]] = [
-        recipes.match,
-        recipes.plan,
-        planner.plan,
-        *compile_.passes(),
-        steps.execute,
-        finalize.finalize,
-        steps.usage,
-        events.append,
-        reuse.reuse,
-        capsules.instantiate,
-        scheduled.prepare,
-        webhooks.send,
-    ]
+    # ForgePlugin registers these from the operations table when a Worker starts.
+    activities = activities_of(
+        recipes, planner, compile_, steps, finalize, events, reuse, capsules, scheduled, webhooks
+    )
     served = models.gateway.providers_served(known_providers(layers)) if models else frozenset()
     return WorkerPlan(activities, served)
 

@@ -42,7 +42,7 @@ from schemas.event_catalogue import (
     payload_of,
     read_payload,
 )
-from schemas.event_ids import event_id
+from schemas.event_ids import capsule_stream, event_id
 from schemas.events import Event, EventDraft
 from schemas.plan import ScalarType
 from schemas.receipts import Receipt
@@ -64,11 +64,6 @@ class CapsuleServices:
     artifacts: ArtifactStore
     capsules: CapsuleStore
     library: TypeLibrary
-
-
-def capsule_stream(tenant: str, name: str) -> str:
-    """A tenant's capsule's event stream: `capsules:<tenant>:<name>`."""
-    return f"capsules:{tenant}:{name}"
 
 
 def extract_run(

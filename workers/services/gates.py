@@ -15,6 +15,7 @@ from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
+from schemas import names
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.event_catalogue import (
@@ -148,7 +149,7 @@ async def decide(
     handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
     try:
         decided: GateDecision = await handle.execute_update(
-            "decide_gate", inp, result_type=GateDecision
+            names.DECIDE_GATE, inp, result_type=GateDecision
         )
         return decided
     except WorkflowUpdateFailedError as exc:
