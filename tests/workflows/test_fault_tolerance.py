@@ -115,7 +115,7 @@ async def test_sigkilled_worker_is_replaced_and_the_run_completes_once(
         first.wait()
         await _no_launcher_of(first.pid)
         tick = settings.workspace_root / run.run_id / "slow" / "attempt-1" / "work" / "tick"
-        written = tick.stat().st_size
+        written = await _settled_size(tick)
         await asyncio.sleep(1)
         assert tick.stat().st_size == written  # nothing writes to the dead attempt's workspace
         second = _worker(home, address, task_queue)
@@ -128,6 +128,23 @@ async def test_sigkilled_worker_is_replaced_and_the_run_completes_once(
     assert result.status == "completed"
     assert result.steps["slow"].attempts >= 2  # the killed attempt was retried
     _assert_exactly_once(settings, run.run_id)
+
+
+async def _settled_size(path: Path) -> int:
+    """The file's size once it stops changing: 5 s at most.
+
+    The kernel kills a dead sandbox's processes after its launcher is gone, not with it: a
+    write already under way may still land. A sandbox left running writes every 0.1 s and
+    never settles.
+    """
+    size = path.stat().st_size
+    for _ in range(25):
+        await asyncio.sleep(0.2)
+        now = path.stat().st_size
+        if now == size:
+            return size
+        size = now
+    raise AssertionError(f"{path} still grows {size} bytes later: a sandbox outlived its worker")
 
 
 async def _no_launcher_of(worker: int) -> None:
