@@ -44,7 +44,9 @@ class Where:
 class ForgeError(Exception):
     """A failure Forge names: a catalogue code, whether a retry can help, where, what to do.
 
-    Subclasses set `code` as their default; a raise may name another (`code=`). `details` are
+    Most raises are `ForgeError(message, code=ErrorCode.X)`: a subclass exists only for callers
+    that catch it by name or for data it carries (tests/schemas/test_error_catalogue.py checks);
+    it sets `code` as its default and a raise may name another (`code=`). `details` are
     plain-data values that lead the ApplicationError's details at the Temporal boundary.
     `line()` is `CODE: message (where) — hint`; `str()` is the message, as for any exception.
     """

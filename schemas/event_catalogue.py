@@ -103,7 +103,6 @@ __all__ = [
     "WEBHOOK_DELIVERED",
     "WEBHOOK_FAILED",
     "EventType",
-    "UnknownEventType",
     "payload_of",
     "read_payload",
 ]
@@ -134,12 +133,6 @@ STEP_SKIPPED = "step.skipped.v1"
 STEP_ITERATION = "step.iteration.v1"
 ARTIFACT_PUBLISHED = "artifact.published.v1"
 MODEL_FAILED = "model.failed.v1"
-
-
-class UnknownEventType(ForgeError, ValueError):
-    """A writer named an event type the catalogue does not hold."""
-
-    code = ErrorCode.EVENT_UNCATALOGUED
 
 
 @dataclass(frozen=True)
@@ -241,14 +234,19 @@ def payload_of(event_type: str, payload: FrozenModel) -> dict[str, Any]:
     the same bytes: idempotent appends and content hashes do not move.
 
     Raises:
-        UnknownEventType: The type is not in the catalogue, or `payload` is not its model.
+        ForgeError: EVENT_UNCATALOGUED, the type is not in the catalogue, or `payload` is not
+            its model.
     """
     entry = CATALOGUE.get(event_type)
     if entry is None:
-        raise UnknownEventType(f"{event_type!r} is not in schemas/event_catalogue.py")
+        raise ForgeError(
+            f"{event_type!r} is not in schemas/event_catalogue.py",
+            code=ErrorCode.EVENT_UNCATALOGUED,
+        )
     if type(payload) is not entry.payload:
-        raise UnknownEventType(
-            f"{event_type} takes a {entry.payload.__name__} payload, not {type(payload).__name__}"
+        raise ForgeError(
+            f"{event_type} takes a {entry.payload.__name__} payload, not {type(payload).__name__}",
+            code=ErrorCode.EVENT_UNCATALOGUED,
         )
     dumped = payload.model_dump(mode="json")
     return {name: value for name, value in dumped.items() if name in payload.model_fields_set}

@@ -20,7 +20,6 @@ from activities.capsules.instantiate import sealed_nodes, sealed_plan
 from activities.harness.receipts import schema_summary, validate_parse
 from activities.store.artifacts import ArtifactStore
 from activities.store.capsules import CapsuleStore
-from compiler.capsule.extract import CapsuleRefused
 from compiler.plan.params import ParameterInvalid, bind_params
 from schemas.capsule import CapsuleRunSpec, CapsuleVersion, InputParameter
 from schemas.error_codes import ErrorCode
@@ -60,9 +59,10 @@ def capsule_ref(text: str) -> tuple[str, int | None]:
     """NAME or NAME@V as (name, version or None for the newest)."""
     match = _REF.fullmatch(text)
     if match is None:
-        raise CapsuleRefused(
+        raise ForgeError(
             f"{text!r} is not a capsule: write NAME or NAME@VERSION (e.g. billing@2); "
-            "see `forge capsule list`"
+            "see `forge capsule list`",
+            code=ErrorCode.CAPSULE_REFUSED,
         )
     version = match["version"]
     return match["name"], int(version) if version else None
@@ -113,7 +113,7 @@ def prepare_capsule_run(
 
     Raises:
         CapsuleNotFound: no such capsule (or version) for the scope's tenant.
-        CapsuleRefused: a --fresh step that is not model-coded.
+        ForgeError: CAPSULE_REFUSED, a --fresh step that is not model-coded.
         ParameterInvalid: a missing, unknown, malformed or mistyped parameter or input.
         InputLocationRefused: an input in a place Forge may not read.
     """
@@ -127,9 +127,10 @@ def prepare_capsule_run(
         program = programs.get(key)
         if program is None or program.source != "session":
             coded = [k for k, p in programs.items() if p.source == "session"] or ["none"]
-            raise CapsuleRefused(
+            raise ForgeError(
                 f"--fresh {key}: not a model-coded step of {version.ref}; steps that can get "
-                f"fresh code: {', '.join(coded)}"
+                f"fresh code: {', '.join(coded)}",
+                code=ErrorCode.CAPSULE_REFUSED,
             )
     decls = [ParameterDecl(name=s.name, type=s.type, default=s.default) for s in content.scalars]
     declared = {i.name: i for i in content.inputs}

@@ -32,7 +32,8 @@ def providers_from_env(
     no provider at all, and the gateway refuses each call with MODEL_UNAVAILABLE.
 
     Raises:
-        ScriptInvalid: The script file is missing or malformed (named with the entry).
+        ForgeError: MODEL_SCRIPT_INVALID, the script file is missing or malformed (named with
+            the entry).
     """
     providers: dict[str, Provider] = {}
     if api_key:

@@ -15,16 +15,10 @@ from schemas.errors import ForgeError
 from schemas.models import ModelRequest
 from schemas.scope import Scope
 
-__all__ = ["PROMPT_MAX_BYTES", "PromptNotFound", "PromptStore"]
+__all__ = ["PROMPT_MAX_BYTES", "PromptStore"]
 
 PROMPT_MAX_BYTES = 64 * 1024 * 1024  # a request far above any model's context window
 _MEDIA_TYPE = "application/json"
-
-
-class PromptNotFound(ForgeError, LookupError):
-    """No prompt is stored under a prompt hash (or what is stored is not a request)."""
-
-    code = ErrorCode.PROMPT_NOT_FOUND
 
 
 class PromptStore:
@@ -60,21 +54,24 @@ class PromptStore:
         """The request the scope's tenant stored under `prompt_hash`.
 
         Raises:
-            PromptNotFound: The tenant stored nothing under it, or the bytes are not a request.
+            ForgeError: PROMPT_NOT_FOUND, the tenant stored nothing under it, or the bytes are
+                not a request.
             ValueError: `prompt_hash` is not a sha256 digest.
         """
         parse_digest(prompt_hash)
         try:
             data = self._artifacts.read_bytes(scope, prompt_hash, PROMPT_MAX_BYTES)
         except ArtifactNotFound:
-            raise PromptNotFound(
+            raise ForgeError(
                 f"no prompt of tenant {scope.tenant!r} is stored under {prompt_hash}: prompts "
                 "are stored by the model gateway when it makes a call; check the hash, the "
-                "tenant and the artifact store (FORGE_ARTIFACTS_URL) it was recorded in"
+                "tenant and the artifact store (FORGE_ARTIFACTS_URL) it was recorded in",
+                code=ErrorCode.PROMPT_NOT_FOUND,
             ) from None
         try:
             return ModelRequest.model_validate_json(data)
         except ValidationError as exc:
-            raise PromptNotFound(
-                f"the artifact {prompt_hash} is not a stored model request: {exc.errors()[0]}"
+            raise ForgeError(
+                f"the artifact {prompt_hash} is not a stored model request: {exc.errors()[0]}",
+                code=ErrorCode.PROMPT_NOT_FOUND,
             ) from None

@@ -57,7 +57,6 @@ __all__ = [
     "ScriptDocument",
     "ScriptEntry",
     "ScriptFailure",
-    "ScriptInvalid",
     "ScriptReply",
     "ScriptUnmatched",
     "message_text",
@@ -68,12 +67,6 @@ __all__ = [
 
 _LAST_MESSAGE_SHOWN = 200
 _BLOCK_TYPES = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
-
-
-class ScriptInvalid(ForgeError, ValueError):
-    """A script file that cannot be read or does not follow the script format."""
-
-    code = ErrorCode.MODEL_SCRIPT_INVALID
 
 
 class ScriptUnmatched(ForgeError, LookupError):
@@ -240,32 +233,36 @@ class Script:
         """Read a YAML or JSON script file.
 
         Raises:
-            ScriptInvalid: The file is missing, unparsable, or an entry is malformed (the
-                message names the file, the entry index and the field).
+            ForgeError: MODEL_SCRIPT_INVALID, the file is missing, unparsable, or an entry is
+                malformed (the message names the file, the entry index and the field).
         """
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise ScriptInvalid(
+            raise ForgeError(
                 f"model script {path} does not exist: point FORGE_MODEL_SCRIPT at a YAML or "
-                "JSON file with a `responses:` list"
+                "JSON file with a `responses:` list",
+                code=ErrorCode.MODEL_SCRIPT_INVALID,
             ) from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise ScriptInvalid(f"model script {path} cannot be read: {exc}") from None
+            raise ForgeError(
+                f"model script {path} cannot be read: {exc}", code=ErrorCode.MODEL_SCRIPT_INVALID
+            ) from None
         return cls.from_data(_parse(text, path), source=str(path))
 
     @classmethod
     def from_data(cls, data: Any, *, source: str = "<script data>") -> Script:
         """Build a script from already parsed data (a mapping with `responses`)."""
         if not isinstance(data, Mapping) or "responses" not in data:
-            raise ScriptInvalid(
+            raise ForgeError(
                 f"model script {source}: the document must be a mapping with a `responses:` "
-                f"list of entries, got {type(data).__name__}"
+                f"list of entries, got {type(data).__name__}",
+                code=ErrorCode.MODEL_SCRIPT_INVALID,
             )
         try:
             document = ScriptDocument.model_validate(data)
         except ValidationError as exc:
-            raise ScriptInvalid(_describe(exc, source)) from None
+            raise ForgeError(_describe(exc, source), code=ErrorCode.MODEL_SCRIPT_INVALID) from None
         return cls(document, source=source)
 
     def answer(self, request: ModelRequest, *, known_hash: str | None = None) -> ScriptAnswer:
@@ -317,20 +314,24 @@ def _parse(text: str, path: Path) -> Any:
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ScriptInvalid(
+            raise ForgeError(
                 f"model script {path}: invalid JSON at line {exc.lineno}, column {exc.colno}: "
-                f"{exc.msg}"
+                f"{exc.msg}",
+                code=ErrorCode.MODEL_SCRIPT_INVALID,
             ) from None
     try:
         return yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "unknown line"
-        raise ScriptInvalid(
-            f"model script {path}: invalid YAML at {where}: {exc.problem}"
+        raise ForgeError(
+            f"model script {path}: invalid YAML at {where}: {exc.problem}",
+            code=ErrorCode.MODEL_SCRIPT_INVALID,
         ) from None
     except yaml.YAMLError as exc:
-        raise ScriptInvalid(f"model script {path}: invalid YAML: {exc}") from None
+        raise ForgeError(
+            f"model script {path}: invalid YAML: {exc}", code=ErrorCode.MODEL_SCRIPT_INVALID
+        ) from None
 
 
 def _describe(exc: ValidationError, source: str) -> str:

@@ -47,12 +47,6 @@ MAX_USES_DEPTH = 3  # nested `uses:` calls beyond this fail the step (seed 004 Â
 SHOWN = 10  # candidates kept in the result and the trail
 
 
-class RecursionGuardError(ForgeError, ValueError):
-    """A `uses:` call that would re-enter a recipe on the stack or nest too deep."""
-
-    code = ErrorCode.RECURSION_GUARD
-
-
 Signature = tuple[tuple[str, int, int], ...]  # each recipe file's path, mtime and size
 
 
@@ -242,13 +236,15 @@ class RecipeActivities:
     def plan(self, inp: RecipePlanInput) -> RecipePlanResult:
         """The child plan of a `uses:` step; refuses a cycle or a call deeper than the cap."""
         if inp.slug in inp.chain:
-            raise RecursionGuardError(
-                f"recursion guard: {' -> '.join([*inp.chain, inp.slug])} re-enters {inp.slug}"
+            raise ForgeError(
+                f"recursion guard: {' -> '.join([*inp.chain, inp.slug])} re-enters {inp.slug}",
+                code=ErrorCode.RECURSION_GUARD,
             )
         if len(inp.chain) >= MAX_USES_DEPTH:
-            raise RecursionGuardError(
+            raise ForgeError(
                 f"recursion guard: `uses: {inp.slug}` would nest {len(inp.chain) + 1} recipe calls "
-                f"deep (at most {MAX_USES_DEPTH}); chain {' -> '.join(inp.chain)}"
+                f"deep (at most {MAX_USES_DEPTH}); chain {' -> '.join(inp.chain)}",
+                code=ErrorCode.RECURSION_GUARD,
             )
         library = self.library()
         recipe = library.get(inp.slug)

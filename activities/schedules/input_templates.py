@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from activities.schedules.options import ScheduleInvalid, check_zone
+from activities.schedules.options import check_zone
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 
 __all__ = ["ISO_FORMAT", "check_template", "has_placeholders", "render"]
 
@@ -50,7 +52,7 @@ class _Placeholder:
 
 
 def check_template(name: str, template: str) -> None:
-    """Refuse (ScheduleInvalid naming `--input NAME`) a template that would not render."""
+    """Refuse (SCHEDULE_INVALID, naming `--input NAME`) a template that would not render."""
     _parse(name, template)
 
 
@@ -62,9 +64,10 @@ def has_placeholders(template: str) -> bool:
 def render(name: str, template: str, scheduled: datetime, tz: str) -> str:
     """The template for one scheduled start time (aware, as Temporal gives it) read in `tz`."""
     if scheduled.tzinfo is None or scheduled.utcoffset() is None:
-        raise ScheduleInvalid(
+        raise ForgeError(
             f"{_option(name)}: the scheduled time {scheduled.isoformat()} has no zone; "
-            "render needs the aware time Temporal gives"
+            "render needs the aware time Temporal gives",
+            code=ErrorCode.SCHEDULE_INVALID,
         )
     local = scheduled.astimezone(ZoneInfo(check_zone(tz)))
     return "".join(
@@ -171,5 +174,7 @@ def _named(local: datetime, directive: str) -> str:
     return month if directive == "B" else month[:3]
 
 
-def _refused(name: str, template: str, problem: str) -> ScheduleInvalid:
-    return ScheduleInvalid(f"{_option(name)} template {template!r} {problem}; {_FORM}")
+def _refused(name: str, template: str, problem: str) -> ForgeError:
+    return ForgeError(
+        f"{_option(name)} template {template!r} {problem}; {_FORM}", code=ErrorCode.SCHEDULE_INVALID
+    )

@@ -1,6 +1,6 @@
 """A schedule's options checked before anything is created: cron, interval, zone and overlap.
 
-Each check refuses with one ScheduleInvalid naming the option, the bad value and the expected
+Each check refuses with one SCHEDULE_INVALID error naming the option, the bad value and the expected
 form (issue 17: one clear error each, exit 2, nothing created). The cron check is written here
 because no locked dependency parses cron expressions.
 """
@@ -15,18 +15,11 @@ from schemas.errors import ErrorCode, ForgeError
 
 __all__ = [
     "OVERLAP",
-    "ScheduleInvalid",
     "check_cron",
     "check_zone",
     "overlap_policy",
     "parse_duration",
 ]
-
-
-class ScheduleInvalid(ForgeError, ValueError):
-    """A schedule option that cannot be used; the message names the option and the form."""
-
-    code = ErrorCode.SCHEDULE_INVALID
 
 
 # --- durations (--every, --catchup-window) --------------------------------------------------
@@ -40,14 +33,21 @@ def parse_duration(option: str, text: str) -> timedelta:
     """`1h30m` -> timedelta(hours=1, minutes=30); units w d h m s, largest first, each once."""
     match = _DURATION.fullmatch(text.strip())
     if not text.strip() or match is None:
-        raise ScheduleInvalid(f"{option} {text!r} is not {_DURATION_FORM}")
+        raise ForgeError(
+            f"{option} {text!r} is not {_DURATION_FORM}", code=ErrorCode.SCHEDULE_INVALID
+        )
     parts = {unit: int(n) for unit, n in zip(_DURATION_UNITS, match.groups(), strict=True) if n}
     try:
         duration = timedelta(**parts)
     except OverflowError:
-        raise ScheduleInvalid(f"{option} {text!r} is too long; expected {_DURATION_FORM}") from None
+        raise ForgeError(
+            f"{option} {text!r} is too long; expected {_DURATION_FORM}",
+            code=ErrorCode.SCHEDULE_INVALID,
+        ) from None
     if duration <= timedelta(0):
-        raise ScheduleInvalid(f"{option} {text!r} is zero; expected {_DURATION_FORM}")
+        raise ForgeError(
+            f"{option} {text!r} is zero; expected {_DURATION_FORM}", code=ErrorCode.SCHEDULE_INVALID
+        )
     return duration
 
 
@@ -60,14 +60,20 @@ def check_zone(text: str) -> str:
     """The IANA zone name `text`, if the tz database has it; refused otherwise."""
     name = text.strip()
     if not name:
-        raise ScheduleInvalid(f"--tz is empty; expected {_ZONE_FORM}")
+        raise ForgeError(f"--tz is empty; expected {_ZONE_FORM}", code=ErrorCode.SCHEDULE_INVALID)
     # ZoneInfo would also open a file path; a schedule's zone must be a name.
     if name.startswith(("/", ".")) or ".." in name or "\\" in name:
-        raise ScheduleInvalid(f"--tz {text!r} is a path, not a zone; expected {_ZONE_FORM}")
+        raise ForgeError(
+            f"--tz {text!r} is a path, not a zone; expected {_ZONE_FORM}",
+            code=ErrorCode.SCHEDULE_INVALID,
+        )
     try:
         zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        raise ScheduleInvalid(f"--tz {text!r} is not a known zone; {_zone_hint(name)}") from None
+        raise ForgeError(
+            f"--tz {text!r} is not a known zone; {_zone_hint(name)}",
+            code=ErrorCode.SCHEDULE_INVALID,
+        ) from None
     return name
 
 
@@ -93,7 +99,10 @@ def overlap_policy(text: str) -> ScheduleOverlapPolicy:
     """The policy for `--overlap TEXT` (skip, buffer-one, ...)."""
     policy = OVERLAP.get(text.strip().lower())
     if policy is None:
-        raise ScheduleInvalid(f"--overlap {text!r} is not one of {', '.join(OVERLAP)}")
+        raise ForgeError(
+            f"--overlap {text!r} is not one of {', '.join(OVERLAP)}",
+            code=ErrorCode.SCHEDULE_INVALID,
+        )
     return policy
 
 
@@ -121,22 +130,36 @@ def check_cron(expr: str) -> str:
     """`expr` with its whitespace normalised, if it is a standard 5-field cron expression."""
     text = " ".join(expr.split())
     if not text:
-        raise ScheduleInvalid(f"--cron is empty; expected {_CRON_FORM}")
+        raise ForgeError(f"--cron is empty; expected {_CRON_FORM}", code=ErrorCode.SCHEDULE_INVALID)
     if text.startswith("@"):
         if text.lower().startswith("@every"):
-            raise ScheduleInvalid(f"--cron {expr!r} is an interval; give it with --every instead")
+            raise ForgeError(
+                f"--cron {expr!r} is an interval; give it with --every instead",
+                code=ErrorCode.SCHEDULE_INVALID,
+            )
         if text.lower() not in _SHORTCUTS:
-            raise ScheduleInvalid(f"--cron {expr!r} is not a known shortcut; expected {_CRON_FORM}")
+            raise ForgeError(
+                f"--cron {expr!r} is not a known shortcut; expected {_CRON_FORM}",
+                code=ErrorCode.SCHEDULE_INVALID,
+            )
         return text.lower()
     if text.upper().startswith(("TZ=", "CRON_TZ=")):
-        raise ScheduleInvalid(f"--cron {expr!r} names a zone; give it with --tz instead")
+        raise ForgeError(
+            f"--cron {expr!r} names a zone; give it with --tz instead",
+            code=ErrorCode.SCHEDULE_INVALID,
+        )
     fields = text.split(" ")
     if len(fields) != len(_FIELDS):
-        raise ScheduleInvalid(f"--cron {expr!r} has {len(fields)} field(s); expected {_CRON_FORM}")
+        raise ForgeError(
+            f"--cron {expr!r} has {len(fields)} field(s); expected {_CRON_FORM}",
+            code=ErrorCode.SCHEDULE_INVALID,
+        )
     for value, field in zip(fields, _FIELDS, strict=True):
         problem = _field_problem(value, *field[1:])
         if problem:
-            raise ScheduleInvalid(f"--cron {expr!r}: the {field[0]} field {problem}")
+            raise ForgeError(
+                f"--cron {expr!r}: the {field[0]} field {problem}", code=ErrorCode.SCHEDULE_INVALID
+            )
     return text
 
 

@@ -31,9 +31,6 @@ from schemas.scope import SCOPE_ID_PATTERN, Actor
 
 __all__ = [
     "AccessStore",
-    "KeyNotFound",
-    "TenantInvalid",
-    "Unauthenticated",
     "open_access_store",
     "token_key_id",
 ]
@@ -43,24 +40,6 @@ _K = api_keys.c
 _T = tenants.c
 _KEY_PG = text("SELECT * FROM forge_api_key(:key_id)")
 _TENANTS_PG = text("SELECT * FROM forge_tenants()")
-
-
-class TenantInvalid(ForgeError, ValueError):
-    """A tenant id that is malformed, already exists (on create) or does not exist (on use)."""
-
-    code = ErrorCode.TENANT_INVALID
-
-
-class KeyNotFound(ForgeError, LookupError):
-    """The tenant has no key with that id."""
-
-    code = ErrorCode.NOT_FOUND
-
-
-class Unauthenticated(ForgeError, PermissionError):
-    """A token that is malformed, unknown, revoked or expired."""
-
-    code = ErrorCode.UNAUTHENTICATED
 
 
 def token_key_id(token: str) -> str | None:
@@ -98,16 +77,19 @@ class AccessStore:
                 tenant_id=tenant_id, created_at=datetime.now(UTC), created_by=created_by
             )
         except ValidationError:
-            raise TenantInvalid(
+            raise ForgeError(
                 f"tenant id {tenant_id!r} is not valid: it must match {SCOPE_ID_PATTERN} "
-                "(a lower-case letter or digit, then lower-case letters, digits, '_', '-', '.')"
+                "(a lower-case letter or digit, then lower-case letters, digits, '_', '-', '.')",
+                code=ErrorCode.TENANT_INVALID,
             ) from None
         try:
             with scoped(self._engine, tenant_id, write=True) as conn:
                 conn.execute(insert(tenants).values(**tenant.model_dump()))
         except IntegrityError:
-            raise TenantInvalid(
-                f"tenant {tenant_id!r} exists already", hint="see `forge tenants list`"
+            raise ForgeError(
+                f"tenant {tenant_id!r} exists already",
+                code=ErrorCode.TENANT_INVALID,
+                hint="see `forge tenants list`",
             ) from None
         return tenant
 
@@ -119,12 +101,13 @@ class AccessStore:
             return [_tenant(r) for r in conn.execute(query).mappings()]
 
     def tenant(self, tenant_id: str) -> Tenant:
-        """The tenant, or TenantInvalid naming the ones there are."""
+        """The tenant, or TENANT_INVALID naming the ones there are."""
         with scoped(self._engine, tenant_id) as conn:
             row = conn.execute(select(tenants).where(_T.tenant_id == tenant_id)).mappings().first()
         if row is None:
-            raise TenantInvalid(
+            raise ForgeError(
                 f"no tenant {tenant_id!r}",
+                code=ErrorCode.TENANT_INVALID,
                 hint="create it with `forge tenants create TENANT` (see `forge tenants list`)",
             )
         return _tenant(row)
@@ -187,16 +170,20 @@ class AccessStore:
                 .first()
             )
         if row is None:
-            raise KeyNotFound(
-                f"tenant {tenant_id!r} has no key fk_{key_id}", hint="see `forge keys list`"
+            raise ForgeError(
+                f"tenant {tenant_id!r} has no key fk_{key_id}",
+                code=ErrorCode.NOT_FOUND,
+                hint="see `forge keys list`",
             )
         return _key(row)
 
     def authenticate(self, token: str, now: datetime | None = None) -> ApiKey:
-        """The live key `token` is, or Unauthenticated saying why not (never which part)."""
+        """The live key `token` is, or UNAUTHENTICATED saying why not (never which part)."""
         key_id = token_key_id(token)
         if key_id is None:
-            raise Unauthenticated("the bearer token is not a Forge API key (fk_…)")
+            raise ForgeError(
+                "the bearer token is not a Forge API key (fk_…)", code=ErrorCode.UNAUTHENTICATED
+            )
         # Before the key is found its tenant is unknown: the one cross-tenant read of keys, by
         # key id only, through the SECURITY DEFINER function forge_api_key() on PostgreSQL.
         with self._engine.connect() as conn:
@@ -204,16 +191,18 @@ class AccessStore:
             query = _KEY_PG if pg else select(api_keys).where(_K.key_id == bindparam("key_id"))
             row = conn.execute(query, {"key_id": key_id}).mappings().first()
         if row is None or not hmac.compare_digest(row["token_sha256"], _digest(token)):
-            raise Unauthenticated(f"API key fk_{key_id} is not valid")
+            raise ForgeError(f"API key fk_{key_id} is not valid", code=ErrorCode.UNAUTHENTICATED)
         key = _key(row)
         now = now or datetime.now(UTC)
         if key.revoked_at is not None:
-            raise Unauthenticated(
-                f"API key fk_{key_id} was revoked at {key.revoked_at:%Y-%m-%d %H:%M} UTC"
+            raise ForgeError(
+                f"API key fk_{key_id} was revoked at {key.revoked_at:%Y-%m-%d %H:%M} UTC",
+                code=ErrorCode.UNAUTHENTICATED,
             )
         if key.expires_at is not None and key.expires_at <= now:
-            raise Unauthenticated(
-                f"API key fk_{key_id} expired at {key.expires_at:%Y-%m-%d %H:%M} UTC"
+            raise ForgeError(
+                f"API key fk_{key_id} expired at {key.expires_at:%Y-%m-%d %H:%M} UTC",
+                code=ErrorCode.UNAUTHENTICATED,
             )
         return key
 
@@ -222,7 +211,8 @@ def open_access_store(database_url: str) -> AccessStore:
     """The tenants and keys in the database at `database_url` (SQLite migrated on open).
 
     Raises:
-        SchemaNotMigrated: A PostgreSQL database is missing migrations (run `forge db upgrade`).
+        StoreError: SCHEMA_NOT_MIGRATED, a PostgreSQL database is missing migrations
+            (run `forge db upgrade`).
     """
     return AccessStore(open_migrated(database_url))
 

@@ -35,7 +35,6 @@ from schemas.scope import Scope
 
 __all__ = [
     "MAX_BLOB_BYTES",
-    "CapsuleNameInvalid",
     "CapsuleNotFound",
     "CapsuleStore",
     "SealBroken",
@@ -54,12 +53,6 @@ class CapsuleNotFound(ForgeError, KeyError):
 
     code = ErrorCode.CAPSULE_NOT_FOUND
     message_is_complete = True  # the message says what exists and where to look
-
-
-class CapsuleNameInvalid(ForgeError, ValueError):
-    """A capsule name outside CAPSULE_NAME_PATTERN."""
-
-    code = ErrorCode.CAPSULE_REFUSED
 
 
 class CapsuleStore:
@@ -94,7 +87,7 @@ class CapsuleStore:
         has one, else the new version (`created=True`).
 
         Raises:
-            CapsuleNameInvalid: `name` does not match CAPSULE_NAME_PATTERN.
+            ForgeError: CAPSULE_REFUSED, `name` does not match CAPSULE_NAME_PATTERN.
             SealBroken: A blob the content names is missing from the tenant's artifacts, corrupt
                 or of another size; nothing was stored.
         """
@@ -223,12 +216,13 @@ def check_name(name: str) -> None:
     """Refuse a capsule name outside CAPSULE_NAME_PATTERN.
 
     Raises:
-        CapsuleNameInvalid: The name is empty, too long or has other characters.
+        ForgeError: CAPSULE_REFUSED, the name is empty, too long or has other characters.
     """
     if _NAME.fullmatch(name) is None:
-        raise CapsuleNameInvalid(
+        raise ForgeError(
             f"capsule name {name!r} is not valid: use 1 to 64 lower-case letters, digits, '_', "
-            "'.' or '-', starting with a letter or digit (e.g. billing-audit)"
+            "'.' or '-', starting with a letter or digit (e.g. billing-audit)",
+            code=ErrorCode.CAPSULE_REFUSED,
         )
 
 
@@ -239,7 +233,8 @@ def open_capsule_store(database_url: str, artifacts: ArtifactStore) -> CapsuleSt
 
     Raises:
         ValueError: The URL is malformed or names an unsupported backend.
-        SchemaNotMigrated: A PostgreSQL database is missing migrations (run `forge db upgrade`).
+        StoreError: SCHEMA_NOT_MIGRATED, a PostgreSQL database is missing migrations
+            (run `forge db upgrade`).
     """
     return CapsuleStore(open_migrated(database_url), artifacts)
 

@@ -12,7 +12,6 @@ __all__ = [
     "ConcurrencyError",
     "ConflictError",
     "MissingCauseError",
-    "SchemaNotMigrated",
     "StoreError",
     "UnsafeSource",
 ]
@@ -57,12 +56,6 @@ class MissingCauseError(StoreError, ValueError):
             f"event {event_id!r} of type {event_type!r} has no caused_by: only root events "
             "(run.started.v1, run.submitted.v1) may omit it"
         )
-
-
-class SchemaNotMigrated(StoreError):
-    """The database schema is missing or older than this version of Forge."""
-
-    code = ErrorCode.SCHEMA_NOT_MIGRATED
 
 
 class ArtifactNotFound(StoreError, KeyError):

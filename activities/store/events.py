@@ -306,7 +306,7 @@ def open_event_store(database_url: str) -> EventStore:
 
     Raises:
         ValueError: The URL is malformed or names an unsupported backend.
-        SchemaNotMigrated: A PostgreSQL database is missing migrations.
+        StoreError: SCHEMA_NOT_MIGRATED, a PostgreSQL database is missing migrations.
     """
     engine = create_store_engine(database_url)
     try:

@@ -25,8 +25,6 @@ from schemas.errors import ForgeError
 
 __all__ = [
     "STALE",
-    "IdempotencyInProgress",
-    "IdempotencyMismatch",
     "IdempotencyStore",
     "Stored",
     "open_idempotency_store",
@@ -34,18 +32,6 @@ __all__ = [
 
 STALE = timedelta(minutes=2)
 _R = idempotency_records.c
-
-
-class IdempotencyMismatch(ForgeError, ValueError):
-    """The key was first used for a different request."""
-
-    code = ErrorCode.IDEMPOTENCY_MISMATCH
-
-
-class IdempotencyInProgress(ForgeError, RuntimeError):
-    """The first request under the key has not been answered yet."""
-
-    code = ErrorCode.IDEMPOTENCY_IN_PROGRESS
 
 
 @dataclass(frozen=True)
@@ -70,8 +56,8 @@ class IdempotencyStore:
         """Claim `key` for this request: None to go ahead, or the first answer to replay.
 
         Raises:
-            IdempotencyMismatch: the key was used for another request.
-            IdempotencyInProgress: the first request under the key is still being answered.
+            ForgeError: IDEMPOTENCY_MISMATCH, the key was used for another request, or
+                IDEMPOTENCY_IN_PROGRESS, the first request under the key is still being answered.
         """
         now = datetime.now(UTC)
         where = (_R.tenant_id == tenant, _R.idem_key == key)
@@ -89,17 +75,20 @@ class IdempotencyStore:
                         )
                     )
                 except IntegrityError:  # pragma: no cover - serialized by the lock above
-                    raise IdempotencyInProgress(_in_progress(key)) from None
+                    raise ForgeError(
+                        _in_progress(key), code=ErrorCode.IDEMPOTENCY_IN_PROGRESS
+                    ) from None
                 return None
             if row["request_sha256"] != request_sha256:
-                raise IdempotencyMismatch(
+                raise ForgeError(
                     f"Idempotency-Key {key!r} was used for a different request (another method, "
                     "path or body); nothing was done",
+                    code=ErrorCode.IDEMPOTENCY_MISMATCH,
                 )
             if row["status"] is not None:
                 return Stored(row["status"], row["response"])
             if now - utc(row["created_at"]) < STALE:
-                raise IdempotencyInProgress(_in_progress(key))
+                raise ForgeError(_in_progress(key), code=ErrorCode.IDEMPOTENCY_IN_PROGRESS)
             conn.execute(update(idempotency_records).where(*where).values(created_at=now))
             return None
 

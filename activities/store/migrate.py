@@ -11,8 +11,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, text
 
 from activities.store.engine import WRITE_OPTION, backend_of, create_store_engine
-from activities.store.errors import SchemaNotMigrated
+from activities.store.errors import StoreError
 from activities.store.roles import grant_app_role
+from schemas.error_codes import ErrorCode
 
 __all__ = ["check_at_head", "head_revision", "open_migrated", "upgrade", "upgrade_engine"]
 
@@ -66,7 +67,7 @@ def upgrade_engine(engine: Engine) -> str:
 
 
 def check_at_head(engine: Engine) -> None:
-    """Raise `SchemaNotMigrated` unless the database is at this code's newest revision."""
+    """Raise a StoreError (SCHEMA_NOT_MIGRATED) unless the database is at this code's newest one."""
     with engine.connect() as conn:
         current = MigrationContext.configure(conn).get_current_revision()
     head = head_revision()
@@ -74,9 +75,10 @@ def check_at_head(engine: Engine) -> None:
         return
     where = engine.url.render_as_string(hide_password=True)
     state = "has no Forge schema" if current is None else f"is at schema revision {current}"
-    raise SchemaNotMigrated(
+    raise StoreError(
         f"the database {where} {state}, this Forge needs {head}: run `forge db upgrade` "
-        "(with the same FORGE_DATABASE_URL) and try again"
+        "(with the same FORGE_DATABASE_URL) and try again",
+        code=ErrorCode.SCHEMA_NOT_MIGRATED,
     )
 
 
@@ -85,7 +87,8 @@ def open_migrated(database_url: str) -> Engine:
 
     Raises:
         ValueError: The URL is malformed or names an unsupported backend.
-        SchemaNotMigrated: A PostgreSQL database is missing migrations (run `forge db upgrade`).
+        StoreError: SCHEMA_NOT_MIGRATED, a PostgreSQL database is missing migrations
+            (run `forge db upgrade`).
     """
     engine = create_store_engine(database_url)
     try:

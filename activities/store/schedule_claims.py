@@ -34,7 +34,6 @@ from schemas.schedule_claims import Claim, ClaimCounts, ClaimRecord
 from schemas.scope import Scope
 
 __all__ = [
-    "ScheduleClaimInvalid",
     "ScheduleClaims",
     "open_schedule_claims",
     "scheduled_time",
@@ -43,12 +42,6 @@ __all__ = [
 _MAX_ID = 200  # the columns' bound (activities/store/tables.py)
 _T = schedule_claims.c
 _F = schedule_forces.c
-
-
-class ScheduleClaimInvalid(ForgeError, ValueError):
-    """A claim the store cannot record: a naive time, an empty or overlong name or run id."""
-
-    code = ErrorCode.SCHEDULE_INVALID
 
 
 class ScheduleClaims:
@@ -80,8 +73,8 @@ class ScheduleClaims:
         holds the next attempt. A claim by the holder itself returns its claim unchanged.
 
         Raises:
-            ScheduleClaimInvalid: `scheduled_at` has no time zone, or `schedule` or `run_id` is
-                empty or longer than 200 characters; nothing was recorded.
+            ForgeError: SCHEDULE_INVALID, `scheduled_at` has no time zone, or `schedule` or
+                `run_id` is empty or longer than 200 characters; nothing was recorded.
         """
         at = scheduled_time(scheduled_at)
         _check_id("schedule name", schedule)
@@ -139,14 +132,16 @@ class ScheduleClaims:
         Returns the force's id (for `revoke` if the backfill it was for could not start).
 
         Raises:
-            ScheduleClaimInvalid: a naive time, `end` before `start`, or a bad schedule name.
+            ForgeError: SCHEDULE_INVALID, a naive time, `end` before `start`, or a bad schedule
+                name.
         """
         first, last = scheduled_time(start), scheduled_time(end)
         _check_id("schedule name", schedule)
         if last < first:
-            raise ScheduleClaimInvalid(
+            raise ForgeError(
                 f"force from {first.isoformat()} to {last.isoformat()}: the end is before the "
-                "start; give the earlier time first"
+                "start; give the earlier time first",
+                code=ErrorCode.SCHEDULE_INVALID,
             )
         force_id = f"force-{uuid4().hex}"
         with scoped(self._engine, scope.tenant, write=True) as conn:
@@ -174,10 +169,13 @@ class ScheduleClaims:
         """The tenant's `schedule`'s claimed times, the latest scheduled time first.
 
         Raises:
-            ScheduleClaimInvalid: `limit` is below 1.
+            ForgeError: SCHEDULE_INVALID, `limit` is below 1.
         """
         if limit < 1:
-            raise ScheduleClaimInvalid(f"history limit {limit} is below 1: ask for 1 or more")
+            raise ForgeError(
+                f"history limit {limit} is below 1: ask for 1 or more",
+                code=ErrorCode.SCHEDULE_INVALID,
+            )
         query = (
             select(schedule_claims)
             .where(_of(scope, schedule))
@@ -210,13 +208,14 @@ def scheduled_time(value: datetime) -> datetime:
     """`value` as the UTC instant claims are keyed by.
 
     Raises:
-        ScheduleClaimInvalid: `value` is naive: it would name a different instant on workers
+        ForgeError: SCHEDULE_INVALID, `value` is naive: it would name a different instant on workers
             in different time zones.
     """
     if value.tzinfo is None or value.utcoffset() is None:
-        raise ScheduleClaimInvalid(
+        raise ForgeError(
             f"scheduled time {value.isoformat()} has no time zone: pass an aware datetime "
-            "(e.g. the Temporal Schedule's scheduled time, or datetime(..., tzinfo=UTC))"
+            "(e.g. the Temporal Schedule's scheduled time, or datetime(..., tzinfo=UTC))",
+            code=ErrorCode.SCHEDULE_INVALID,
         )
     return value.astimezone(UTC)
 
@@ -228,7 +227,8 @@ def open_schedule_claims(database_url: str) -> ScheduleClaims:
 
     Raises:
         ValueError: The URL is malformed or names an unsupported backend.
-        SchemaNotMigrated: A PostgreSQL database is missing migrations (run `forge db upgrade`).
+        StoreError: SCHEMA_NOT_MIGRATED, a PostgreSQL database is missing migrations
+            (run `forge db upgrade`).
     """
     return ScheduleClaims(open_migrated(database_url))
 
@@ -243,8 +243,9 @@ def _forces_of(scope: Scope, schedule: str) -> ColumnElement[bool]:
 
 def _check_id(what: str, value: str) -> None:
     if not value or len(value) > _MAX_ID:
-        raise ScheduleClaimInvalid(
-            f"{what} {value!r} cannot be claimed: give 1 to {_MAX_ID} characters"
+        raise ForgeError(
+            f"{what} {value!r} cannot be claimed: give 1 to {_MAX_ID} characters",
+            code=ErrorCode.SCHEDULE_INVALID,
         )
 
 

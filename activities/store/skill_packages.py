@@ -22,7 +22,6 @@ __all__ = [
     "MAX_FILE_BYTES",
     "MAX_PACKAGE_BYTES",
     "SKILL_FILE",
-    "SkillIntegrityError",
     "SkillNotRegistered",
     "SkillPackageRefused",
     "SkillRegistryError",
@@ -54,12 +53,6 @@ class SkillNotRegistered(SkillRegistryError, LookupError):
     """The tenant has no such skill (or not at the requested digest)."""
 
     code = ErrorCode.SKILL_NOT_REGISTERED
-
-
-class SkillIntegrityError(SkillRegistryError):
-    """Stored bytes or rows no longer match the digest a skill was registered (or bound) with."""
-
-    code = ErrorCode.SKILL_INTEGRITY
 
 
 def package_digest(skill_id: str, files: Mapping[str, str]) -> str:

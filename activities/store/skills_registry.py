@@ -40,7 +40,6 @@ from activities.store.skill_packages import (
     MAX_FILES,
     MAX_PACKAGE_BYTES,
     SKILL_FILE,
-    SkillIntegrityError,
     SkillNotRegistered,
     SkillPackageRefused,
     SkillRegistryError,
@@ -54,6 +53,7 @@ from activities.store.tenancy import scoped
 from compiler.recipes.skillpack import skill_package
 from compiler.recipes.skills import MAX_SKILL, RecipeImportError
 from schemas.artifacts import ArtifactRef
+from schemas.error_codes import ErrorCode
 from schemas.scope import Scope
 from schemas.skills import SkillPackage, SkillRegistration
 
@@ -61,7 +61,6 @@ __all__ = [
     "REGISTRY_SOURCE",
     "MergedSkills",
     "RegisteredSkill",
-    "SkillIntegrityError",
     "SkillNotRegistered",
     "SkillPackageRefused",
     "SkillRegistry",
@@ -227,24 +226,29 @@ class SkillRegistry:
 
         Raises:
             SkillNotRegistered: The tenant has no skill `skill_id`.
-            SkillIntegrityError: The registered digest differs from `sha256`, the skill is
-                deprecated, or a stored file no longer matches its digest.
+            SkillRegistryError: SKILL_INTEGRITY, the registered digest differs from `sha256`, the
+                skill is deprecated, or a stored file no longer matches its digest.
         """
         found = self.get(tenant_id, skill_id)
         reg = found.registration
         where = f"skill {skill_id!r} of tenant {tenant_id!r} (version {reg.version})"
         if reg.sha256 != sha256:
-            raise SkillIntegrityError(
+            raise SkillRegistryError(
                 f"{where} is registered as {reg.sha256}, the contract is bound to {sha256}: "
-                "recompile the plan to bind the current version"
+                "recompile the plan to bind the current version",
+                code=ErrorCode.SKILL_INTEGRITY,
             )
         if reg.deprecated:
-            raise SkillIntegrityError(f"{where} is deprecated: bind its replacement and recompile")
+            raise SkillRegistryError(
+                f"{where} is deprecated: bind its replacement and recompile",
+                code=ErrorCode.SKILL_INTEGRITY,
+            )
         files = {p: r.sha256 for p, r in found.files.items()}
         if package_digest(skill_id, files) != reg.sha256:
-            raise SkillIntegrityError(
+            raise SkillRegistryError(
                 f"{where}: its file list no longer hashes to {reg.sha256}; the registry row was "
-                "altered: register the package again from its source directory"
+                "altered: register the package again from its source directory",
+                code=ErrorCode.SKILL_INTEGRITY,
             )
         target = dest / skill_id
         dest.mkdir(parents=True, exist_ok=True)
@@ -325,23 +329,26 @@ class SkillRegistry:
     def _fetch(self, scope: Scope, where: str, rel: str, ref: ArtifactRef, work: Path) -> None:
         parts = PurePosixPath(rel).parts
         if PurePosixPath(rel).is_absolute() or not parts or ".." in parts or "\\" in rel:
-            raise SkillIntegrityError(
+            raise SkillRegistryError(
                 f"{where}: file path {rel!r} escapes the package; the registry row was altered: "
-                "register the package again"
+                "register the package again",
+                code=ErrorCode.SKILL_INTEGRITY,
             )
         path = work.joinpath(*parts)
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._artifacts.get_to_file(scope, ref.sha256, path)
         except (ArtifactCorrupt, ArtifactNotFound) as exc:
-            raise SkillIntegrityError(
+            raise SkillRegistryError(
                 f"{where}: file {rel!r} cannot be materialized ({exc}); register the package "
-                "again from its source directory"
+                "again from its source directory",
+                code=ErrorCode.SKILL_INTEGRITY,
             ) from None
         if path.stat().st_size != ref.size_bytes:
-            raise SkillIntegrityError(
+            raise SkillRegistryError(
                 f"{where}: file {rel!r} is {path.stat().st_size} bytes, registered as "
-                f"{ref.size_bytes}; register the package again"
+                f"{ref.size_bytes}; register the package again",
+                code=ErrorCode.SKILL_INTEGRITY,
             )
 
     @staticmethod
@@ -381,7 +388,8 @@ def open_skill_registry(database_url: str, artifacts: ArtifactStore) -> SkillReg
 
     Raises:
         ValueError: The URL is malformed or names an unsupported backend.
-        SchemaNotMigrated: A PostgreSQL database is missing migrations (run `forge db upgrade`).
+        StoreError: SCHEMA_NOT_MIGRATED, a PostgreSQL database is missing migrations
+            (run `forge db upgrade`).
     """
     return SkillRegistry(open_migrated(database_url), artifacts)
 
@@ -405,10 +413,11 @@ def _registered(row: Mapping[Any, Any]) -> RegisteredSkill:
         package = SkillPackage.model_validate(row["manifest"])
         files = {p: ArtifactRef.model_validate(r) for p, r in row["files"].items()}
     except ValidationError as exc:
-        raise SkillIntegrityError(
+        raise SkillRegistryError(
             f"skill {row['skill_id']!r} of tenant {row['tenant_id']!r} (version "
             f"{row['version']}): the stored manifest is invalid ({exc.error_count()} error(s)); "
-            "register the package again"
+            "register the package again",
+            code=ErrorCode.SKILL_INTEGRITY,
         ) from None
     package = package.model_copy(update={"deprecated": bool(row["deprecated"])})
     return RegisteredSkill(_registration(row, created=False), package, files)

@@ -26,19 +26,12 @@ from schemas.tenant_settings import TenantSettings, input_bucket
 __all__ = [
     "KEEP",
     "SettingsChange",
-    "TenantSettingsInvalid",
     "TenantSettingsStore",
     "open_tenant_settings",
 ]
 
 _S = tenant_settings.c
 KEEP = object()
-
-
-class TenantSettingsInvalid(ForgeError, ValueError):
-    """A quota or input location that cannot be set (what was wrong is in the message)."""
-
-    code = ErrorCode.TENANT_INVALID
 
 
 @dataclass(frozen=True)
@@ -53,7 +46,7 @@ class SettingsChange:
     remove_buckets: tuple[str, ...] = ()
 
     def applied(self, current: TenantSettings, actor: str) -> TenantSettings:
-        """`current` with this change, validated; TenantSettingsInvalid names the bad value."""
+        """`current` with this change, validated; TENANT_INVALID names the bad value."""
         buckets = [_bucket(b) for b in self.add_buckets]
         gone = {_bucket(b) for b in self.remove_buckets}
         _must_hold("input root", self.remove_roots, current.input_roots)
@@ -73,7 +66,7 @@ class SettingsChange:
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
-            raise TenantSettingsInvalid(f"{where}: {first['msg']}") from None
+            raise ForgeError(f"{where}: {first['msg']}", code=ErrorCode.TENANT_INVALID) from None
 
 
 class TenantSettingsStore:
@@ -126,16 +119,19 @@ def _bucket(text: str) -> str:
     try:
         return str(input_bucket(text))
     except ValueError as e:
-        raise TenantSettingsInvalid(
-            f"input bucket {e}", hint="e.g. --add-input-bucket acme-inputs/reports/"
+        raise ForgeError(
+            f"input bucket {e}",
+            code=ErrorCode.TENANT_INVALID,
+            hint="e.g. --add-input-bucket acme-inputs/reports/",
         ) from None
 
 
 def _must_hold(what: str, removed: Iterable[str], held: tuple[str, ...]) -> None:
     missing = sorted(set(removed) - set(held))
     if missing:
-        raise TenantSettingsInvalid(
+        raise ForgeError(
             f"cannot remove {what} {', '.join(map(repr, missing))}: the tenant does not have it",
+            code=ErrorCode.TENANT_INVALID,
             hint=f"the tenant's {what}s: {', '.join(held) or 'none'}",
         )
 

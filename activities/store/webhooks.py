@@ -27,8 +27,6 @@ from schemas.scope import Actor
 from schemas.webhooks import WEBHOOK_EVENTS, Webhook
 
 __all__ = [
-    "WebhookInvalid",
-    "WebhookNotFound",
     "WebhookStore",
     "check_webhook_url",
     "open_webhook_store",
@@ -38,24 +36,13 @@ _W = webhooks.c
 _LIVE_PG = text("SELECT * FROM forge_live_webhooks()")
 
 
-class WebhookInvalid(ForgeError, ValueError):
-    """A webhook URL or event list that cannot be registered."""
-
-    code = ErrorCode.WEBHOOK_INVALID
-
-
-class WebhookNotFound(ForgeError, LookupError):
-    """The tenant has no webhook with that id (another tenant's ids answer the same)."""
-
-    code = ErrorCode.NOT_FOUND
-
-
 def check_webhook_url(url: str) -> str:
     """`url` if Forge can judge where it goes (http or https, a host, no credentials)."""
     target = request_target(url)
     if isinstance(target, str):
-        raise WebhookInvalid(
+        raise ForgeError(
             f"webhook URL refused: {target}",
+            code=ErrorCode.WEBHOOK_INVALID,
             hint="give an http:// or https:// URL with a host name or IP, e.g. "
             "https://hooks.example.com/forge",
         )
@@ -83,8 +70,9 @@ class WebhookStore:
         check_webhook_url(url)
         unknown = sorted(set(events) - set(WEBHOOK_EVENTS))
         if unknown or not events:
-            raise WebhookInvalid(
+            raise ForgeError(
                 f"webhook events {unknown or '(none)'} cannot be delivered",
+                code=ErrorCode.WEBHOOK_INVALID,
                 hint=f"name one or more of {', '.join(WEBHOOK_EVENTS)}",
             )
         webhook = Webhook(
@@ -123,7 +111,7 @@ class WebhookStore:
             return [_webhook(r) for r in rows]
 
     def get(self, tenant_id: str, webhook_id: str) -> Webhook:
-        """The tenant's webhook (a removed one too, with its deleted_at), or WebhookNotFound."""
+        """The tenant's webhook (a removed one too, with its deleted_at), or NOT_FOUND."""
         with scoped(self._engine, tenant_id) as conn:
             row = (
                 conn.execute(
@@ -133,8 +121,9 @@ class WebhookStore:
                 .first()
             )
         if row is None:
-            raise WebhookNotFound(
+            raise ForgeError(
                 f"no webhook {webhook_id!r}",
+                code=ErrorCode.NOT_FOUND,
                 hint="list the tenant's webhooks: GET /v1/webhooks or `forge webhooks list`",
             )
         return _webhook(row)
@@ -181,7 +170,8 @@ def open_webhook_store(database_url: str) -> WebhookStore:
     """The webhooks in the database at `database_url` (SQLite migrated on open).
 
     Raises:
-        SchemaNotMigrated: A PostgreSQL database is missing migrations (run `forge db upgrade`).
+        StoreError: SCHEMA_NOT_MIGRATED, a PostgreSQL database is missing migrations
+            (run `forge db upgrade`).
     """
     return WebhookStore(open_migrated(database_url))
 

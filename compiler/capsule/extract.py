@@ -31,7 +31,7 @@ from schemas.errors import ForgeError
 from schemas.plan import ParameterDecl, Scalar, ScalarType
 from schemas.receipts import FileReceipt, Receipt
 
-__all__ = ["CapsuleRefused", "RunRecord", "StepRun", "extract", "parameter_schema"]
+__all__ = ["RunRecord", "StepRun", "extract", "parameter_schema"]
 
 _JSON_TYPE: dict[ScalarType, str] = {
     "string": "string",
@@ -39,12 +39,6 @@ _JSON_TYPE: dict[ScalarType, str] = {
     "number": "number",
     "boolean": "boolean",
 }
-
-
-class CapsuleRefused(ForgeError, ValueError):
-    """The run cannot become a capsule, or a capsule option does not apply; says why."""
-
-    code = ErrorCode.CAPSULE_REFUSED
 
 
 @dataclass(frozen=True)
@@ -90,7 +84,7 @@ def extract(
     one must have been read by a step of the run.
 
     Raises:
-        CapsuleRefused: every reason the run (or an option) cannot become a capsule.
+        ForgeError: CAPSULE_REFUSED, every reason the run (or an option) cannot become a capsule.
     """
     problems: list[str] = []
     if record.outcome != "completed":
@@ -116,7 +110,10 @@ def extract(
             programs.append(program)
     scalars = _scalars(plan, record, programs, dict(params or {}), problems)
     if problems:
-        raise CapsuleRefused(f"run {record.run_id} cannot become a capsule: " + "; ".join(problems))
+        raise ForgeError(
+            f"run {record.run_id} cannot become a capsule: " + "; ".join(problems),
+            code=ErrorCode.CAPSULE_REFUSED,
+        )
     profile = plan.profile_snapshot.profile
     inputs = _inputs(plan, record, validators)
     return CapsuleContent(

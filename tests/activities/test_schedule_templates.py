@@ -16,7 +16,8 @@ from activities.schedules.input_templates import (
     has_placeholders,
     render,
 )
-from activities.schedules.options import ScheduleInvalid
+from schemas.error_codes import ErrorCode
+from tests.support.errors import raises_code
 
 BERLIN = "Europe/Berlin"
 S3 = "s3://bucket/timesheets/{scheduled:%Y-%m-%d}/time_entries.csv"
@@ -58,7 +59,7 @@ def test_has_placeholders() -> None:
     assert has_placeholders("{scheduled}")
     assert not has_placeholders("/data/fixed.csv")
     assert not has_placeholders("/data/{{scheduled}}.csv")
-    with pytest.raises(ScheduleInvalid, match="^--input template"):
+    with raises_code(ErrorCode.SCHEDULE_INVALID, match="^--input template"):
         has_placeholders("{when}")
 
 
@@ -92,20 +93,20 @@ def test_has_placeholders() -> None:
     ],
 )
 def test_templates_refused_naming_the_input(template: str, why: str) -> None:
-    with pytest.raises(ScheduleInvalid) as raised:
+    with raises_code(ErrorCode.SCHEDULE_INVALID) as raised:
         check_template("sheet", template)
     message = str(raised.value)
     assert message.startswith(f"--input sheet template {template!r} ")
     assert why in message
     assert "{scheduled:FORMAT}" in message
-    with pytest.raises(ScheduleInvalid):
+    with raises_code(ErrorCode.SCHEDULE_INVALID):
         render("sheet", template, _utc("2026-06-01T06:15:30"), BERLIN)
 
 
 def test_render_refuses_a_naive_time_and_an_unknown_zone() -> None:
-    with pytest.raises(ScheduleInvalid, match="has no zone"):
+    with raises_code(ErrorCode.SCHEDULE_INVALID, match="has no zone"):
         render("sheet", S3, datetime(2026, 6, 1), BERLIN)
-    with pytest.raises(ScheduleInvalid, match="--tz 'Mars/Olympus'"):
+    with raises_code(ErrorCode.SCHEDULE_INVALID, match="--tz 'Mars/Olympus'"):
         render("sheet", S3, _utc("2026-06-01T06:15:30"), "Mars/Olympus")
 
 

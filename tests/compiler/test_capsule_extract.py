@@ -11,13 +11,15 @@ from typing import Any
 
 import pytest
 
-from compiler.capsule.extract import CapsuleRefused, RunRecord, StepRun, extract
+from compiler.capsule.extract import RunRecord, StepRun, extract
 from compiler.capsule.seal import capsule_hash
 from schemas.artifacts import ArtifactRef
 from schemas.capsule import CodeCell
 from schemas.compiled import CompiledPlan
+from schemas.error_codes import ErrorCode
 from schemas.receipts import FileReceipt, ParseValidation, Receipt
 from tests.compiler.conftest import compile_raw
+from tests.support.errors import raises_code
 from tests.workflows.plans import code_step
 
 RUN = "run-20261126-104500-abcdef"
@@ -122,7 +124,7 @@ def record(**overrides: Any) -> RunRecord:
 
 
 def refused(rec: RunRecord, **options: Any) -> str:
-    with pytest.raises(CapsuleRefused) as caught:
+    with raises_code(ErrorCode.CAPSULE_REFUSED) as caught:
         extract(compiled(), PLAN_REF, rec, validators=VALIDATORS, **options)
     message = str(caught.value)
     assert message.startswith(f"run {RUN} cannot become a capsule: ")

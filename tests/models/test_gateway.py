@@ -13,12 +13,13 @@ from activities.models.anthropic import AnthropicProvider
 from activities.models.base import ModelError, Provider
 from activities.models.config import providers_from_env
 from activities.models.gateway import MODEL_FAILED, ModelGateway, model_event_id
-from activities.models.script import Script, ScriptInvalid, prompt_hash
+from activities.models.script import Script, prompt_hash
 from activities.models.scripted import ScriptedProvider
 from activities.store.artifacts import ArtifactStore, open_artifact_store
 from activities.store.events import EventStore, open_event_store
 from compiler.budget import usage_from_events
 from schemas.budget import MODEL_CALLED, ModelCalled
+from schemas.error_codes import ErrorCode
 from schemas.models import (
     CallScope,
     Message,
@@ -30,6 +31,7 @@ from schemas.models import (
     ToolResultBlock,
 )
 from schemas.scope import Scope
+from tests.support.errors import raises_code
 from tests.support.messages_server import MessagesServer
 
 OPUS = "anthropic:claude-opus-4-6"
@@ -378,7 +380,7 @@ def test_providers_from_env(tmp_path: Path) -> None:
     assert isinstance(fallback, ScriptedProvider)
     providers["anthropic"].close()
 
-    with pytest.raises(ScriptInvalid, match="does not exist"):
+    with raises_code(ErrorCode.MODEL_SCRIPT_INVALID, match="does not exist"):
         providers_from_env(None, tmp_path / "missing.yaml", None)
 
 

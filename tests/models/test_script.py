@@ -9,15 +9,10 @@ import pytest
 
 from activities.models.anthropic import AnthropicProvider
 from activities.models.base import ModelError
-from activities.models.script import (
-    Script,
-    ScriptInvalid,
-    ScriptUnmatched,
-    prompt_hash,
-    thinking_signature,
-)
+from activities.models.script import Script, ScriptUnmatched, prompt_hash, thinking_signature
 from activities.models.scripted import ScriptedProvider
 from compiler.hashing import canonical_json
+from schemas.error_codes import ErrorCode
 from schemas.models import (
     Message,
     ModelRequest,
@@ -27,6 +22,7 @@ from schemas.models import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from tests.support.errors import raises_code
 from tests.support.messages_server import MessagesServer
 
 
@@ -302,7 +298,7 @@ def test_bad_entry_is_named_with_file_and_index(tmp_path: Path) -> None:
         "  - response: {content: [{type: text}]}\n",
         encoding="utf-8",
     )
-    with pytest.raises(ScriptInvalid) as caught:
+    with raises_code(ErrorCode.MODEL_SCRIPT_INVALID) as caught:
         Script.load(path)
     message = str(caught.value)
     assert str(path) in message
@@ -328,26 +324,32 @@ def test_bad_entry_is_named_with_file_and_index(tmp_path: Path) -> None:
     ],
 )
 def test_invalid_entries_are_refused_with_a_reason(entry: dict[str, Any], problem: str) -> None:
-    with pytest.raises(ScriptInvalid) as caught:
+    with raises_code(ErrorCode.MODEL_SCRIPT_INVALID) as caught:
         Script.from_data({"responses": [entry]}, source="inline.yaml")
     assert "model script inline.yaml" in str(caught.value)
     assert problem in str(caught.value)
 
 
 def test_unreadable_script_files(tmp_path: Path) -> None:
-    with pytest.raises(ScriptInvalid, match="does not exist: point FORGE_MODEL_SCRIPT"):
+    with raises_code(
+        ErrorCode.MODEL_SCRIPT_INVALID, match="does not exist: point FORGE_MODEL_SCRIPT"
+    ):
         Script.load(tmp_path / "missing.yaml")
     broken = tmp_path / "broken.yaml"
     broken.write_text("responses: [\n  - {", encoding="utf-8")
-    with pytest.raises(ScriptInvalid, match=r"broken.yaml: invalid YAML at line \d+"):
+    with raises_code(
+        ErrorCode.MODEL_SCRIPT_INVALID, match=r"broken.yaml: invalid YAML at line \d+"
+    ):
         Script.load(broken)
     bad_json = tmp_path / "bad.json"
     bad_json.write_text('{"responses": [}', encoding="utf-8")
-    with pytest.raises(ScriptInvalid, match="bad.json: invalid JSON at line 1"):
+    with raises_code(ErrorCode.MODEL_SCRIPT_INVALID, match="bad.json: invalid JSON at line 1"):
         Script.load(bad_json)
     listed = tmp_path / "list.yaml"
     listed.write_text("- {response: {content: []}}\n", encoding="utf-8")
-    with pytest.raises(ScriptInvalid, match="must be a mapping with a `responses:` list"):
+    with raises_code(
+        ErrorCode.MODEL_SCRIPT_INVALID, match="must be a mapping with a `responses:` list"
+    ):
         Script.load(listed)
 
 

@@ -5,7 +5,8 @@ raise sites: `ErrorCode.X` members, `ApplicationError(type=...)`, `Diagnostic(co
 first argument (or `code=`/`failure_class=`) of every Forge error class and code-taking helper,
 and, as a net for codes passed around as plain strings (bridge replies, tuples), every
 UPPER_SNAKE string literal: each must be a catalogue code, a diagnostic code, or a name listed
-in NOT_CODES with the reason it is not one.
+in NOT_CODES with the reason it is not one. An error class that only sets a code must be caught
+by name somewhere in product code (or be listed in CODE_ONLY_KEPT with why it stays).
 """
 
 from __future__ import annotations
@@ -221,6 +222,92 @@ def test_every_exception_class_derives_from_forge_error():
             continue
         outside.append(f"{name} ({path.relative_to(ROOT)})")
     assert not outside, f"exception classes that do not derive from ForgeError: {outside}"
+
+
+def _code_only(node: ast.ClassDef) -> bool:
+    """A class whose body is a docstring and `code = ...` (or less): nothing a code does not say."""
+    for stmt in node.body:
+        if isinstance(stmt, ast.Pass) or (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        ):
+            continue
+        targets = (
+            stmt.targets
+            if isinstance(stmt, ast.Assign)
+            else [stmt.target]
+            if isinstance(stmt, ast.AnnAssign)
+            else []
+        )
+        if not targets or any(not (isinstance(t, ast.Name) and t.id == "code") for t in targets):
+            return False
+    return True
+
+
+def _caught_by_name() -> set[str]:
+    """Class names product code selects errors by: except, isinstance/issubclass, a FastAPI
+    exception_handler, workflow_failure_exception_types, and the keys of a class-keyed dict."""
+    names: set[str] = set()
+
+    def add(node: ast.expr | None) -> None:
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            for element in node.elts:
+                add(element)
+        elif node is not None and (name := _name(node)) is not None:
+            names.add(name)
+
+    for tree in TREES.values():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ExceptHandler):
+                add(node.type)
+            elif isinstance(node, ast.Call) and node.args:
+                callee = _name(node.func)
+                if callee in {"isinstance", "issubclass"} and len(node.args) == 2:
+                    add(node.args[1])
+                elif callee == "exception_handler":
+                    add(node.args[0])
+            elif isinstance(node, ast.keyword) and node.arg == "workflow_failure_exception_types":
+                add(node.value)
+            elif isinstance(node, ast.Dict):
+                for key in node.keys:
+                    add(key)
+    return names
+
+
+CAUGHT = _caught_by_name()
+# Error classes that only set a code yet are kept although no product code catches them by
+# name, each with why. Every other such class is a raise of ForgeError(message, code=...).
+CODE_ONLY_KEPT = {
+    "LedgerReplayError": "its name is recorded: when artifact.evaluate's replay fails inside a "
+    "bridge call, the bridge records TOOL_CRASHED '<tool> failed: LedgerReplayError: ...' "
+    "(activities/sandbox/bridge.py names the class of a crash) in the tool.called event",
+}
+
+
+def test_the_catch_walk_sees_every_shape():
+    # except, a tuple in except, isinstance, exception_handler, workflow_failure_exception_types
+    assert {"StoreError", "SkillNotRegistered", "NotRegularFileError", "RunFailure"} <= CAUGHT
+    assert "CompilerError" in CAUGHT and "ForgeError" in CAUGHT
+
+
+def test_every_error_class_that_only_sets_a_code_is_caught_by_name():
+    # A class of its own is for a caller that catches it by name (or for data it carries);
+    # one that only names a code is a second spelling of that code: raise ForgeError(message,
+    # code=ErrorCode.X) and let callers, the API and the CLI read the code.
+    idle = []
+    for path, tree in TREES.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ClassDef) or node.name not in FORGE_ERRORS:
+                continue
+            if node.name == "ForgeError" or not _code_only(node) or node.name in CAUGHT:
+                continue
+            if node.name not in CODE_ONLY_KEPT:
+                idle.append(f"{node.name} ({path.relative_to(ROOT)}:{node.lineno})")
+    assert not idle, (
+        "error classes that only set a code and that no product code catches by name; raise "
+        f"ForgeError(message, code=ErrorCode.X) instead: {idle}"
+    )
+    stale = [n for n in CODE_ONLY_KEPT if n not in FORGE_ERRORS or n in CAUGHT]
+    assert not stale, f"CODE_ONLY_KEPT names classes that are gone or caught by name: {stale}"
 
 
 def test_application_error_is_built_in_one_place():

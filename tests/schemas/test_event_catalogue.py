@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from schemas.event_catalogue import CATALOGUE, UnknownEventType, payload_of, read_payload
+from schemas.error_codes import ErrorCode
+from schemas.event_catalogue import CATALOGUE, payload_of, read_payload
 from schemas.events import ROOT_EVENT_TYPES, EventDraft
 from schemas.run_events import RunCompleted, RunStarted
 from schemas.step_events import StepCompleted
 from tests.schemas.event_samples import REF, SAMPLES
+from tests.support.errors import raises_code
 from tests.support.events import catalogue_problems
 from workers.cli.schemas import EXPORTED
 
@@ -155,9 +157,9 @@ def test_defaults_a_writer_left_out_are_not_stored():
 
 
 def test_payload_of_refuses_an_unknown_type_and_the_wrong_model():
-    with pytest.raises(UnknownEventType):
+    with raises_code(ErrorCode.EVENT_UNCATALOGUED):
         payload_of("step.exploded.v1", RunStarted())
-    with pytest.raises(UnknownEventType, match="RunCompleted"):
+    with raises_code(ErrorCode.EVENT_UNCATALOGUED, match="RunCompleted"):
         payload_of("run.completed.v1", RunStarted())
 
 

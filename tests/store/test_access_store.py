@@ -9,25 +9,15 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import text, update
 
-from activities.store.access import (
-    AccessStore,
-    KeyNotFound,
-    TenantInvalid,
-    Unauthenticated,
-    open_access_store,
-    token_key_id,
-)
-from activities.store.idempotency import (
-    STALE,
-    IdempotencyInProgress,
-    IdempotencyMismatch,
-    IdempotencyStore,
-    open_idempotency_store,
-)
+from activities.store.access import AccessStore, open_access_store, token_key_id
+from activities.store.idempotency import STALE, IdempotencyStore, open_idempotency_store
 from activities.store.migrate import upgrade
 from activities.store.tables import idempotency_records
 from activities.store.tenancy import scoped
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.scope import Actor
+from tests.support.errors import raises_code
 
 BOT = Actor(id="bot", name="Bot", role="operator", kind="system")
 
@@ -47,9 +37,9 @@ class AccessContract:
 
     def test_a_tenant_is_created_once_with_a_valid_id(self, access: AccessStore) -> None:
         access.create_tenant("t-create", "test")
-        with pytest.raises(TenantInvalid, match="exists already"):
+        with raises_code(ErrorCode.TENANT_INVALID, match="exists already"):
             access.create_tenant("t-create", "test")
-        with pytest.raises(TenantInvalid, match="not valid"):
+        with raises_code(ErrorCode.TENANT_INVALID, match="not valid"):
             access.create_tenant("Not Valid", "test")
         assert "t-create" in [t.tenant_id for t in access.tenants()]
 
@@ -71,11 +61,11 @@ class AccessContract:
             dump = " ".join(str(r) for r in conn.execute(text("SELECT * FROM api_keys")))
         secret = issued.token.split("_", 2)[2]  # url-safe base64: it may hold "_" itself
         assert issued.token not in dump and secret not in dump
-        with pytest.raises(Unauthenticated, match="not valid"):
+        with raises_code(ErrorCode.UNAUTHENTICATED, match="not valid"):
             access.authenticate(issued.token[:-1] + ("A" if issued.token[-1] != "A" else "B"))
-        with pytest.raises(Unauthenticated, match="not a Forge API key"):
+        with raises_code(ErrorCode.UNAUTHENTICATED, match="not a Forge API key"):
             access.authenticate("Bearer nonsense")
-        with pytest.raises(TenantInvalid, match="no tenant"):
+        with raises_code(ErrorCode.TENANT_INVALID, match="no tenant"):
             access.create_key("t-nobody", "viewer", BOT)
 
     def test_revoked_and_expired_keys_stop_and_another_tenant_cannot_revoke(
@@ -84,18 +74,18 @@ class AccessContract:
         access.create_tenant("t-rev-a", "test")
         access.create_tenant("t-rev-b", "test")
         key = access.create_key("t-rev-a", "viewer", BOT)
-        with pytest.raises(KeyNotFound):
+        with raises_code(ErrorCode.NOT_FOUND):
             access.revoke("t-rev-b", key.key.key_id)
         access.authenticate(key.token)  # untouched by the other tenant's attempt
         revoked = access.revoke("t-rev-a", key.key.prefix)
         assert revoked.revoked_at is not None
         assert access.revoke("t-rev-a", key.key.key_id).revoked_at == revoked.revoked_at
-        with pytest.raises(Unauthenticated, match="revoked"):
+        with raises_code(ErrorCode.UNAUTHENTICATED, match="revoked"):
             access.authenticate(key.token)
         soon = datetime.now(UTC) + timedelta(hours=1)
         expiring = access.create_key("t-rev-a", "viewer", BOT, expires_at=soon)
         access.authenticate(expiring.token)
-        with pytest.raises(Unauthenticated, match="expired"):
+        with raises_code(ErrorCode.UNAUTHENTICATED, match="expired"):
             access.authenticate(expiring.token, now=soon + timedelta(seconds=1))
         assert [k.key_id for k in access.keys("t-rev-b")] == []
 
@@ -103,12 +93,12 @@ class AccessContract:
         self, idem: IdempotencyStore
     ) -> None:
         assert idem.begin("t-idem", "k1", "sha256:a") is None
-        with pytest.raises(IdempotencyInProgress):
+        with raises_code(ErrorCode.IDEMPOTENCY_IN_PROGRESS):
             idem.begin("t-idem", "k1", "sha256:a")
         idem.finish("t-idem", "k1", 201, {"run_id": "r1"})
         stored = idem.begin("t-idem", "k1", "sha256:a")
         assert stored is not None and (stored.status, stored.body) == (201, {"run_id": "r1"})
-        with pytest.raises(IdempotencyMismatch):
+        with raises_code(ErrorCode.IDEMPOTENCY_MISMATCH):
             idem.begin("t-idem", "k1", "sha256:b")
         assert idem.begin("t-other", "k1", "sha256:b") is None  # keys are per tenant
         assert idem.begin("t-idem", "k2", "sha256:a") is None
@@ -135,8 +125,9 @@ class AccessContract:
         def attempt() -> None:
             try:
                 outcomes.append("first" if idem.begin("t-race", "k", "sha256:a") is None else "x")
-            except IdempotencyInProgress:
-                outcomes.append("in progress")
+            except ForgeError as exc:
+                in_progress = exc.code is ErrorCode.IDEMPOTENCY_IN_PROGRESS
+                outcomes.append("in progress" if in_progress else exc.code.name)
 
         threads = [threading.Thread(target=attempt) for _ in range(6)]
         for t in threads:

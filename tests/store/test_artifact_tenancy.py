@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from activities.models.prompts import PromptNotFound, PromptStore
+from activities.models.prompts import PromptStore
 from activities.steps.plans import CompiledPlans
 from activities.store.artifacts import ArtifactStore, LocalArtifactStore
 from activities.store.artifacts_s3 import S3ArtifactStore
@@ -22,11 +22,13 @@ from activities.store.errors import ArtifactCorrupt, ArtifactNotFound
 from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
 from schemas.artifacts import ArtifactRef
+from schemas.error_codes import ErrorCode
 from schemas.events import Actor
 from schemas.models import Message, ModelRequest, TextBlock
 from schemas.scope import Scope
 from tests.compiler.conftest import make_ctx
 from tests.store.s3 import new_s3_store
+from tests.support.errors import raises_code
 
 DATA = b"invoice,amount\nA-1,12.50\n"
 DIGEST = "sha256:" + hashlib.sha256(DATA).hexdigest()
@@ -191,7 +193,7 @@ def test_prompts_are_per_tenant(tmp_path: Path) -> None:
     )
     digest, ref = prompts.put(ACME, request)
     assert isinstance(ref, ArtifactRef) and prompts.get(ACME, digest) == request
-    with pytest.raises(PromptNotFound, match="globex"):
+    with raises_code(ErrorCode.PROMPT_NOT_FOUND, match="globex"):
         prompts.get(GLOBEX, digest)
     again, _ = prompts.put(GLOBEX, request)  # stored for globex too: its own copy
     assert again == digest and prompts.get(GLOBEX, digest) == request

@@ -13,13 +13,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import func, select, update
 
 from activities.store.artifacts import LocalArtifactStore
-from activities.store.capsules import (
-    CapsuleNameInvalid,
-    CapsuleNotFound,
-    CapsuleStore,
-    SealBroken,
-    open_capsule_store,
-)
+from activities.store.capsules import CapsuleNotFound, CapsuleStore, SealBroken, open_capsule_store
 from activities.store.migrate import head_revision, upgrade
 from activities.store.tables import capsules, metadata
 from activities.store.tenancy import scoped
@@ -28,6 +22,7 @@ from schemas.capsule import CapsuleContent, CapsuleVersion
 from schemas.error_codes import ErrorCode
 from schemas.scope import Scope
 from tests.store.capsules import build_capsule
+from tests.support.errors import raises_code
 
 NAME = "billing-audit"
 
@@ -132,7 +127,7 @@ class CapsuleStoreContract:
     ) -> None:
         content = build_capsule(artifacts, scope)
         for bad in ("", "Billing", "-x", "a/b", "x" * 65):
-            with pytest.raises(CapsuleNameInvalid, match="not valid"):
+            with raises_code(ErrorCode.CAPSULE_REFUSED, match="not valid"):
                 store.add(scope, bad, content, actor="a")
         assert self.rows(store, scope) == 0
 

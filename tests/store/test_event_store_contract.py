@@ -18,15 +18,17 @@ from activities.store.errors import (
     ConcurrencyError,
     ConflictError,
     MissingCauseError,
-    SchemaNotMigrated,
+    StoreError,
 )
 from activities.store.events import EventStore, open_event_store
 from activities.store.migrate import head_revision, upgrade
 from activities.store.records import ChainVerification, content_hash, normalize
 from activities.store.tables import events, metadata
 from schemas.artifacts import ArtifactRef, Provenance
+from schemas.error_codes import ErrorCode
 from schemas.events import Event, EventDraft
 from tests.store.postgres import PostgresServer, create_database, drop_database
+from tests.support.errors import raises_code
 
 T0 = datetime(2025, 3, 1, 12, 0, 0, 123456, tzinfo=UTC)
 
@@ -453,8 +455,9 @@ class TestPostgres(EventStoreContract):
     ) -> None:
         name = create_database(postgres_server)
         try:
-            with pytest.raises(SchemaNotMigrated, match="forge db upgrade"):
+            with raises_code(ErrorCode.SCHEMA_NOT_MIGRATED, match="forge db upgrade") as refused:
                 open_event_store(postgres_server.url(name))
+            assert isinstance(refused.value, StoreError)  # what the CLI's store guards catch
             assert upgrade(postgres_server.url(name)) == head_revision()
             assert upgrade(postgres_server.url(name)) == head_revision()  # a no-op the 2nd time
             open_event_store(postgres_server.url(name)).close()

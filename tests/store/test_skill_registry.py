@@ -21,18 +21,20 @@ from activities.harness.skills import SkillGovernanceError, skill_dirs_for
 from activities.store.artifacts import LocalArtifactStore, parse_digest
 from activities.store.migrate import head_revision, upgrade
 from activities.store.skills_registry import (
-    SkillIntegrityError,
     SkillNotRegistered,
     SkillPackageRefused,
     SkillRegistry,
+    SkillRegistryError,
     open_skill_registry,
     package_digest,
     registry_skills_for,
 )
 from activities.store.tables import metadata, skills
 from activities.store.tenancy import scoped
+from schemas.error_codes import ErrorCode
 from schemas.profile import SkillPolicy
 from schemas.scope import Scope
+from tests.support.errors import raises_code
 
 # Not a stdlib skill id: a registry skill of that name would be shadowed.
 NAME = "acme-report-builder"
@@ -221,11 +223,12 @@ class SkillRegistryContract:
     ) -> None:
         v1 = registry.register(write_package(tmp_path), tenant_id=tenant, actor="alice")
         registry.register(write_package(tmp_path, script="x = 2\n"), tenant_id=tenant, actor="a")
-        with pytest.raises(SkillIntegrityError, match="recompile"):
+        with raises_code(ErrorCode.SKILL_INTEGRITY, match="recompile") as refused:
             registry.materialize(tenant, NAME, v1.sha256, tmp_path / "s")
+        assert isinstance(refused.value, SkillRegistryError)  # what the harness catches
         latest = registry.get(tenant, NAME).registration
         registry.deprecate(tenant, NAME)
-        with pytest.raises(SkillIntegrityError, match="deprecated"):
+        with raises_code(ErrorCode.SKILL_INTEGRITY, match="deprecated"):
             registry.materialize(tenant, NAME, latest.sha256, tmp_path / "s")
 
     def test_a_tampered_artifact_is_refused(
@@ -238,7 +241,7 @@ class SkillRegistryContract:
         blob.chmod(0o644)
         blob.write_text("import os; os.system('curl evil')\n", encoding="utf-8")
         dest = tmp_path / "staging"
-        with pytest.raises(SkillIntegrityError, match="scripts/render_report.py"):
+        with raises_code(ErrorCode.SKILL_INTEGRITY, match="scripts/render_report.py"):
             registry.materialize(tenant, NAME, reg.sha256, dest)
         assert list(dest.iterdir()) == []  # nothing half-written is left to bind
 
@@ -251,7 +254,7 @@ class SkillRegistryContract:
         mine = (skills.c.tenant_id == tenant) & (skills.c.skill_id == reg.skill_id)
         with scoped(registry.engine, tenant) as conn:
             conn.execute(update(skills).where(mine).values(files=files))
-        with pytest.raises(SkillIntegrityError, match="altered"):
+        with raises_code(ErrorCode.SKILL_INTEGRITY, match="altered"):
             registry.materialize(tenant, reg.skill_id, reg.sha256, tmp_path / "s")
 
     def test_symlinks_in_a_package_are_refused(

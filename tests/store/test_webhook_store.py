@@ -9,14 +9,11 @@ import pytest
 
 from activities.store.events import EventStore, open_event_store
 from activities.store.migrate import upgrade
-from activities.store.webhooks import (
-    WebhookInvalid,
-    WebhookNotFound,
-    WebhookStore,
-    open_webhook_store,
-)
+from activities.store.webhooks import WebhookStore, open_webhook_store
+from schemas.error_codes import ErrorCode
 from schemas.events import EventDraft
 from schemas.scope import Actor, Scope
+from tests.support.errors import raises_code
 
 ADMIN = Actor(id="acme-admin", name="Acme admin", role="admin", kind="system")
 URL = "https://hooks.example.com/forge"
@@ -72,13 +69,13 @@ class WebhookContract:
         assert dict((w.webhook_id, c) for w, c in hooks.live())[made.webhook_id] == 0
 
     def test_a_url_or_events_it_cannot_deliver_are_refused(self, hooks: WebhookStore) -> None:
-        with pytest.raises(WebhookInvalid, match="scheme 'ftp'"):
+        with raises_code(ErrorCode.WEBHOOK_INVALID, match="scheme 'ftp'"):
             hooks.create("t-bad", "ftp://example.com/x", ["run.failed.v1"], ADMIN)
-        with pytest.raises(WebhookInvalid, match="credentials"):
+        with raises_code(ErrorCode.WEBHOOK_INVALID, match="credentials"):
             hooks.create("t-bad", "https://u:p@example.com/x", ["run.failed.v1"], ADMIN)
-        with pytest.raises(WebhookInvalid, match=r"step\.completed\.v1"):
+        with raises_code(ErrorCode.WEBHOOK_INVALID, match=r"step\.completed\.v1"):
             hooks.create("t-bad", URL, ["step.completed.v1"], ADMIN)
-        with pytest.raises(WebhookInvalid, match="none"):
+        with raises_code(ErrorCode.WEBHOOK_INVALID, match="none"):
             hooks.create("t-bad", URL, [], ADMIN)
         assert hooks.webhooks("t-bad") == []
 
@@ -86,9 +83,9 @@ class WebhookContract:
         self, hooks: WebhookStore
     ) -> None:
         made = hooks.create("t-own", URL, ["run.failed.v1"], ADMIN)
-        with pytest.raises(WebhookNotFound, match=made.webhook_id):
+        with raises_code(ErrorCode.NOT_FOUND, match=made.webhook_id):
             hooks.get("t-other", made.webhook_id)
-        with pytest.raises(WebhookNotFound):
+        with raises_code(ErrorCode.NOT_FOUND):
             hooks.delete("t-other", made.webhook_id)
         assert hooks.get("t-own", made.webhook_id) == made
         assert hooks.webhooks("t-other") == []

@@ -3,12 +3,10 @@
 import pytest
 from typer.testing import CliRunner
 
-from activities.store.tenant_settings import (
-    SettingsChange,
-    TenantSettingsInvalid,
-    open_tenant_settings,
-)
+from activities.store.tenant_settings import SettingsChange, open_tenant_settings
+from schemas.error_codes import ErrorCode
 from schemas.tenant_settings import input_bucket
+from tests.support.errors import raises_code
 from workers.cli import app
 from workers.settings import Settings
 
@@ -91,5 +89,5 @@ def test_a_bucket_location_admits_keys_under_its_prefix_only():
 
 
 def test_an_input_root_must_be_absolute(home):
-    with open_tenant_settings(home.database_url) as store, pytest.raises(TenantSettingsInvalid):
+    with open_tenant_settings(home.database_url) as store, raises_code(ErrorCode.TENANT_INVALID):
         store.update("acme", SettingsChange(add_roots=("relative/dir",)), actor="t")

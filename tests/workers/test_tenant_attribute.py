@@ -6,8 +6,10 @@ import asyncio
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from schemas.error_codes import ErrorCode
 from schemas.run import RunInput
 from schemas.scope import Scope
+from tests.support.errors import raises_code
 from tests.workflows.engine import engine
 from tests.workflows.test_gates import gated_plan
 from workers.process.devserver import find_binary
@@ -46,7 +48,7 @@ async def test_a_namespace_without_the_attribute_is_refused_saying_what_to_do(tm
         settings = Settings(home=tmp_path / "home", task_queue="nobody", temporal_address=address)
         client = await runs.connect(settings)  # Forge's client: its converter, its plugin
         run = RunInput(run_id=runs.new_run_id(), objective="count the rows")
-        with pytest.raises(runs.SearchAttributeMissing) as refused:
+        with raises_code(ErrorCode.SETTINGS_INVALID) as refused:
             await runs.start_run(client, settings, run)
     line = refused.value.line()
     assert "has no search attribute ForgeTenant" in line

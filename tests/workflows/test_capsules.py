@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowHandle
 
-from compiler.capsule.extract import CapsuleRefused
 from compiler.plan.params import ParameterInvalid
+from schemas.error_codes import ErrorCode
 from schemas.run import RunResult
 from schemas.scope import Scope
 from schemas.tenant_settings import TenantSettings
+from tests.support.errors import raises_code
 from tests.workflows.engine import BILLING, Engine, billing_plan, engine
 from tests.workflows.model_env import executor, model_engine, run_python, text
 from tests.workflows.plans import code_step
@@ -199,21 +200,25 @@ async def test_bad_parameters_are_refused_before_anything_starts(
             assert says in str(caught.value), (says, str(caught.value))
         with pytest.raises(ParameterInvalid, match="no parameter|not a parameter|unknown"):
             prepare(eng, "billing", good, roots=roots, params={"threshold": "3"})
-        with pytest.raises(CapsuleRefused, match="--fresh find_discrepancies: not a model-coded"):
+        with raises_code(
+            ErrorCode.CAPSULE_REFUSED, match="--fresh find_discrepancies: not a model-coded"
+        ):
             prepare(eng, "billing", good, roots=roots, fresh=["find_discrepancies"])
         # Nothing was started: no run, no event.
         assert len(eng.services.events.list_events(limit=1_000_000)) == before
         # Refused extractions, each with its reason.
-        with pytest.raises(CapsuleRefused, match="no step of run .* read a parameter 'cutoff'"):
+        with raises_code(
+            ErrorCode.CAPSULE_REFUSED, match="no step of run .* read a parameter 'cutoff'"
+        ):
             extract_run(services(eng), SCOPE, source.run_id, "billing", params={"cutoff": "string"})
-        with pytest.raises(CapsuleRefused, match="not model-written code"):
+        with raises_code(ErrorCode.CAPSULE_REFUSED, match="not model-written code"):
             extract_run(
                 services(eng), SCOPE, source.run_id, "billing", structural=["render_report"]
             )
-        with pytest.raises(CapsuleRefused, match="no run 'nope' for tenant"):
+        with raises_code(ErrorCode.CAPSULE_REFUSED, match="no run 'nope' for tenant"):
             extract_run(services(eng), SCOPE, "nope", "billing")
         other = Scope(tenant="acme", project="default")
-        with pytest.raises(CapsuleRefused, match="for tenant 'acme'"):
+        with raises_code(ErrorCode.CAPSULE_REFUSED, match="for tenant 'acme'"):
             extract_run(services(eng), other, source.run_id, "billing")
 
 

@@ -25,7 +25,7 @@ from schemas.event_ids import stream_id
 from schemas.receipts import Receipt
 from workers.api.auth import Ctx, requires
 from workers.api.problems import problem_responses
-from workers.api.runs import RunNotFound, tenant_run
+from workers.api.runs import tenant_run
 from workers.services.access import Principal
 
 __all__ = ["router"]
@@ -140,9 +140,10 @@ async def download(
         every = await asyncio.to_thread(events.list_published, run_id, tenant_id=who.tenant)
         found = next((p for p in every if p.path == path and p.version == version), None)
     if found is None:
-        raise RunNotFound(
+        raise ForgeError(
             f"run {run_id} published nothing at {path!r}"
             + (f" in version {version}" if version else ""),
+            code=ErrorCode.NOT_FOUND,
             hint=f"list what it published with GET /v1/runs/{run_id}/artifacts",
         )
     tmp = tempfile.mkdtemp(prefix="forge-api-download-")
@@ -193,7 +194,9 @@ async def receipts(
         if e.type in (STEP_RECEIPT_PREFLIGHT, STEP_RECEIPT_POSTFLIGHT)
     ]
     if not found:
-        raise RunNotFound(f"no receipts for step {step_key!r} of run {run_id!r}")
+        raise ForgeError(
+            f"no receipts for step {step_key!r} of run {run_id!r}", code=ErrorCode.NOT_FOUND
+        )
     store = ctx.services.artifacts
     return [
         Receipt.model_validate_json(

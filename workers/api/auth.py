@@ -6,8 +6,9 @@ from typing import Annotated
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from activities.store.access import Unauthenticated
 from schemas.access import Permission
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from workers.api.context import ApiContext
 from workers.services.access import Principal, authorize, of_key
 
@@ -27,7 +28,10 @@ def principal(
 ) -> Principal:
     """The key the request carries, live; 401 when there is none or it is not."""
     if credentials is None:
-        raise Unauthenticated("the request carries no API key: send `Authorization: Bearer fk_…`")
+        raise ForgeError(
+            "the request carries no API key: send `Authorization: Bearer fk_…`",
+            code=ErrorCode.UNAUTHENTICATED,
+        )
     return of_key(context(request).access.authenticate(credentials.credentials))
 
 

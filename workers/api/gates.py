@@ -13,11 +13,13 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
 from schemas.api import DecisionRequest, GateItem, GateList
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.run import GateDecision
 from workers.api.auth import Ctx, requires
 from workers.api.idempotency import IdempotencyKey, once
 from workers.api.problems import problem_responses
-from workers.api.runs import RunNotFound, tenant_run
+from workers.api.runs import tenant_run
 from workers.services import gates
 from workers.services.access import Principal
 
@@ -75,8 +77,9 @@ async def decide(
 ) -> JSONResponse:
     run_id, sep, gate_id = gate.rpartition(":")
     if not sep or not run_id or not gate_id:
-        raise RunNotFound(
+        raise ForgeError(
             f"no gate {gate!r}: a gate is named <run_id>:<gate_id>",
+            code=ErrorCode.NOT_FOUND,
             hint="take the `gate` field of GET /v1/gates",
         )
 

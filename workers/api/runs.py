@@ -28,19 +28,11 @@ from workers.services import quotas, runs
 from workers.services.access import Principal
 from workers.services.capsule_runs import input_policy
 
-__all__ = ["RunNotFound", "router", "tenant_run"]
+__all__ = ["router", "tenant_run"]
 
 router = APIRouter(prefix="/v1", tags=["runs"])
 _CLOSING = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCELLED: "cancelled"}
 _SCAN = 200  # runs read per store query while a filtered page fills
-
-
-class RunNotFound(ForgeError, LookupError):
-    code = ErrorCode.NOT_FOUND
-
-
-class RunEnded(ForgeError, RuntimeError):
-    code = ErrorCode.RUN_ENDED
 
 
 async def tenant_run(ctx: ApiContext, who: Principal, run_id: str) -> None:
@@ -60,7 +52,11 @@ async def tenant_run(ctx: ApiContext, who: Principal, run_id: str) -> None:
     except RPCError:
         tenant = None
     if tenant != who.tenant:
-        raise RunNotFound(f"no run {run_id!r}", hint="list the tenant's runs with GET /v1/runs")
+        raise ForgeError(
+            f"no run {run_id!r}",
+            code=ErrorCode.NOT_FOUND,
+            hint="list the tenant's runs with GET /v1/runs",
+        )
 
 
 def _prepare(ctx: ApiContext, who: Principal, body: RunRequest) -> tuple[RunInput, RunAccepted]:
@@ -202,7 +198,7 @@ async def get_run(
     try:
         status, view, result = await runs.describe(ctx.client, run_id)
     except LookupError:
-        raise RunNotFound(f"no run {run_id!r}") from None
+        raise ForgeError(f"no run {run_id!r}", code=ErrorCode.NOT_FOUND) from None
     shown = view.status if view is not None else result.status if result else status.lower()
     error = None
     if view is None and result is None and status != "RUNNING":
@@ -227,7 +223,9 @@ async def cancel_run(
     described = await handle.describe()
     if described.status != WorkflowExecutionStatus.RUNNING:
         ended = described.status.name.lower() if described.status else "ended"
-        raise RunEnded(f"run {run_id} already ended ({ended}); nothing was changed")
+        raise ForgeError(
+            f"run {run_id} already ended ({ended}); nothing was changed", code=ErrorCode.RUN_ENDED
+        )
     await handle.cancel()
     return RunDetail(run_id=run_id, status="cancelling", workflow_status="RUNNING")
 

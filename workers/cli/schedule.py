@@ -8,7 +8,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from activities.schedules.options import ScheduleInvalid
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.schedules import ScheduleView
 from schemas.scope import DEFAULT_TENANT
 from workers.cli.common import TenantOption, one_line_errors, out, scope_of, settings
@@ -51,7 +52,9 @@ def _pairs(pairs: list[str] | None, option: str) -> dict[str, str]:
     for pair in pairs or []:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip() or not value:
-            raise ScheduleInvalid(f"{option} {pair!r}: expected NAME=VALUE")
+            raise ForgeError(
+                f"{option} {pair!r}: expected NAME=VALUE", code=ErrorCode.SCHEDULE_INVALID
+            )
         given[name.strip()] = value
     return given
 

@@ -37,15 +37,9 @@ from schemas.errors import ForgeError
 from schemas.scope import Scope
 from workflows.policies import TENANT_ATTRIBUTE
 
-__all__ = ["TENANT_HEADER", "TenantGuard", "TenantMismatch", "named_tenants"]
+__all__ = ["TENANT_HEADER", "TenantGuard", "named_tenants"]
 
 TENANT_HEADER = "forge-tenant"
-
-
-class TenantMismatch(ForgeError, PermissionError):
-    """An activity's input names another tenant than its workflow's."""
-
-    code = ErrorCode.TENANT_MISMATCH
 
 
 class TenantGuard(Interceptor):
@@ -90,9 +84,10 @@ class _ActivityGuard(ActivityInboundInterceptor):
             other = next((t for t in named_tenants(input.args) if t != tenant), None)
             if other is not None:
                 raise to_application_error(
-                    TenantMismatch(
+                    ForgeError(
                         f"activity refused: its input acts for tenant {other!r} but its "
-                        f"workflow runs for tenant {tenant!r}"
+                        f"workflow runs for tenant {tenant!r}",
+                        code=ErrorCode.TENANT_MISMATCH,
                     )
                 )
         return await super().execute_activity(input)

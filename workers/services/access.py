@@ -12,13 +12,7 @@ from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.scope import DEFAULT_PROJECT, SYSTEM_ACTOR, Actor, Scope
 
-__all__ = ["Forbidden", "Principal", "authorize", "local", "of_key"]
-
-
-class Forbidden(ForgeError, PermissionError):
-    """The principal's role does not hold the permission; the message names the role needed."""
-
-    code = ErrorCode.FORBIDDEN
+__all__ = ["Principal", "authorize", "local", "of_key"]
 
 
 @dataclass(frozen=True)
@@ -41,12 +35,13 @@ class Principal:
 
 
 def authorize(principal: Principal, permission: Permission) -> None:
-    """Pass, or raise Forbidden naming the least role that may do it."""
+    """Pass, or raise FORBIDDEN naming the least role that may do it."""
     if permission not in GRANTS[principal.role]:
         needed = least_role(permission)
-        raise Forbidden(
+        raise ForgeError(
             f"role {principal.role!r} may not {DOES[permission]} ({permission}); it needs role "
             f"{needed!r} or higher",
+            code=ErrorCode.FORBIDDEN,
             hint=f"use a key with role {needed} (`forge keys create --role {needed}`)",
         )
 

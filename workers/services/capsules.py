@@ -18,7 +18,7 @@ from activities.store.capsules import CapsuleStore
 from activities.store.errors import StoreError
 from activities.store.events import EventStore
 from compiler.capsule.diff import diff_capsules
-from compiler.capsule.extract import CapsuleRefused, RunRecord, StepRun, extract
+from compiler.capsule.extract import RunRecord, StepRun, extract
 from compiler.typesystem.library import TypeLibrary
 from schemas.artifacts import ArtifactRef
 from schemas.capsule import (
@@ -30,6 +30,8 @@ from schemas.capsule import (
     CodeCell,
 )
 from schemas.compiled import CompiledPlan
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.event_catalogue import (
     RUN_CANCELLED,
     RUN_COMPILED,
@@ -78,14 +80,15 @@ def extract_run(
     """RUN as a version of capsule NAME (the existing version when the content is the same).
 
     Raises:
-        CapsuleRefused: the run is not the tenant's, did not complete, or cannot be extracted
-            for a reason the message names.
+        ForgeError: CAPSULE_REFUSED, the run is not the tenant's, did not complete, or cannot be
+            extracted for a reason the message names.
     """
     events = services.events.list_events(run_id=run_id, tenant_id=scope.tenant, limit=1_000_000)
     started = [e for e in events if e.type == RUN_STARTED]
     if not started or started[0].scope.tenant != scope.tenant:
-        raise CapsuleRefused(
-            f"no run {run_id!r} for tenant {scope.tenant!r}: check the run id with `forge runs`"
+        raise ForgeError(
+            f"no run {run_id!r} for tenant {scope.tenant!r}: check the run id with `forge runs`",
+            code=ErrorCode.CAPSULE_REFUSED,
         )
     plan, plan_ref = _compiled_plan(services, scope, run_id, events)
     record = _record(services, scope, run_id, events, started[0])
@@ -173,9 +176,10 @@ def _compiled_plan(
             ref = compiled.compiled_ref
             data = services.artifacts.read_bytes(scope, ref.sha256, MAX_DOCUMENT_BYTES)
             return CompiledPlan.model_validate_json(data), ref
-    raise CapsuleRefused(
+    raise ForgeError(
         f"run {run_id} has no recorded compiled plan (it never compiled, or ran on a Forge "
-        "before capsules): run its plan again and extract that run"
+        "before capsules): run its plan again and extract that run",
+        code=ErrorCode.CAPSULE_REFUSED,
     )
 
 
@@ -230,9 +234,10 @@ def _receipt(services: CapsuleServices, scope: Scope, ref: ArtifactRef) -> Recei
             services.artifacts.read_bytes(scope, ref.sha256, MAX_DOCUMENT_BYTES)
         )
     except (StoreError, ValidationError) as exc:
-        raise CapsuleRefused(
+        raise ForgeError(
             f"the receipt {ref.path} ({ref.sha256}) cannot be read ({exc}): the run's evidence "
-            "is incomplete; run its plan again and extract that run"
+            "is incomplete; run its plan again and extract that run",
+            code=ErrorCode.CAPSULE_REFUSED,
         ) from None
 
 

@@ -29,12 +29,10 @@ from schemas.event_catalogue import (
 )
 from schemas.events import Event
 from schemas.run import DecideGateInput, Decision, GateDecision
-from workers.services.access import Forbidden, Principal, authorize
+from workers.services.access import Principal, authorize
 from workflows.run import CompiledRunWorkflow
 
 __all__ = [
-    "DecisionRefused",
-    "GateNotFound",
     "PendingGate",
     "decide",
     "gate_role",
@@ -42,18 +40,6 @@ __all__ = [
 ]
 
 _CLOSING = (RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED)
-
-
-class GateNotFound(ForgeError, LookupError):
-    """The tenant's run has no such gate (or the tenant has no such run)."""
-
-    code = ErrorCode.NOT_FOUND
-
-
-class DecisionRefused(ForgeError, ValueError):
-    """The run refused the decision (closed gate, ended run, stale hash): nothing changed."""
-
-    code = ErrorCode.DECISION_REFUSED
 
 
 @dataclass
@@ -121,22 +107,24 @@ async def decide(
     gate waits for, if the principal may decide in it.
 
     Raises:
-        Forbidden: the principal may not decide gates, or not in the gate's role.
-        GateNotFound: not the tenant's run, or no such gate in it.
-        DecisionRefused: the gate is closed, the run ended, or the hash is not the gate's.
+        ForgeError: FORBIDDEN, the principal may not decide gates, or not in the gate's role;
+            NOT_FOUND, not the tenant's run, or no such gate in it; DECISION_REFUSED, the gate
+            is closed, the run ended, or the hash is not the gate's.
     """
     authorize(principal, "gates.decide")
     waiting_for = gate_role(run_events, gate_id)
     if waiting_for is None:
-        raise GateNotFound(
+        raise ForgeError(
             f"run {run_id!r} has no gate {gate_id!r}",
+            code=ErrorCode.NOT_FOUND,
             hint="see the open gates with `forge gates` (GET /v1/gates)",
         )
     acting_as = role or waiting_for
     if not principal.may_decide_as(acting_as):
-        raise Forbidden(
+        raise ForgeError(
             f"this key may not decide gates for role {acting_as!r} (its gate roles: "
             f"{', '.join(sorted(principal.gate_roles or ())) or 'none'})",
+            code=ErrorCode.FORBIDDEN,
             hint=f"use a key created with --gate-role {acting_as}",
         )
     inp = DecideGateInput(
@@ -155,10 +143,13 @@ async def decide(
     except WorkflowUpdateFailedError as exc:
         cause = exc.cause
         why = cause.message if isinstance(cause, ApplicationError) else str(cause)
-        raise DecisionRefused(f"decision refused: {why}; nothing changed") from None
+        raise ForgeError(
+            f"decision refused: {why}; nothing changed", code=ErrorCode.DECISION_REFUSED
+        ) from None
     except RPCError as exc:
         ended = next((e.type for e in run_events if e.type in _CLOSING), None)
         state = f"the run has ended ({ended.split('.')[1]})" if ended else exc.message
-        raise DecisionRefused(
-            f"decision refused: {state}; gate {gate_id} can no longer be decided; nothing changed"
+        raise ForgeError(
+            f"decision refused: {state}; gate {gate_id} can no longer be decided; nothing changed",
+            code=ErrorCode.DECISION_REFUSED,
         ) from None

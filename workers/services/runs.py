@@ -269,7 +269,7 @@ async def start_run(
 
     Raises:
         WorkflowAlreadyStartedError: a run with this id exists (running or ended).
-        SearchAttributeMissing: the namespace has no ForgeTenant search attribute.
+        ForgeError: SETTINGS_INVALID, the namespace has no ForgeTenant search attribute.
         ValueError: the run id does not end with its tenant's tag (make it with new_run_id).
         QuotaExceeded: the tenant is at a quota (workers/services/quotas.py); nothing started.
     """
@@ -292,12 +292,6 @@ async def start_run(
             )
 
 
-class SearchAttributeMissing(ForgeError, RuntimeError):
-    """The Temporal namespace has not registered the ForgeTenant search attribute."""
-
-    code = ErrorCode.SETTINGS_INVALID
-
-
 @contextmanager
 def tenant_attribute_registered(namespace: str) -> Iterator[None]:
     """Temporal's refusal of an unregistered ForgeTenant, as what to do about it."""
@@ -306,9 +300,10 @@ def tenant_attribute_registered(namespace: str) -> Iterator[None]:
     except RPCError as exc:
         if TENANT_ATTRIBUTE.name not in exc.message:
             raise
-        raise SearchAttributeMissing(
+        raise ForgeError(
             f"Temporal namespace {namespace!r} has no search attribute "
             f"{TENANT_ATTRIBUTE.name} (Keyword), which every Forge workflow carries",
+            code=ErrorCode.SETTINGS_INVALID,
             hint=f"register it once: temporal operator search-attribute create --namespace "
             f"{namespace} --name {TENANT_ATTRIBUTE.name} --type Keyword (the embedded dev "
             "server registers it as it starts: `forge dev down`, then run again)",

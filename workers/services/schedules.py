@@ -31,13 +31,7 @@ from temporalio.service import RPCError
 
 from activities.capsules.prepare_run import capsule_ref
 from activities.schedules.input_templates import check_template
-from activities.schedules.options import (
-    ScheduleInvalid,
-    check_cron,
-    check_zone,
-    overlap_policy,
-    parse_duration,
-)
+from activities.schedules.options import check_cron, check_zone, overlap_policy, parse_duration
 from activities.store.capsules import CapsuleStore
 from activities.store.schedule_claims import ScheduleClaims
 from compiler.plan.params import bind_params
@@ -57,7 +51,6 @@ from workflows.scheduled_capsule import ScheduledCapsuleWorkflow
 
 __all__ = [
     "Listed",
-    "ScheduleNotFound",
     "ScheduleRequest",
     "create",
     "handle_of",
@@ -66,10 +59,6 @@ __all__ = [
 ]
 
 _NAME = re.compile(SCHEDULE_NAME_PATTERN)
-
-
-class ScheduleNotFound(ForgeError, LookupError):
-    code = ErrorCode.SCHEDULE_NOT_FOUND
 
 
 @dataclass(frozen=True)
@@ -104,12 +93,13 @@ def handle_of(client: Client, scope: Scope, name: str) -> ScheduleHandle:
 
 @contextmanager
 def existing(scope: Scope, name: str) -> Iterator[None]:
-    """Temporal's answer for a schedule it does not hold, as ScheduleNotFound."""
+    """Temporal's answer for a schedule it does not hold, as SCHEDULE_NOT_FOUND."""
     try:
         yield
     except RPCError:
-        raise ScheduleNotFound(
-            f"tenant {scope.tenant!r} has no schedule {name!r}: see `forge schedule list`"
+        raise ForgeError(
+            f"tenant {scope.tenant!r} has no schedule {name!r}: see `forge schedule list`",
+            code=ErrorCode.SCHEDULE_NOT_FOUND,
         ) from None
 
 
@@ -171,15 +161,19 @@ def check(capsules: CapsuleStore, scope: Scope, req: ScheduleRequest, task_queue
     """Everything the request names, checked; the Temporal Schedule to create.
 
     Raises:
-        ScheduleInvalid, CapsuleNotFound, ParameterInvalid: the one thing that is wrong.
+        ForgeError (SCHEDULE_INVALID), CapsuleNotFound, ParameterInvalid: the one thing that is
+            wrong.
     """
     if not _NAME.fullmatch(req.name):
-        raise ScheduleInvalid(
+        raise ForgeError(
             f"schedule name {req.name!r}: use 1 to 48 lower-case letters, digits, '_' or '-', "
-            "starting with a letter or digit (e.g. billing-weekly)"
+            "starting with a letter or digit (e.g. billing-weekly)",
+            code=ErrorCode.SCHEDULE_INVALID,
         )
     if (req.cron is None) == (req.every is None):
-        raise ScheduleInvalid("give exactly one of --cron EXPR and --every DURATION")
+        raise ForgeError(
+            "give exactly one of --cron EXPR and --every DURATION", code=ErrorCode.SCHEDULE_INVALID
+        )
     zone = check_zone(req.tz)
     spec = (
         ScheduleSpec(cron_expressions=[check_cron(req.cron)], time_zone_name=zone)
@@ -202,15 +196,17 @@ def check(capsules: CapsuleStore, scope: Scope, req: ScheduleRequest, task_queue
     inputs = req.inputs or {}
     unknown = sorted(set(inputs) - set(declared))
     if unknown:
-        raise ScheduleInvalid(
+        raise ForgeError(
             f"--input {unknown[0]}: capsule {version.ref} has no input {unknown[0]!r}; its "
-            f"inputs: {', '.join(declared) or 'none'}"
+            f"inputs: {', '.join(declared) or 'none'}",
+            code=ErrorCode.SCHEDULE_INVALID,
         )
     missing = [i.name for i in content.inputs if i.required and i.name not in inputs]
     if missing:
-        raise ScheduleInvalid(
+        raise ForgeError(
             "missing --input template(s) for " + ", ".join(missing) + ", e.g. "
-            f"--input {missing[0]}=data/{{scheduled:%Y-%m-%d}}/{missing[0]}.csv"
+            f"--input {missing[0]}=data/{{scheduled:%Y-%m-%d}}/{missing[0]}.csv",
+            code=ErrorCode.SCHEDULE_INVALID,
         )
     for input_name, template in sorted(inputs.items()):
         check_template(input_name, template)
@@ -253,12 +249,16 @@ async def create(
             memo={"tenant": scope.tenant, "capsule": req.capsule},
         )
     except ScheduleAlreadyRunningError:
-        raise ScheduleInvalid(
+        raise ForgeError(
             f"schedule {req.name!r} exists: change it with `forge schedule update`, or delete "
-            "it first"
+            "it first",
+            code=ErrorCode.SCHEDULE_INVALID,
         ) from None
     except RPCError as exc:
-        raise ScheduleInvalid(f"Temporal refused schedule {req.name!r}: {exc.message}") from None
+        raise ForgeError(
+            f"Temporal refused schedule {req.name!r}: {exc.message}",
+            code=ErrorCode.SCHEDULE_INVALID,
+        ) from None
 
 
 async def backfill(
@@ -279,8 +279,9 @@ async def backfill(
     more (a repeat of the same plain backfill afterwards still runs none).
     """
     if start.tzinfo is None or end.tzinfo is None or end <= start:
-        raise ScheduleInvalid(
-            "--start and --end: two times with a zone (e.g. 2026-11-02T00:00Z), the start first"
+        raise ForgeError(
+            "--start and --end: two times with a zone (e.g. 2026-11-02T00:00Z), the start first",
+            code=ErrorCode.SCHEDULE_INVALID,
         )
     handle = handle_of(client, scope, name)
     with existing(scope, name):
