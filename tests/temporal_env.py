@@ -9,7 +9,7 @@ from datetime import timedelta
 import temporalio.client
 from temporalio.testing import WorkflowEnvironment
 
-from workers.process.devserver import find_binary
+from workers.process.devserver import DYNAMIC_CONFIG_ARGS, find_binary
 from workflows.policies import TENANT_ATTRIBUTE
 
 # The SDK's 5 s default is too tight for a cold sqlite start on a loaded CI runner.
@@ -30,6 +30,7 @@ async def temporal_test_env(
         dev_server_startup_timeout=STARTUP_TIMEOUT,
         ui=False,
         search_attributes=[TENANT_ATTRIBUTE],  # as `forge dev` registers it
+        dev_server_extra_args=DYNAMIC_CONFIG_ARGS,  # as `forge dev` sets it: workers stop at once
     )
     async with env:
         yield env

@@ -37,6 +37,10 @@ __all__ = [
 _HOST = "127.0.0.1"
 _RECORD = "devserver.json"
 _LOCK = "devserver.lock"
+# A worker that stops asks the server to end its outstanding polls (ShutdownWorker); the server
+# does so only with this flag. Without it the SDK waits for each long poll to expire, and a
+# worker takes about a minute longer to stop (temporalio/sdk-python#1410, #1555).
+DYNAMIC_CONFIG_ARGS = ["--dynamic-config-value", "frontend.enableCancelWorkerPollsOnShutdown=true"]
 _DB = "temporal.db"
 _LOG = "temporal.log"
 _LOG_TAIL_LINES = 20
@@ -230,6 +234,7 @@ class DevServer:
         argv += ["--namespace", settings.namespace]
         # Every Forge workflow carries its tenant (workflows.policies.TENANT_ATTRIBUTE).
         argv += ["--search-attribute", f"{TENANT_ATTRIBUTE.name}=Keyword"]
+        argv += DYNAMIC_CONFIG_ARGS
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
         # posix_spawn rather than Popen: the server must outlive us, and a Popen object
         # for a still-running child raises ResourceWarning when collected. An empty
