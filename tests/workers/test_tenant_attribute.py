@@ -7,6 +7,7 @@ import pytest
 from temporalio.testing import WorkflowEnvironment
 
 from schemas.run import RunInput
+from schemas.run_source import ObjectiveSource, PlanSource
 from schemas.scope import Scope
 from tests.workflows.engine import engine
 from tests.workflows.test_gates import gated_plan
@@ -45,7 +46,7 @@ async def test_a_namespace_without_the_attribute_is_refused_saying_what_to_do(tm
         address = bare.client.service_client.config.target_host
         settings = Settings(home=tmp_path / "home", task_queue="nobody", temporal_address=address)
         client = await runs.connect(settings)  # Forge's client: its converter, its plugin
-        run = RunInput(run_id=runs.new_run_id(), objective="count the rows")
+        run = RunInput(run_id=runs.new_run_id(), source=ObjectiveSource(objective="count the rows"))
         with pytest.raises(runs.SearchAttributeMissing) as refused:
             await runs.start_run(client, settings, run)
     line = refused.value.line()
@@ -74,7 +75,9 @@ async def test_a_worker_refuses_to_act_for_another_tenant_than_the_runs(
             globex, runs.plan_bytes(document), logical_path="meta/plans/test.json"
         )
         before = eng.services.events.list_events(tenant_id="globex", limit=1000)
-        run = RunInput(run_id=runs.new_run_id("globex"), plan_ref=plan_ref, scope=globex)
+        run = RunInput(
+            run_id=runs.new_run_id("globex"), source=PlanSource(plan_ref=plan_ref), scope=globex
+        )
         handle = await eng.client.start_workflow(
             CompiledRunWorkflow.run,
             run,
