@@ -100,13 +100,16 @@ def test_every_recorded_run_start_decodes_into_a_source():
             continue  # a ScheduledCapsuleWorkflow's input: its runs come from schedule__prepare
         run = RunInput.model_validate(data)
         kinds[name] = run.source.kind
+        flat = data.get("source", data)  # recorded since sources (engine8) or before, flat
         assert plan_ref_of(run.source) == (
-            ArtifactRef.model_validate(data["plan_ref"]) if data.get("plan_ref") else None
+            ArtifactRef.model_validate(flat["plan_ref"]) if flat.get("plan_ref") else None
         )
-        assert objective_of(run.source) == data.get("objective")
+        assert objective_of(run.source) == flat.get("objective")
     assert kinds["billing_demo.json"] == "plan"
     assert kinds["model_planned.engine4.json"] == "objective"
     assert kinds["capsule_sealed.engine5.json"] == "capsule"
+    assert kinds["model_planned.engine8.json"] == "objective"
+    assert kinds["billing_demo.engine8.json"] == "plan"
     assert set(kinds.values()) >= {"plan", "objective", "capsule"}
 
 
