@@ -8,12 +8,17 @@ from pydantic import Field, model_validator
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel, PlainData
 from schemas.budget import BudgetLimits, BudgetState, StepProjection, Usage
-from schemas.capsule import CapsuleRunSpec
 from schemas.compiled import GateSpec
 from schemas.error_codes import RecordedCode
 from schemas.events import Actor, EventDraft
 from schemas.plan import Scalar
 from schemas.recipes import EffortPolicy, LoopSpec, TrailEntry
+from schemas.run_source import (
+    LEGACY_SOURCE_FIELDS,
+    ReusableStep,
+    RunSource,
+    source_of_legacy,
+)
 from schemas.scope import RunScoped, Scope, Scoped
 
 StepStatus = Literal["pending", "awaiting_approval", "in_progress", "done", "error", "skipped"]
@@ -105,38 +110,23 @@ class StepState(FrozenModel):
 RUN_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$"
 
 
-class ReusableStep(FrozenModel):
-    """A step an earlier run completed; reused only if its contract and inputs are unchanged."""
-
-    step_key: str
-    contract_hash: str
-    input_hashes: dict[str, str]
-    outputs: list[ArtifactRef]
-
-
 class RunInput(Scoped):
-    """Start a compiled run: the plan (by reference) and the run's input files (by reference)."""
+    """Start a compiled run: where its plan comes from, its input files (by reference), options.
+
+    The source says how the run starts (a plan, an objective, a capsule, a resume, a child run);
+    `carry` is the state a continued generation starts from. Payloads written before sources
+    (the seven source fields flat on the input) decode into the source they meant.
+    """
 
     # Run ids name directories and streams: plain names only.
     run_id: str = Field(pattern=RUN_ID_PATTERN)
-    plan_ref: ArtifactRef | None = Field(
-        default=None, description="the plan; without one the objective is matched to a recipe"
-    )
-    objective: str | None = Field(default=None, max_length=20_000)
+    source: RunSource
     inputs: dict[str, ArtifactRef] = Field(default_factory=dict)
     params: dict[str, Scalar] = Field(
         default_factory=dict, description="scalar parameter values (ParameterDecl), checked"
     )
-    capsule: CapsuleRunSpec | None = Field(
-        default=None, description="a capsule run: the version it runs, sealed or structural"
-    )
     profile_ref: str | None = None
     profile_document: dict[str, PlainData] | None = None
-    planner_provider: str | None = Field(
-        default=None,
-        description="the planner model's provider: only a worker serving it plans the run "
-        "(schemas/names.model_queue); None plans on the run's queue",
-    )
     model_wait_s: int = Field(
         default=600,
         ge=1,
@@ -156,20 +146,17 @@ class RunInput(Scoped):
         description="set at admission: what the tenant's daily token quota had left when the "
         "run started; the run's max_tokens (its own or its profile's) is held to it",
     )
-    resumed_from: str | None = None
-    reusable: list[ReusableStep] = Field(default_factory=list)
-    recipe_chain: list[str] = Field(
-        default_factory=list, description="a `uses:` child run: the recipes on the call stack"
-    )
     carry: "RunCarry | None" = None
 
-    @model_validator(mode="after")
-    def _plan_or_objective(self) -> "RunInput":
-        if self.plan_ref is None and self.capsule is None and not (self.objective or "").strip():
-            raise ValueError(
-                "a run needs a plan (plan_ref), a capsule or an objective to match a recipe to"
-            )
-        return self
+    @model_validator(mode="before")
+    @classmethod
+    def _read_flat_source(cls, data: Any) -> Any:
+        """A payload from before sources carries them flat: read them as their source."""
+        if not isinstance(data, dict) or "source" in data:
+            return data
+        data = dict(data)
+        flat = {k: data.pop(k) for k in LEGACY_SOURCE_FIELDS if k in data}
+        return {**data, "source": source_of_legacy(flat)}
 
 
 class RunCarry(FrozenModel):

@@ -55,7 +55,11 @@ IMPURE = {
 IO_EXCEPTIONS = {Path("compiler/recipes/disk.py"): {"os", "pathlib"}}
 # Modules that compute with timestamps the workflow hands them (workflow.now()): they import
 # datetime for its types and arithmetic and never read the clock (checked below).
-TIME_ARITHMETIC = {Path("compiler/run/gates.py"): {"datetime"}}
+TIME_ARITHMETIC = {
+    Path("compiler/run/gates.py"): {"datetime"},
+    Path("compiler/run/state.py"): {"datetime"},
+    Path("compiler/run/waits.py"): {"datetime"},
+}
 _CLOCK_CALLS = re.compile(r"\.(now|utcnow|today|fromtimestamp)\(|\btime\(\)")
 
 

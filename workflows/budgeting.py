@@ -4,6 +4,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from compiler import budget as budgetbook
+    from compiler.run import waits
     from schemas.budget import BudgetExtension, ExtendBudgetInput, StepProjection
     from schemas.event_catalogue import (
         BUDGET_EXHAUSTED,
@@ -20,18 +21,17 @@ class Budgeting(RunCore):
 
     def _reserved(self) -> list[StepProjection]:
         """Projections of the steps in flight: what they may still spend is not free."""
-        return [n.projected for n in self._nodes if n.step_key in self._running]
+        return waits.reserved(self._state, self._running)
 
     def _start_refusal(self, node: StepNode) -> str | None:
         """Why the budget refuses to start this step (or its next pass) now, if it does."""
-        return budgetbook.start_refusal(
-            self._budget, node.step_key, node.projected, reserved=self._reserved()
-        )
+        return waits.start_refusal(self._state, node, self._running)
 
     def _extension_refusal(self, inp: ExtendBudgetInput) -> str | None:
-        if self._carry is None and not self._finished:
+        state = self._state
+        if state.root_event_id is None and not state.finished:
             return "the run is still compiling; its budget is known once it runs"
-        return budgetbook.extension_refusal(self._budget, inp, self._finished)
+        return budgetbook.extension_refusal(state.budget, inp, state.finished)
 
     async def _refuse_extension(self, inp: ExtendBudgetInput, problem: str) -> None:
         """A signalled extension that does not apply is recorded, never applied."""
@@ -57,13 +57,13 @@ class Budgeting(RunCore):
             reason=inp.reason,
             extended_at=workflow.now(),
         )
-        self._budget = budgetbook.extended(self._budget, extension)
-        self._version += 1
-        state = self._budget
+        self._state = waits.budget_extended(self._state, extension)
+        state = self._state.budget
+        assert self._state.root_event_id is not None  # refused while compiling
         await self._log.emit(
             BUDGET_EXTENDED,
             "budget",
-            self._compiled.root_event_id,
+            self._state.root_event_id,
             BudgetExtended(
                 tokens=inp.tokens,
                 cost_usd=inp.cost_usd,
@@ -77,39 +77,24 @@ class Budgeting(RunCore):
 
     async def _budget_exhausted(self, refused: dict[str, str]) -> None:
         """Block (not fail) the run until an extension makes room; accepted results stay."""
-        reason = next(iter(refused.values()))
-        if self._budget.status == "exhausted" and self._budget.blocked_steps == sorted(refused):
-            # Still short after an extension: same block, up-to-date reason, no new event.
-            self._budget = self._budget.model_copy(update={"blocked_reason": reason})
-            self._status = "budget_exhausted"
+        self._state, new = waits.budget_blocked(self._state, refused)
+        if not new:  # still short after an extension: same block, no new event
             return
-        self._budget = self._budget.model_copy(
-            update={
-                "status": "exhausted",
-                "blocked_reason": reason,
-                "blocked_steps": sorted(refused),
-                "exhaustions": self._budget.exhaustions + 1,
-            }
-        )
-        self._status = "budget_exhausted"
+        budget = self._state.budget
         await self._log.emit(
             BUDGET_EXHAUSTED,
             "budget",
             self._root,
             BudgetExhausted(
-                reason=reason,
+                reason=next(iter(refused.values())),
                 refusals=refused,
-                limits=self._budget.limits,
-                spent=self._budget.spent,
+                limits=budget.limits,
+                spent=budget.spent,
                 resume_with=f"forge budget extend {self._log.run_id} --tokens N [--cost USD]",
             ),
-            id_suffix=str(self._budget.exhaustions),
+            id_suffix=str(budget.exhaustions),
         )
 
     def _unblock(self) -> None:
         """Something could start again: the run is no longer blocked on its budget."""
-        if self._budget.status == "exhausted":
-            self._budget = self._budget.model_copy(
-                update={"status": "ok", "blocked_reason": None, "blocked_steps": []}
-            )
-            self._status = "running"
+        self._state = waits.budget_unblocked(self._state)

@@ -6,6 +6,7 @@ from temporalio.exceptions import ActivityError, ChildWorkflowError
 with workflow.unsafe.imports_passed_through():
     from activities.errors import to_application_error
     from compiler import budget as budgetbook
+    from compiler.run.sources import recipe_chain_of
     from schemas import names
     from schemas.error_codes import ErrorCode, parse_code
     from schemas.errors import ForgeError
@@ -13,6 +14,7 @@ with workflow.unsafe.imports_passed_through():
     from schemas.event_ids import event_id
     from schemas.recipes import TrailEntry
     from schemas.run import RunInput, RunResult, StepExecuteResult, StepNode
+    from schemas.run_source import ChildSource
     from workflows import operations as ops
     from workflows import policies
     from workflows.causes import app_error, cause_message
@@ -37,7 +39,7 @@ class ChildRuns(RunCore):
         """
         assert node.uses_recipe is not None
         inp = self._input
-        chain = list(inp.recipe_chain)
+        chain = recipe_chain_of(inp.source)
         own = (node.source_recipe or "").split("/")[-1]
         if own and (not chain or chain[-1] != own):
             chain.append(own)
@@ -76,13 +78,14 @@ class ChildRuns(RunCore):
         )
         child_in = RunInput(
             run_id=child_id,
-            plan_ref=planned.candidate_ref,
+            source=ChildSource(
+                plan_ref=planned.candidate_ref, recipe_chain=[*chain, node.uses_recipe]
+            ),
             inputs=inp.inputs,
             profile_ref=inp.profile_ref,
             profile_document=inp.profile_document,
             scope=inp.scope,
-            budget=budgetbook.remaining(self._budget),
-            recipe_chain=[*chain, node.uses_recipe],
+            budget=budgetbook.remaining(self._state.budget),
             model_wait_s=inp.model_wait_s,
         )
         tenant = (

@@ -1,8 +1,9 @@
-"""RunCore: the state one CompiledRunWorkflow keeps, and what every part of it shares.
+"""RunCore: what one CompiledRunWorkflow holds, and what every part of it shares.
 
-The workflow is split by concern into mixins over this core (front end, gating, budgeting,
-steps and child runs); each reads and writes the state declared here and emits through one
-RunLog, so no method needs the run's input passed in.
+The run's state is one frozen RunState (compiler/run/state.py) that only pure transitions
+replace; beside it the core holds what cannot be data: the run's input and log, the steps in
+flight, the gate timers, and the DAG loop's bookkeeping for the handlers. The workflow is split
+by concern into mixins over this core (front end, gating, budgeting, steps and child runs).
 """
 
 import asyncio
@@ -10,90 +11,35 @@ import asyncio
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from schemas.budget import BudgetState, Usage
+    from compiler.run import state as rs
     from schemas.recipes import RECIPE_TRAIL, TrailEntry
-    from schemas.run import (
-        GateState,
-        RecipeView,
-        RunCarry,
-        RunInput,
-        RunStatus,
-        StepExecuteResult,
-        StepNode,
-        StepState,
-    )
+    from schemas.run import RunInput, StepExecuteResult
     from workflows.runlog import RunLog
-
-TRAIL_KEPT = 200  # trail entries a run keeps in its state (the event log keeps all)
 
 
 class RunCore:
-    """The run's state; the workflow class and its mixins all work on it."""
+    """The run's state and its tasks; the workflow class and its mixins all work on them."""
 
     def __init__(self, inp: RunInput) -> None:
-        self._input = inp  # the run's input, with the plan the front end settled on
+        self._input = inp  # the run's input, as it was started (or continued)
         self._log = RunLog(inp)
-        self._status: RunStatus = "compiling"
-        self._plan_hash: str | None = None
-        self._nodes: list[StepNode] = []
-        self._states: dict[str, StepState] = {}
-        self._generation = 1
-        self._gates: dict[str, GateState] = {}
-        # Bumped by every gate decision and budget extension: the DAG loop wakes on it.
-        self._version = 0
-        self._round_version = 0  # the _version the DAG loop last scheduled against
-        self._scheduling_over = False
-        self._budget = BudgetState()
-        self._gate_clocks: dict[str, asyncio.Task[None]] = {}
-        self._finished = False
+        # A new generation knows its state before any handler runs in its first task.
+        self._state = rs.RunState() if inp.carry is None else rs.adopted(rs.RunState(), inp.carry)
         self._running: dict[str, asyncio.Task[StepExecuteResult]] = {}
-        self._settled = 0
-        self._carry: RunCarry | None = None
-        self._recipes = RecipeView()
-        if inp.carry is not None:
-            # A new generation knows its state before any handler runs in its first task.
-            self._adopt(inp.carry)
-
-    def _adopt(self, carry: RunCarry) -> None:
-        self._generation = carry.generation
-        self._plan_hash = carry.plan_hash
-        self._nodes = carry.nodes
-        self._states = dict(carry.states)
-        self._gates = dict(carry.gates)
-        self._budget = carry.budget
-        self._carry = carry
-        self._recipes = carry.recipes
-        self._status = "budget_exhausted" if carry.budget.status == "exhausted" else "running"
-
-    @property
-    def _compiled(self) -> RunCarry:
-        """The compiled run (only once the front end is done)."""
-        assert self._carry is not None, "the run has not compiled yet"
-        return self._carry
+        self._gate_clocks: dict[str, asyncio.Task[None]] = {}
+        self._round_version = 0  # the state's version the DAG loop last scheduled against
+        self._scheduling_over = False  # no round will schedule again: updates stop waiting
 
     @property
     def _root(self) -> str:
         """What run-level events are caused by: run.compiled.v1, or run.started.v1 before it."""
-        return self._carry.root_event_id if self._carry is not None else self._log.started_id()
-
-    def _node(self, key: str) -> StepNode:
-        return next(n for n in self._nodes if n.step_key == key)
-
-    def _badges(self) -> dict[str, str]:
-        return {n.step_key: n.source_recipe for n in self._nodes if n.source_recipe}
-
-    def _spend(self, usage: Usage) -> None:
-        self._budget = self._budget.model_copy(update={"spent": self._budget.spent.plus(usage)})
+        return self._state.root_event_id or self._log.started_id()
 
     async def _trail_events(self, entries: list[TrailEntry]) -> None:
         """Record decision-trail entries as recipe.trail.v1 events (one append) and in state."""
         if not entries:
             return
-        start = self._recipes.recorded
-        kept = [*self._recipes.trail, *entries][-TRAIL_KEPT:]
-        self._recipes = self._recipes.model_copy(
-            update={"trail": kept, "recorded": start + len(entries)}
-        )
+        self._state, start = rs.trail_recorded(self._state, entries)
         root = self._root
         drafts = [
             self._log.draft(

@@ -9,34 +9,20 @@ from temporalio.exceptions import ActivityError, ApplicationError
 with workflow.unsafe.imports_passed_through():
     from pydantic import BaseModel
 
+    from compiler.run import state as rs
+    from compiler.run.sources import objective_of, plan_ref_of, run_started
     from schemas.artifacts import ArtifactRef
-    from schemas.budget import BudgetState
     from schemas.error_codes import ErrorCode, parse_code
     from schemas.errors import RunFailure
     from schemas.event_catalogue import RUN_COMPILED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
     from schemas.recipes import RUN_TAGGED, TrailEntry
-    from schemas.run import (
-        CompileInput,
-        FreezeResult,
-        GateState,
-        RecipeView,
-        RunCarry,
-        RunResult,
-        StepState,
-    )
-    from schemas.run_events import RunCompiled, RunCompleted, RunFailed, RunStarted, RunTagged
+    from schemas.run import CompileInput, FreezeResult, RunCarry, RunResult
+    from schemas.run_events import RunCompiled, RunCompleted, RunFailed, RunTagged
+    from schemas.run_source import CapsuleSource, ChildSource, ObjectiveSource
     from workflows import operations as ops
-    from workflows.causes import (
-        cause_message,
-        cause_type,
-        own_details,
-    )
+    from workflows.causes import cause_message, cause_type, own_details
     from workflows.core import RunCore
-    from workflows.patches import (
-        PATCH_FRONT_END,
-        PATCH_PLANNER,
-        PATCH_RECIPES,
-    )
+    from workflows.patches import PATCH_FRONT_END, PATCH_PLANNER, PATCH_RECIPES
     from workflows.routing import model_routing, unserved, unserved_message
 
 Out = TypeVar("Out", bound=BaseModel)
@@ -55,68 +41,64 @@ class FrontEnd(RunCore):
 
     async def _front_end(self) -> RunResult | None:
         """Start, match, plan and compile; a RunResult when the run ends here (trivial)."""
-        inp = self._input
-        # objective and recipe_chain are stored only when there are any (as ever).
-        started = RunStarted(
-            plan_ref=inp.plan_ref,
-            inputs=sorted(inp.inputs),
-            profile=inp.profile_ref,
-            **({"objective": inp.objective} if inp.objective else {}),
-            **({"recipe_chain": inp.recipe_chain} if inp.recipe_chain else {}),
-            **({"capsule": inp.capsule} if inp.capsule else {}),
-            **({"params": inp.params} if inp.params else {}),
-        )
-        # A capsule run has its plan: no recipe match, no planner, no compile passes.
-        planned = inp.plan_ref is not None or inp.capsule is not None
-        if planned and workflow.patched(PATCH_FRONT_END):
+        source = self._input.source
+        started = run_started(self._input)
+        # Every source but an objective has its plan (a capsule its sealed one).
+        if not isinstance(source, ObjectiveSource) and workflow.patched(PATCH_FRONT_END):
             # A plan run's front end takes a moment: run.started and the recipe trail go out
             # with run.compiled (or run.failed), in one append.
             self._log.hold("run", [self._log.draft(RUN_STARTED, None, started)])
         else:
             await self._log.emit(RUN_STARTED, "run", None, started)
-        if not inp.recipe_chain and inp.capsule is None and workflow.patched(PATCH_RECIPES):
-            ended = await self._match_recipes()
+        plan_ref = plan_ref_of(source)
+        # A child run's recipe and a capsule's plan are settled: no recipe match, no planner.
+        if not isinstance(source, ChildSource | CapsuleSource) and workflow.patched(PATCH_RECIPES):
+            ended, plan_ref = await self._match_recipes(objective_of(source), plan_ref)
             if ended is not None:
                 return ended
-        self._adopt(self._with_effort(await self._compile()))
+        self._state = rs.adopted(self._state, await self._compile(plan_ref))
         return None
 
-    async def _match_recipes(self) -> RunResult | None:
+    async def _match_recipes(
+        self, objective: str | None, plan_ref: ArtifactRef | None
+    ) -> tuple[RunResult | None, ArtifactRef | None]:
         """recipes__match: the trail, then a recipe-seeded plan, no plan, or a clear refusal.
 
         A run started with a plan keeps it (the match is recorded for the trail); a run started
         with an objective compiles the plan of a high-confidence recipe without a planner call.
+        Returns how the run ended here (trivial), if it did, and the plan it compiles.
         """
-        inp = self._input
         try:
-            found = await self._log.call(
-                ops.RECIPES_MATCH, objective=inp.objective, plan_ref=inp.plan_ref
-            )
+            found = await self._log.call(ops.RECIPES_MATCH, objective=objective, plan_ref=plan_ref)
         except ActivityError as err:
-            if inp.plan_ref is not None:  # the plan stands; the trail says why it is thin
+            if plan_ref is not None:  # the plan stands; the trail says why it is thin
                 summary = f"recipe match failed: {cause_message(err)}"
                 await self._trail_events([TrailEntry(verb="warn", summary=summary)])
-                return None
+                return None, plan_ref
             await self._fail_run("recipes", err)
             raise RunFailure(
                 f"no plan: {cause_message(err)}", code=ErrorCode.COMPILER_ERROR, retryable=False
             ) from err
-        self._recipes = RecipeView(effort=found.effort, seeded_by=found.seeded_by)
+        self._state = rs.recipes_matched(self._state, found.effort, found.seeded_by)
         await self._trail_events(found.trail)
         if found.outcome == "trivial":
-            self._status = "completed"
+            self._state = rs.with_status(self._state, "completed")
             await self._log.emit(
                 RUN_COMPLETED, "run", self._root, RunCompleted(steps=0, reason=found.message)
             )
-            self._finished = True
-            return RunResult(
-                run_id=inp.run_id, scope=inp.scope, status="completed", recipes=self._recipes
+            self._state = rs.closed(self._state)
+            ended = RunResult(
+                run_id=self._log.run_id,
+                scope=self._log.scope,
+                status="completed",
+                recipes=self._state.recipes,
             )
+            return ended, plan_ref
         if found.outcome == "needs-planner" and workflow.patched(PATCH_PLANNER):
-            await self._plan_with_model(found.hints)
-            return None
+            assert objective is not None
+            return None, await self._plan_with_model(objective, found.hints)
         if found.outcome == "needs-planner":
-            self._status = "failed"
+            self._state = rs.with_status(self._state, "failed")
             await self._log.emit(
                 RUN_FAILED,
                 "run",
@@ -136,18 +118,19 @@ class FrontEnd(RunCore):
                 self._root,
                 RunTagged(tags=[f"recipe:{found.seeded_by}"], plan_ref=found.candidate_ref),
             )
-            self._input = inp.model_copy(update={"plan_ref": found.candidate_ref})
-        return None
+            return None, found.candidate_ref
+        return None, plan_ref
 
-    async def _plan_with_model(self, hints: list[str]) -> None:
+    async def _plan_with_model(self, objective: str, hints: list[str]) -> ArtifactRef:
         """compile__plan: the planner model fills the Pass A template (Pass A with a model)."""
         inp = self._input
-        assert inp.objective is not None
+        source = inp.source
+        provider = source.planner_provider if isinstance(source, ObjectiveSource) else None
         try:
             planned = await self._log.call(
                 ops.COMPILE_PLAN,
-                model_routing(inp.planner_provider, inp.model_wait_s),
-                objective=inp.objective,
+                model_routing(provider, inp.model_wait_s),
+                objective=objective,
                 inputs=inp.inputs,
                 hints=hints,
                 params=inp.params,
@@ -161,7 +144,7 @@ class FrontEnd(RunCore):
             if unserved(err):
                 why = unserved_message(
                     "the planner call",
-                    inp.planner_provider,
+                    provider,
                     inp.model_wait_s,
                     "run the objective again; or start the run with a plan (forge run PLAN.json), "
                     "or reword the objective so one recipe matches clearly (forge recipes match "
@@ -175,7 +158,8 @@ class FrontEnd(RunCore):
                 code=parse_code(told) if told else ErrorCode.PLANNER_UNAVAILABLE,
                 retryable=False,
             ) from err
-        self._spend(planned.usage)  # planning is spend of the run too: it counts against caps
+        # Planning is spend of the run too: it counts against caps.
+        self._state = rs.spent(self._state, planned.usage)
         repairs = f", after {planned.repairs} repair(s)" if planned.repairs else ""
         summary = f"planned by the planner model: {planned.steps} step(s){repairs}"
         await self._trail_events([TrailEntry(verb="note", summary=summary)])
@@ -185,26 +169,15 @@ class FrontEnd(RunCore):
             self._root,
             RunTagged(tags=["planner"], plan_ref=planned.candidate_ref),
         )
-        self._input = inp.model_copy(update={"plan_ref": planned.candidate_ref})
+        return planned.candidate_ref
 
-    def _with_effort(self, carry: RunCarry) -> RunCarry:
-        """A recipe-seeded run takes its parallelism from the effort tier.
-
-        Never above the profile's; a run started with a plan keeps the plan author's settings.
-        """
-        effort = self._recipes.effort
-        update: dict[str, object] = {"recipes": self._recipes}
-        if effort is not None and self._recipes.seeded_by is not None:
-            update["max_parallel"] = max(1, min(carry.max_parallel, effort.max_parallel_steps))
-        return carry.model_copy(update=update)
-
-    async def _compile(self) -> RunCarry:
+    async def _compile(self, plan_ref: ArtifactRef | None) -> RunCarry:
         """Passes B..E in compiler/plan/pipeline.py's order (compile__passes); E freezes."""
         inp = self._input
         root = self._root
-        if inp.capsule is not None:
-            return await self._carry_of(await self._instantiate(), root)
-        assert inp.plan_ref is not None
+        if isinstance(inp.source, CapsuleSource):
+            return await self._carry_of(await self._instantiate(inp.source), root)
+        assert plan_ref is not None
 
         def compile_(op: "ops.Operation[CompileInput, Out]", ref: ArtifactRef) -> Awaitable[Out]:
             return self._log.call(
@@ -217,11 +190,11 @@ class FrontEnd(RunCore):
 
         try:
             if workflow.patched(PATCH_FRONT_END):
-                frozen = await compile_(ops.COMPILE_PASSES, inp.plan_ref)
+                frozen = await compile_(ops.COMPILE_PASSES, plan_ref)
                 if frozen.usage.model_calls:  # Pass B/D asked their models
-                    self._spend(frozen.usage)
+                    self._state = rs.spent(self._state, frozen.usage)
             else:
-                frozen = await self._compile_per_pass(compile_)
+                frozen = await self._compile_per_pass(compile_, plan_ref)
         except ActivityError as err:
             await self._fail_run("compile", err)
             raise RunFailure(
@@ -231,11 +204,9 @@ class FrontEnd(RunCore):
             ) from err
         return await self._carry_of(frozen, root)
 
-    async def _instantiate(self) -> FreezeResult:
+    async def _instantiate(self, source: CapsuleSource) -> FreezeResult:
         """capsule__instantiate: the capsule's sealed plan, every contract re-verified."""
-        inp = self._input
-        capsule = inp.capsule
-        assert capsule is not None
+        capsule = source.capsule
         try:
             frozen = await self._log.call(
                 ops.CAPSULE_INSTANTIATE, capsule=capsule, cause_event_id=self._root
@@ -264,38 +235,27 @@ class FrontEnd(RunCore):
                 compiled_ref=frozen.compiled_ref,
             ),
         )
-        return RunCarry(
-            compiled_ref=frozen.compiled_ref,
-            plan_hash=frozen.plan_hash,
-            nodes=frozen.nodes,
-            states={n.step_key: StepState(step_key=n.step_key) for n in frozen.nodes},
-            max_parallel=frozen.max_parallel,
-            history_threshold=inp.history_threshold or frozen.history_threshold,
+        return rs.carry_of(
+            frozen,
             root_event_id=compiled,
-            generation=1,
-            gates={
-                g.gate_id: GateState(spec=g, approver_role=g.approver_role) for g in frozen.gates
-            },
-            # Spend before the first step (the planner, Pass B/D's models) is already the run's.
-            budget=BudgetState(
-                limits=(inp.budget or frozen.budget).capped(inp.quota_tokens),
-                spent=self._budget.spent,
-            ),
+            history_threshold=inp.history_threshold,
+            limits=inp.budget,
+            quota_tokens=inp.quota_tokens,
+            state=self._state,
         )
 
-    async def _compile_per_pass(self, compile_: "CompileCall") -> FreezeResult:
+    async def _compile_per_pass(self, compile_: CompileCall, plan_ref: ArtifactRef) -> FreezeResult:
         """One activity per pass, as runs started before compile__passes compiled."""
-        assert self._input.plan_ref is not None
-        ref = self._input.plan_ref
+        ref = plan_ref
         for op in ops.COMPILE_PER_PASS:
             done = await compile_(op, ref)
             ref = done.output_ref
             if done.usage.model_calls:  # Pass B/D asked their models
-                self._spend(done.usage)
+                self._state = rs.spent(self._state, done.usage)
         return await compile_(ops.COMPILE_FREEZE, ref)
 
     async def _fail_run(self, stage: str, err: ActivityError) -> None:
-        self._status = "failed"
+        self._state = rs.with_status(self._state, "failed")
         cause = err.cause
         details = own_details(cause) if isinstance(cause, ApplicationError) else []
         await self._log.emit(

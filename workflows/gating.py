@@ -5,8 +5,9 @@ import asyncio
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from compiler.run import dag
+    from compiler.run import dag, waits
     from compiler.run import gates as gatebook
+    from compiler.run import state as rs
     from schemas.base import FrozenModel
     from schemas.event_catalogue import (
         GATE_DECIDED,
@@ -31,9 +32,8 @@ class Gating(RunCore):
     """A gate opens when its step is otherwise ready and closes on a decision or its deadline."""
 
     async def _decide(self, inp: DecideGateInput) -> GateDecision:
-        gate = gatebook.decided(self._gates[inp.gate_id], inp, workflow.now())
-        self._gates[inp.gate_id] = gate
-        self._version += 1
+        self._state = waits.gate_decided(self._state, inp, workflow.now())
+        gate = self._state.gates[inp.gate_id]
         assert gate.decision is not None
         await self._gate_event(
             GATE_DECIDED,
@@ -66,23 +66,18 @@ class Gating(RunCore):
 
     async def _open_gates(self) -> None:
         """Request the gate of every step that is otherwise ready (once per gate)."""
-        for node in self._nodes:
-            state = self._states[node.step_key]
+        for node in self._state.nodes:
+            states = self._state.states
             if (
                 node.gate_id is None
-                or state.status != "pending"
-                or not dag.deps_done(node, self._states)
+                or states[node.step_key].status != "pending"
+                or not dag.deps_done(node, states)
             ):
                 continue
-            gate = self._gates[node.gate_id]
+            gate = self._state.gates[node.gate_id]
             if gate.status == "dormant":
-                self._gates[node.gate_id] = gate.model_copy(
-                    update={"status": "pending", "requested_at": workflow.now()}
-                )
                 # Before the event's await, so no query sees a pending gate with a pending step.
-                self._states[node.step_key] = state.model_copy(
-                    update={"status": "awaiting_approval"}
-                )
+                self._state = waits.gate_requested(self._state, node, workflow.now())
                 await self._gate_event(
                     GATE_REQUESTED,
                     node.gate_id,
@@ -90,18 +85,16 @@ class Gating(RunCore):
                     GateRequested(gate_id=node.gate_id, gate=gate.spec),
                 )
                 self._start_gate_clock(node.gate_id)
-            if self._gates[node.gate_id].status == "pending":
-                self._states[node.step_key] = self._states[node.step_key].model_copy(
-                    update={"status": "awaiting_approval"}
-                )
+            if self._state.gates[node.gate_id].status == "pending":
+                self._state = rs.step_awaiting(self._state, node.step_key)
 
     def _settle_gates(self) -> None:
         """A rejected gate fails its waiting steps (and so skips their dependents)."""
-        self._states.update(gatebook.settle(self._nodes, self._states, self._gates, workflow.now()))
+        self._state = waits.gates_settled(self._state, workflow.now())
 
     def _restart_gate_clocks(self) -> None:
         """After continue-as-new: the pending gates' timers start again from their state."""
-        for gate_id, gate in self._gates.items():
+        for gate_id, gate in self._state.gates.items():
             if gate.status == "pending":
                 self._start_gate_clock(gate_id)
 
@@ -112,22 +105,23 @@ class Gating(RunCore):
     async def _gate_clock(self, gate_id: str) -> None:
         """Durable timers for a pending gate: reminders and its deadline. No polling."""
         while True:
-            timer = gatebook.next_timer(self._gates[gate_id], workflow.now())
+            timer = gatebook.next_timer(self._state.gates[gate_id], workflow.now())
             if timer is None:
                 return
             kind, delay = timer
             try:
                 await workflow.wait_condition(
-                    lambda: self._gates[gate_id].status != "pending", timeout=delay.total_seconds()
+                    lambda: self._state.gates[gate_id].status != "pending",
+                    timeout=delay.total_seconds(),
                 )
                 return
             except TimeoutError:
                 await self._on_gate_timer(gate_id, kind)
 
     async def _on_gate_timer(self, gate_id: str, kind: str) -> None:
-        gate = self._gates[gate_id]
+        gate = self._state.gates[gate_id]
         if kind == "reminder":
-            self._gates[gate_id] = gate.model_copy(update={"reminders": gate.reminders + 1})
+            self._state = waits.gate_reminded(self._state, gate_id)
             await self._gate_event(
                 GATE_REMINDER,
                 gate_id,
@@ -144,9 +138,7 @@ class Gating(RunCore):
             )
             return
         if gate.spec.on_timeout == "escalate" and gate.spec.escalate_to_role:
-            self._gates[gate_id] = gate.model_copy(
-                update={"escalated": True, "approver_role": gate.spec.escalate_to_role}
-            )
+            self._state = waits.gate_escalated(self._state, gate_id)
             await self._gate_event(
                 GATE_ESCALATED,
                 gate_id,

@@ -13,6 +13,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from compiler.run import gates as gatebook
+    from compiler.run import state as rs
     from schemas import names
     from schemas.budget import BudgetState, ExtendBudgetInput
     from schemas.error_codes import ErrorCode
@@ -21,12 +22,12 @@ with workflow.unsafe.imports_passed_through():
     from schemas.run import (
         DecideGateInput,
         GateDecision,
-        RunCarry,
         RunInput,
         RunResult,
         RunStatusView,
     )
     from schemas.run_events import RunCancelled, RunFailed
+    from schemas.run_source import ResumeSource
     from schemas.step_events import StepSkipped
     from workflows import operations as ops
     from workflows.causes import cancelled
@@ -49,18 +50,7 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
     @workflow.query(name=names.STATUS)
     def status(self) -> RunStatusView:
         """The plan with per-step state, attempts, timings and receipt summaries."""
-        return RunStatusView(
-            run_id=self._log.run_id,
-            status=self._status,
-            plan_hash=self._plan_hash,
-            generation=self._generation,
-            steps=[self._states[n.step_key] for n in self._nodes],
-            order=[n.step_key for n in self._nodes],
-            gates=list(self._gates.values()),
-            budget=self._budget,
-            recipes=self._recipes,
-            badges=self._badges(),
-        )
+        return rs.status_view(self._state, self._log.run_id)
 
     @workflow.update(name=names.DECIDE_GATE)
     async def decide_gate(self, inp: DecideGateInput) -> GateDecision:
@@ -69,14 +59,14 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
 
     @decide_gate.validator
     def _validate_decision(self, inp: DecideGateInput) -> None:
-        problem = gatebook.refusal(self._gates, inp, self._finished)
+        problem = gatebook.refusal(self._state.gates, inp, self._state.finished)
         if problem is not None:
             raise RunFailure(problem, code=ErrorCode.DECISION_REFUSED, retryable=False)
 
     @workflow.signal(name=names.DECIDE_GATE)
     async def decide_gate_signal(self, inp: DecideGateInput) -> None:
         """The same decision, fire-and-forget: a refused one is recorded, never applied."""
-        problem = gatebook.refusal(self._gates, inp, self._finished)
+        problem = gatebook.refusal(self._state.gates, inp, self._state.finished)
         if problem is not None:
             await self._refuse_decision(inp, problem)
             return
@@ -90,11 +80,11 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
         whether the run is unblocked (status ok) or still short (exhausted, with the reason).
         """
         await self._extend(inp)
-        version = self._version
+        version = self._state.version
         await workflow.wait_condition(
             lambda: self._round_version >= version or self._scheduling_over
         )
-        return self._budget
+        return self._state.budget
 
     @extend_budget.validator
     def _validate_extension(self, inp: ExtendBudgetInput) -> None:
@@ -122,8 +112,8 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
                 raise
             if ended is not None:
                 return ended
-            if inp.reusable:
-                await self._reuse()
+            if isinstance(inp.source, ResumeSource) and inp.source.reusable:
+                await self._reuse(inp.source)
         try:
             await self._run_dag()
         except asyncio.CancelledError:
@@ -144,12 +134,12 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
             # A decision or extension can arrive while this round awaits an activity (an event
             # append); the round scheduled against the version it started with, so such a change
             # must wake the next round rather than be taken as already seen.
-            round_start = self._version
+            round_start = self._state.version
             if not running and self._should_continue_as_new():
                 # Let update handlers (decisions, extensions) reply before handing over.
                 self._scheduling_over = True
                 await workflow.wait_condition(workflow.all_handlers_finished)
-                carry = self._carry_over()
+                carry = rs.carry_over(self._state)
                 workflow.continue_as_new(self._input.model_copy(update={"carry": carry}))
             await self._open_gates()
             self._settle_gates()
@@ -160,9 +150,9 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
                 await self._budget_exhausted(refused)
             else:
                 self._unblock()
-            seen = round_start if workflow.patched(CHANGES_DURING_A_ROUND) else self._version
+            seen = round_start if workflow.patched(CHANGES_DURING_A_ROUND) else self._state.version
             self._round_version = seen
-            awaiting = any(s.status == "awaiting_approval" for s in self._states.values())
+            awaiting = any(s.status == "awaiting_approval" for s in self._state.states.values())
             if not running and not awaiting and not refused:
                 self._scheduling_over = True
                 return
@@ -179,88 +169,67 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
                     await self._settle(key, running.pop(key))
 
     def _changed_since(self, version: int) -> Callable[[], bool]:
-        return lambda: self._version != version
+        return lambda: self._state.version != version
 
     def _should_continue_as_new(self) -> bool:
-        if self._settled == 0:  # every generation moves the run forward at least one step
+        if not rs.may_continue_as_new(self._state):
             return False
         info = workflow.info()
-        pending = any(s.status in ("pending", "in_progress") for s in self._states.values())
-        return pending and (
-            info.get_current_history_length() >= self._compiled.history_threshold
+        return (
+            info.get_current_history_length() >= self._state.history_threshold
             or info.is_continue_as_new_suggested()
-        )
-
-    def _carry_over(self) -> RunCarry:
-        return self._compiled.model_copy(
-            update={
-                "states": dict(self._states),
-                "gates": dict(self._gates),
-                "budget": self._budget,
-                "recipes": self._recipes,
-                "generation": self._generation + 1,
-            }
         )
 
     async def _cancelled(self) -> None:
         """Record what the cancellation stopped; published outputs are never taken back."""
-        self._status = "cancelled"
-        stopped = []
-        for key, st in self._states.items():
-            if st.status in ("pending", "in_progress"):
-                stopped.append(key)
-                self._states[key] = st.model_copy(
-                    update={"status": "skipped", "skipped_because": "run cancelled"}
-                )
+        self._state, stopped = rs.cancelled(self._state)
         await self._log.emit(RUN_CANCELLED, "run", self._root, RunCancelled(stopped_steps=stopped))
 
     async def _finish(self) -> RunResult:
-        carry = self._compiled
-        failed = [k for k, s in self._states.items() if s.status == "error"]
-        skipped = {
-            k: s.skipped_because or "" for k, s in self._states.items() if s.status == "skipped"
-        }
-        outputs = [ref for n in self._nodes for ref in self._states[n.step_key].outputs]
-        for key, reason in skipped.items():
+        state = self._state
+        assert state.compiled_ref is not None and state.root_event_id is not None
+        out = rs.outcome(state)
+        for key, reason in out.skipped.items():
             await self._log.emit(
                 STEP_SKIPPED,
                 "step",
-                carry.root_event_id,
+                state.root_event_id,
                 StepSkipped(step_key=key, reason=reason),
                 key=key,
             )
-        if failed:
-            self._status = "failed"
+        if out.failed:
+            self._state = rs.with_status(self._state, "failed")
             await self._log.emit(
                 RUN_FAILED,
                 "run",
-                carry.root_event_id,
-                RunFailed(failed_steps=failed, skipped_steps=skipped),
+                state.root_event_id,
+                RunFailed(failed_steps=out.failed, skipped_steps=out.skipped),
             )
         else:
             final = await self._log.call(
                 ops.RUN_FINALIZE,
-                compiled_ref=carry.compiled_ref,
-                outputs=outputs,
+                compiled_ref=state.compiled_ref,
+                outputs=out.outputs,
                 finished_at=workflow.now(),
-                cause_event_id=carry.root_event_id,
+                cause_event_id=state.root_event_id,
             )
-            self._status = "failed" if final.problems else "completed"
-        self._finished = True
+            self._state = rs.with_status(self._state, "failed" if final.problems else "completed")
+        self._state = rs.closed(self._state)
         # Let in-flight update/signal handlers (gate decisions) record their events first.
         await workflow.wait_condition(workflow.all_handlers_finished)
+        state = self._state
         return RunResult(
             run_id=self._log.run_id,
             scope=self._log.scope,
-            status=self._status,
-            plan_hash=carry.plan_hash,
-            steps=dict(self._states),
-            outputs=outputs,
-            failed_steps=failed,
-            skipped_steps=skipped,
-            gates=dict(self._gates),
-            generation=self._generation,
-            budget=self._budget,
-            recipes=self._recipes,
-            badges=self._badges(),
+            status=state.status,
+            plan_hash=state.plan_hash,
+            steps=dict(state.states),
+            outputs=out.outputs,
+            failed_steps=out.failed,
+            skipped_steps=out.skipped,
+            gates=dict(state.gates),
+            generation=state.generation,
+            budget=state.budget,
+            recipes=state.recipes,
+            badges=state.badges(),
         )

@@ -10,6 +10,7 @@ with workflow.unsafe.imports_passed_through():
     from compiler import budget as budgetbook
     from compiler.recipes import directives as loopbook
     from compiler.run import dag
+    from compiler.run import state as rs
     from schemas.budget import Usage
     from schemas.error_codes import ErrorCode
     from schemas.event_catalogue import STEP_ITERATION
@@ -20,6 +21,7 @@ with workflow.unsafe.imports_passed_through():
         StepNode,
         StepState,
     )
+    from schemas.run_source import ResumeSource
     from schemas.step_events import StepIteration
     from workflows import operations as ops
     from workflows import policies
@@ -47,14 +49,13 @@ class Stepping(ChildRuns, Budgeting):
         """Start what may start; returns (a gate step passed, steps the budget refused)."""
         progressed = False
         refused: dict[str, str] = {}
-        for node in dag.ready(self._nodes, self._states, self._gates):
+        state = self._state
+        for node in dag.ready(state.nodes, state.states, state.gates):
             if node.kind == "gate":  # approved: a gate step has nothing else to do
-                self._states[node.step_key] = self._states[node.step_key].model_copy(
-                    update={"status": "done", "finished_at": workflow.now()}
-                )
+                self._state = rs.gate_step_passed(self._state, node.step_key, workflow.now())
                 progressed = True
                 continue
-            if len(self._running) >= self._compiled.max_parallel:
+            if len(self._running) >= self._state.max_parallel:
                 break
             # Checked at every start against recorded spend: steps already in flight are never
             # stopped, so spend overshoots a cap by at most one batch of steps.
@@ -67,12 +68,11 @@ class Stepping(ChildRuns, Budgeting):
 
     def _start_step(self, node: StepNode, iteration: int = 1) -> "asyncio.Task[StepExecuteResult]":
         if iteration == 1:
-            self._states[node.step_key] = self._states[node.step_key].model_copy(
-                update={"status": "in_progress", "started_at": workflow.now()}
-            )
+            self._state = rs.step_started(self._state, node.step_key, workflow.now())
         if node.uses_recipe is not None:
             return asyncio.ensure_future(self._run_sub_recipe(node, iteration))
-        inp, carry = self._input, self._compiled
+        inp, state = self._input, self._state
+        assert state.compiled_ref is not None and state.root_event_id is not None
         options = {
             "timeout": step_timeout(node),
             "retry": policies.step_retry(node.max_attempts),
@@ -83,82 +83,63 @@ class Stepping(ChildRuns, Budgeting):
             self._log.call(
                 ops.STEP_EXECUTE,
                 options,
-                compiled_ref=carry.compiled_ref,
+                compiled_ref=state.compiled_ref,
                 step_key=node.step_key,
-                inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
-                cause_event_id=carry.root_event_id,
+                inputs=dag.inputs_for(node, inp.inputs.values(), state.states),
+                cause_event_id=state.root_event_id,
                 iteration=iteration,
-                effort=self._recipes.effort if self._recipes.seeded_by else None,
-                budget_left=budgetbook.left_for_step(self._budget, self._reserved()),
+                effort=state.recipes.effort if state.recipes.seeded_by else None,
+                budget_left=budgetbook.left_for_step(state.budget, self._reserved()),
                 params=inp.params,
                 replay=node.replay,
             )
         )
 
-    async def _reuse(self) -> None:
+    async def _reuse(self, source: ResumeSource) -> None:
         """A resumed run adopts earlier verified outputs, in topological order (no re-execution)."""
-        inp, carry = self._input, self._compiled
-        reusable = {r.step_key: r for r in inp.reusable}
-        for node in self._nodes:
+        inp = self._input
+        reusable = {r.step_key: r for r in source.reusable}
+        for node in self._state.nodes:
             if node.step_key not in reusable or node.gate_id is not None:
                 continue
-            if not dag.deps_done(node, self._states):
+            if not dag.deps_done(node, self._state.states):
                 continue
             done = await self._log.call(
                 ops.STEP_REUSE,
-                resumed_from=inp.resumed_from or "",
+                resumed_from=source.resumed_from,
                 step=reusable[node.step_key],
                 contract_hash=node.contract_hash,
-                inputs=dag.inputs_for(node, inp.inputs.values(), self._states),
-                cause_event_id=carry.root_event_id,
+                inputs=dag.inputs_for(node, inp.inputs.values(), self._state.states),
+                cause_event_id=self._state.root_event_id,
             )
             if done.reused:
-                now = workflow.now()
-                self._states[node.step_key] = self._states[node.step_key].model_copy(
-                    update={
-                        "status": "done",
-                        "started_at": now,
-                        "finished_at": now,
-                        "outputs": done.outputs,
-                        "receipt": {"reused_from": inp.resumed_from},
-                    }
+                self._state = rs.step_reused(
+                    self._state, node.step_key, done.outputs, source.resumed_from, workflow.now()
                 )
 
     async def _settle(self, key: str, task: "asyncio.Task[StepExecuteResult]") -> None:
-        self._settled += 1
         try:
             result = task.result()
         except (ActivityError, ApplicationError) as err:
             await self._settle_failure(key, err)
             return
-        state = self._states[key]
         now = workflow.now()
-        self._spend(result.usage.since(state.usage))
-        node = self._node(key)
-        passed = state.model_copy(
-            update={
-                "attempts": result.attempt,
-                "outputs": result.outputs,
-                "receipt": result.receipt_summary,
-                "usage": result.usage,
-                "note": result.note,
-                "iterations": result.iteration if node.loop is not None else 0,
-            }
-        )
+        self._state, passed = rs.step_passed(self._state, result)
+        node = self._state.node(key)
         if node.loop is not None and await self._loop_continues(node, passed, result):
-            self._states[key] = passed
+            self._state = rs.step_done(self._state, passed, None)
             return
-        self._states[key] = passed.model_copy(update={"status": "done", "finished_at": now})
+        self._state = rs.step_done(self._state, passed, now)
 
     async def _settle_failure(self, key: str, err: Failure) -> None:
-        state = self._states[key]
+        step = self._state.states[key]
+        node = self._state.node(key)
         now = workflow.now()
         cause = app_error(err)
         failure = cause.type if cause is not None and cause.type else "ERROR"
         message = cause_message(err)
         if unserved(err):
             failure = ErrorCode.EXECUTOR_UNAVAILABLE
-            node = self._node(key)
             message = unserved_message(
                 f"step {key}",
                 node.model_provider,
@@ -174,32 +155,18 @@ class Stepping(ChildRuns, Budgeting):
                     usage = await self._log.call(ops.STEP_USAGE, step_key=key)
                 except ActivityError:
                     usage = Usage()  # a corrupt ledger: the step already failed, go on
-        self._spend(usage.since(state.usage))
-        node = self._node(key)
-        if node.loop is not None and state.iterations >= 1:
+        error = StepError(failure_class=failure, message=message)
+        self._state = rs.step_failed(self._state, key, error, attempts(err), usage, now)
+        if node.loop is not None and step.iterations >= 1:
             # A later pass failed: the loop stops with the last good pass's results.
-            nxt = state.iterations + 1
+            nxt = step.iterations + 1
             await self._iteration_event(
                 node,
-                state,
+                step,
                 nxt,
                 f"pass {nxt} failed ({failure}: {cause_message(err)}); "
-                f"the step keeps pass {state.iterations}'s results",
+                f"the step keeps pass {step.iterations}'s results",
             )
-            self._states[key] = state.model_copy(
-                update={"status": "done", "finished_at": now, "usage": usage}
-            )
-            return
-        self._states[key] = state.model_copy(
-            update={
-                "status": "error",
-                "finished_at": now,
-                "attempts": attempts(err),
-                "error": StepError(failure_class=failure, message=message),
-                "usage": usage,
-            }
-        )
-        self._states.update(dag.skip_dependents(self._nodes, self._states, key))
 
     async def _loop_continues(
         self, node: StepNode, state: StepState, result: StepExecuteResult

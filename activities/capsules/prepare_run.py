@@ -26,6 +26,7 @@ from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.plan import ParameterDecl
 from schemas.run import RunInput
+from schemas.run_source import CapsuleSource
 from schemas.scope import DEFAULT_TENANT, Scope
 from schemas.tenant_settings import InputBucket
 
@@ -166,7 +167,8 @@ def prepare_capsule_run(
         mode="structural" if structural or fresh else "sealed",
         fresh=sorted(set(fresh) | structural),
     )
-    run = RunInput(run_id=run_id, scope=scope, capsule=spec, inputs=refs, params=values)
+    source = CapsuleSource(capsule=spec)
+    run = RunInput(run_id=run_id, scope=scope, source=source, inputs=refs, params=values)
     nodes = sealed_nodes(version, plan, set(spec.fresh))
     needs = {n.model_provider for n in nodes if n.model_provider is not None}
     return CapsuleRun(run=run, version=version, fresh=spec.fresh, needs=needs)

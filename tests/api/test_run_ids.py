@@ -7,6 +7,7 @@ import re
 import pytest
 
 from schemas.run import RunInput
+from schemas.run_source import ObjectiveSource
 from schemas.scope import Scope, tenant_tag
 from tests.api.test_runs import counting_plan
 from workers.services import runs
@@ -24,7 +25,11 @@ def test_a_tenants_run_id_ends_with_its_tag_and_the_defaults_is_plain():
 
 
 async def test_a_run_id_without_its_tenants_tag_is_refused_before_it_starts(tmp_path):
-    run = RunInput(run_id=runs.new_run_id(), objective="x", scope=Scope.of_tenant("acme"))
+    run = RunInput(
+        run_id=runs.new_run_id(),
+        source=ObjectiveSource(objective="x"),
+        scope=Scope.of_tenant("acme"),
+    )
     with pytest.raises(ValueError, match=r"of tenant 'acme' must end with '-t[0-9a-f]{8}'"):
         await runs.start_run(None, Settings(home=tmp_path), run)  # type: ignore[arg-type]
 

@@ -23,9 +23,10 @@ def test_there_are_recorded_histories():
         "cancelled_before_patch",
         "budget_exhausted_extended",
     }
-    # The reshaped engine (issue 14) recorded every scenario again, and once more when the
-    # passes became one activity (compile__passes); the older ones stay.
-    for tag in ("engine2", "engine3"):
+    # The reshaped engine (issue 14) recorded every scenario again, once more when the passes
+    # became one activity (compile__passes), and again when the run's state became one frozen
+    # RunState and its input a tagged source (issue 32); the older ones stay.
+    for tag in ("engine2", "engine3", "engine8"):
         assert {f"{name}.{tag}" for name in SCENARIOS} <= {p.stem for p in HISTORIES}
 
 

@@ -8,6 +8,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from schemas.error_codes import ErrorCode
 from schemas.run import RunInput
+from schemas.run_source import ObjectiveSource, PlanSource
 from schemas.scope import Scope
 from tests.support.errors import raises_code
 from tests.workflows.engine import engine
@@ -47,7 +48,7 @@ async def test_a_namespace_without_the_attribute_is_refused_saying_what_to_do(tm
         address = bare.client.service_client.config.target_host
         settings = Settings(home=tmp_path / "home", task_queue="nobody", temporal_address=address)
         client = await runs.connect(settings)  # Forge's client: its converter, its plugin
-        run = RunInput(run_id=runs.new_run_id(), objective="count the rows")
+        run = RunInput(run_id=runs.new_run_id(), source=ObjectiveSource(objective="count the rows"))
         with raises_code(ErrorCode.SETTINGS_INVALID) as refused:
             await runs.start_run(client, settings, run)
     line = refused.value.line()
@@ -76,7 +77,9 @@ async def test_a_worker_refuses_to_act_for_another_tenant_than_the_runs(
             globex, runs.plan_bytes(document), logical_path="meta/plans/test.json"
         )
         before = eng.services.events.list_events(tenant_id="globex", limit=1000)
-        run = RunInput(run_id=runs.new_run_id("globex"), plan_ref=plan_ref, scope=globex)
+        run = RunInput(
+            run_id=runs.new_run_id("globex"), source=PlanSource(plan_ref=plan_ref), scope=globex
+        )
         handle = await eng.client.start_workflow(
             CompiledRunWorkflow.run,
             run,

@@ -5,6 +5,8 @@ import concurrent.futures
 import io
 import json
 import sys
+import threading
+import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -17,6 +19,7 @@ from temporalio.testing import WorkflowEnvironment
 from activities.store.events import EventStore
 from schemas.events import Event
 from schemas.run import RunInput, RunResult
+from schemas.run_source import ObjectiveSource, PlanSource
 from schemas.scope import Scope
 from tests.support.events import catalogue_problems
 from workers.plugin import ForgePlugin
@@ -49,7 +52,12 @@ class Engine:
             scope, runs.plan_bytes(document), logical_path="meta/plans/test.json"
         )
         run_id = extra.pop("run_id", None) or runs.new_run_id(scope.tenant)
-        run = RunInput(run_id=run_id, plan_ref=plan_ref, inputs=refs, **self._waits(extra))
+        run = RunInput(
+            run_id=run_id,
+            source=PlanSource(plan_ref=plan_ref),
+            inputs=refs,
+            **self._waits(extra),
+        )
         return await runs.start_run(self.client, self.settings, run)
 
     async def start_objective(
@@ -58,7 +66,10 @@ class Engine:
         """A run started from an objective alone: recipes__match decides what it runs."""
         tenant = extra.get("scope", Scope.default()).tenant
         run_id = extra.pop("run_id", None) or runs.new_run_id(tenant)
-        run = RunInput(run_id=run_id, objective=objective, **self._waits(extra))
+        source = ObjectiveSource(
+            objective=objective, planner_provider=extra.pop("planner_provider", None)
+        )
+        run = RunInput(run_id=run_id, source=source, **self._waits(extra))
         return await runs.start_run(self.client, self.settings, run)
 
     def _waits(self, extra: dict[str, Any]) -> dict[str, Any]:
@@ -104,6 +115,11 @@ async def bounded_shutdown(worker: ForgeWorker) -> AsyncIterator[ForgeWorker]:
             stacks = io.StringIO()
             for task in asyncio.all_tasks():
                 task.print_stack(file=stacks)
+            # A sync activity holds its thread until it returns: show what each thread is doing.
+            names = {t.ident: t.name for t in threading.enumerate()}
+            for ident, frame in sys._current_frames().items():
+                stacks.write(f"Thread {names.get(ident, ident)}:\n")
+                traceback.print_stack(frame, file=stacks)
             raise AssertionError(
                 f"the worker did not shut down in {SHUTDOWN_S} s; tasks:\n{stacks.getvalue()}"
             ) from None

@@ -4,6 +4,7 @@ import logging
 
 import pytest
 
+from schemas.run_source import PlanSource
 from schemas.scope import Scope
 from tests.workflows.engine import engine, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
@@ -185,7 +186,7 @@ async def test_missing_required_input_fails_closed(temporal_env, task_queue, tmp
             Scope.default(), runs.plan_bytes(doc), logical_path="meta/p.json"
         )
         # Bypass the CLI's own check: the harness must refuse on its own.
-        run = RunInput(run_id=runs.new_run_id(), plan_ref=ref, inputs={})
+        run = RunInput(run_id=runs.new_run_id(), source=PlanSource(plan_ref=ref), inputs={})
         result = await (await runs.start_run(eng.client, eng.settings, run)).result()
     err = result.steps["read"].error
     assert err.failure_class == "MISSING_INPUT" and "input/data.csv" in err.message
@@ -281,7 +282,10 @@ async def test_an_input_of_another_tenant_is_missing_not_read(temporal_env, task
         secret = store.put_bytes(acme, b"a,b\n1,2\n", logical_path="input/data.csv")
         ref = store.put_bytes(globex, runs.plan_bytes(doc), logical_path="meta/p.json")
         run = RunInput(
-            run_id=runs.new_run_id("globex"), scope=globex, plan_ref=ref, inputs={"data": secret}
+            run_id=runs.new_run_id("globex"),
+            scope=globex,
+            source=PlanSource(plan_ref=ref),
+            inputs={"data": secret},
         )
         result = await (await runs.start_run(eng.client, eng.settings, run)).result()
     err = result.steps["read"].error

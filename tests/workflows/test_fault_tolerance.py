@@ -12,6 +12,7 @@ from pathlib import Path
 from activities.sandbox import sweep
 from activities.store.events import open_event_store
 from schemas.run import RunInput
+from schemas.run_source import PlanSource
 from schemas.scope import Scope
 from tests.workflows.engine import forge_client, wait_for_event
 from tests.workflows.plans import code_step, plan, write_json
@@ -103,7 +104,7 @@ async def test_sigkilled_worker_is_replaced_and_the_run_completes_once(
     ref = services.artifacts.put_bytes(
         Scope.default(), runs.plan_bytes(document), logical_path="meta/p.json"
     )
-    run = RunInput(run_id=runs.new_run_id(), plan_ref=ref)
+    run = RunInput(run_id=runs.new_run_id(), source=PlanSource(plan_ref=ref))
     first = _worker(home, address, task_queue)
     second = None
     try:

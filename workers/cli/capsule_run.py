@@ -10,6 +10,7 @@ from temporalio.client import WorkflowFailureError
 from schemas.capsule import CapsuleVersion
 from schemas.plan import ScalarType
 from schemas.run import RunResult
+from schemas.run_source import CapsuleSource
 from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers.cli.common import (
     ProjectOption,
@@ -151,8 +152,8 @@ def capsule_run_cmd(
         params=_pairs(params or [], "--param", "VALUE"),
         fresh=fresh or [],
     )
-    spec = prepared.run.capsule
-    assert spec is not None
+    assert isinstance(prepared.run.source, CapsuleSource)
+    spec = prepared.run.source.capsule
     fresh_note = f"; fresh code for {', '.join(spec.fresh)}" if spec.fresh else ""
     out.print(
         f"capsule [bold]{prepared.version.ref}[/] ({spec.mode}{fresh_note}) · "

@@ -15,6 +15,7 @@ from activities.sandbox.workspace import WorkspaceViolation
 from compiler.errors import CompilerError
 from compiler.plan.params import ParameterInvalid, parse_assignments
 from schemas.run import RunInput
+from schemas.run_source import ResumeSource
 from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers.cli.common import (
     ProjectOption,
@@ -277,7 +278,8 @@ def resume_cmd(
             fail_error(exc)
         except CompilerError as exc:
             reject_plan(exc, f"the plan of {run_id}")
-        names = ", ".join(r.step_key for r in run.reusable) or "none"
+        assert isinstance(run.source, ResumeSource)
+        names = ", ".join(r.step_key for r in run.source.reusable) or "none"
         out.print(f"resuming {run_id} as [bold]{run.run_id}[/]; may reuse: {names}")
         needs = queues.profile_providers(ctx, planner=False)
         return await run_started(client, s, services, run, detach, needs)

@@ -8,6 +8,7 @@ from temporalio.service import RPCError
 
 from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
+from compiler.run.sources import objective_of, plan_ref_of
 from schemas.artifacts import ArtifactRef
 from schemas.event_catalogue import (
     RUN_TAGGED,
@@ -16,8 +17,9 @@ from schemas.event_catalogue import (
     STEP_STARTED,
     read_payload,
 )
-from schemas.run import ReusableStep, RunInput
+from schemas.run import RunInput
 from schemas.run_events import RunTagged
+from schemas.run_source import ResumeSource, ReusableStep
 from schemas.step_events import StepCompleted, StepReused, StepStarted
 from workers.services.runs import PlanFileError, new_run_id
 
@@ -48,12 +50,11 @@ async def resume_input(
     if not isinstance(old, RunInput):
         raise PlanFileError(f"{run_id} is not a Forge run")
     tenant = old.scope.tenant
-    plan_ref = old.plan_ref or _seeded_plan(services, run_id, tenant)
+    plan_ref = plan_ref_of(old.source) or _seeded_plan(services, run_id, tenant)
     if plan_ref is None:
         raise PlanFileError(
             f"{run_id} was started from an objective and never got a plan; start it again"
         )
-    old = old.model_copy(update={"plan_ref": plan_ref})
     plan_doc = json.loads(
         services.artifacts.read_bytes(old.scope, plan_ref.sha256, 64 * 1024 * 1024)
     )
@@ -94,11 +95,12 @@ async def resume_input(
         for k, refs in outputs.items()
         if k in contract and k not in rerun
     ]
+    source = ResumeSource(
+        plan_ref=plan_ref,
+        resumed_from=run_id,
+        reusable=reusable,
+        objective=objective_of(old.source),
+    )
     return old.model_copy(
-        update={
-            "run_id": new_run_id(old.scope.tenant),
-            "carry": None,
-            "resumed_from": run_id,
-            "reusable": reusable,
-        }
+        update={"run_id": new_run_id(old.scope.tenant), "carry": None, "source": source}
     )

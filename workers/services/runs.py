@@ -38,6 +38,7 @@ from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.plan import PlannerCandidate
 from schemas.run import RunInput, RunResult, RunStatusView
+from schemas.run_source import ObjectiveSource, PlanSource
 from schemas.scope import DEFAULT_TENANT, Scope, tenant_tag
 from workers.plugin import ForgePlugin
 from workers.process.devserver import ensure_address
@@ -201,7 +202,7 @@ def prepare_plan_run(
     return RunInput(
         run_id=new_run_id(scope.tenant),
         scope=scope,
-        plan_ref=plan_ref,
+        source=PlanSource(plan_ref=plan_ref),
         inputs=refs,
         params={name: bound[name] for name in sorted(given)},
         budget=BudgetLimits(
@@ -243,12 +244,11 @@ def prepare_objective_run(
     return RunInput(
         run_id=new_run_id(scope.tenant),
         scope=scope,
-        objective=objective,
+        source=ObjectiveSource(objective=objective, planner_provider=planner_provider),
         inputs=refs,
         params=dict(params or {}),
         profile_ref=profile,
         budget=limits if max_tokens or max_cost else None,
-        planner_provider=planner_provider,
     )
 
 
