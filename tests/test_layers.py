@@ -134,3 +134,18 @@ def test_time_arithmetic_modules_never_read_the_clock() -> None:
     for rel in TIME_ARITHMETIC:
         text = (ROOT / rel).read_text(encoding="utf-8")
         assert not _CLOCK_CALLS.search(text), f"{rel} reads the clock; take `now` as a parameter"
+
+
+# A reader finds a module by its package's name: a package holds its concerns in subpackages
+# (activities/harness, activities/store, workers/services, workers/process, ...), and only a
+# few modules stand loose beside them.
+LOOSE_MAX = {"activities": 8, "workers": 8}
+
+
+@pytest.mark.parametrize("package", sorted(LOOSE_MAX))
+def test_packages_keep_few_loose_modules(package: str) -> None:
+    loose = sorted(p.name for p in (ROOT / package).glob("*.py") if p.name != "__init__.py")
+    assert len(loose) <= LOOSE_MAX[package], (
+        f"{package}/ holds {len(loose)} loose modules ({', '.join(loose)}): group them into "
+        "packages named after what they do"
+    )
