@@ -11,10 +11,10 @@ from activities.errors import step_failure
 from activities.harness.attempt import StepAttempt, StepServices, step_stream
 from activities.harness.cleanup import REMOVER
 from activities.harness.codeact_session import ModelServices
+from activities.harness.failure import StepFailure
 from activities.harness.heartbeats import Heartbeats
 from activities.harness.ledger import AttemptLog, recorded_usage
 from activities.harness.run_attempt import run_attempt
-from activities.harness.steps import StepFailure
 from activities.net.outbound import OutboundClient
 from activities.steps.plans import CompiledPlans
 from activities.store.artifacts import ArtifactStore

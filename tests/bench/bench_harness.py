@@ -8,8 +8,10 @@ difference per step is what the harness adds: compile, receipts, stores, events,
 import asyncio
 import concurrent.futures
 import functools
+import inspect
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 from collections import defaultdict
@@ -27,8 +29,10 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from activities.compile.typelib import load_profiles
+from activities.harness import checks, executors, program
 from activities.harness import run_attempt as attempt_steps
-from activities.harness import steps as harness
+from activities.harness.attempt import StepAttempt
+from activities.harness.heartbeats import Heartbeats
 from activities.harness.ledger import AttemptLog
 from activities.sandbox.runner import run_sandboxed
 from activities.steps import activity as step_activity
@@ -45,28 +49,96 @@ ROUNDS = 2  # each side runs twice; the faster run is kept (warm-up effects)
 GOAL_RATIO = 1.3
 GOAL_OVERHEAD_MS = 15.0
 STEP_TIMEOUT = timedelta(minutes=5)
-HARNESS_PARTS = (
-    "prepare_workspace",
-    "materialize_inputs",
-    "preflight",
-    "verify_inputs",
-    "executor_for",
-    "run_executor",
-    "check_undeclared_writes",
-    "postflight",
-    "verify_outputs",
-    "persist_outputs",
-)
-# (where it is looked up, its name, its label): module functions are patched where they are called.
-STEP_ACTIVITY_PARTS: tuple[tuple[object, str, str], ...] = (
+# Where step__execute's time goes: (where it is looked up, its name, its label). Module functions
+# are patched where they are called. Each part is timed exclusive of the parts it calls, so the
+# parts add up to StepActivities.execute exactly; the two outer functions' own time (the lines
+# between their parts) is reported as unaccounted.
+OUTER = (
     (StepActivities, "execute", "StepActivities.execute"),
-    (CompiledPlans, "get", "CompiledPlans.get"),
-    (step_activity, "_completed_before", "_completed_before"),
-    (AttemptLog, "flush", "AttemptLog.flush"),
-    (AttemptLog, "flush_published", "AttemptLog.flush_published"),
-    (attempt_steps, "_store_receipt", "_store_receipt"),
     (step_activity, "run_attempt", "run_attempt"),
 )
+PARTS: tuple[tuple[object, str, str], ...] = (
+    # step__execute around the attempt
+    (CompiledPlans, "get", "CompiledPlans.get"),
+    (step_activity, "_completed_before", "_completed_before"),
+    (StepAttempt, "begin", "StepAttempt.begin"),
+    (AttemptLog, "__init__", "AttemptLog.__init__"),
+    (step_activity, "_started", "_started"),
+    (AttemptLog, "close", "AttemptLog.close"),
+    (step_activity, "_clean_up", "_clean_up"),
+    # before the program: workspace, inputs, preflight
+    (attempt_steps, "_prepare", "_prepare"),
+    (attempt_steps, "prepare_workspace", "prepare_workspace"),
+    (attempt_steps, "write_iteration", "write_iteration"),
+    (attempt_steps, "write_params", "write_params"),
+    (attempt_steps, "materialize_inputs", "materialize_inputs"),
+    (checks, "preflight", "preflight"),
+    (checks, "verify_inputs", "verify_inputs"),
+    (attempt_steps, "_receipt", "_receipt"),
+    (attempt_steps, "_store_receipt", "_store_receipt"),
+    (StepAttempt, "draft", "StepAttempt.draft"),
+    (AttemptLog, "flush_later", "AttemptLog.flush_later"),
+    (AttemptLog, "flush", "AttemptLog.flush"),
+    # the program, with the tool bridge served to it
+    (attempt_steps, "run_executor", "executors.run_executor"),
+    (executors, "_skill_dirs", "_skill_dirs"),
+    (executors, "_execute", "_execute"),
+    (program, "executor_for", "executor_for"),
+    (program, "run_program", "run_program"),
+    (program, "launch", "launch"),
+    (program, "run_sandboxed", "run_sandboxed"),
+    (program, "program_failure", "program_failure"),
+    # after the program: ledger, checks, postflight, outputs, the completing transaction
+    (AttemptLog, "stream", "AttemptLog.stream"),
+    (attempt_steps, "check_evaluations", "check_evaluations"),
+    (attempt_steps, "_within_budget", "_within_budget"),
+    (attempt_steps, "read_note", "read_note"),
+    (attempt_steps, "params_read", "params_read"),
+    (checks, "check_undeclared_writes", "check_undeclared_writes"),
+    (checks, "postflight", "postflight"),
+    (checks, "verify_outputs", "verify_outputs"),
+    (checks, "verify_skill_output", "verify_skill_output"),
+    (attempt_steps, "persist_outputs", "persist_outputs"),
+    (attempt_steps, "_store_code", "_store_code"),
+    (attempt_steps, "receipt_summary", "receipt_summary"),
+    (attempt_steps, "_publications", "_publications"),
+    (AttemptLog, "flush_published", "AttemptLog.flush_published"),
+)
+# Context managers: their entry and exit are timed, not the block they hold.
+SCOPES: tuple[tuple[object, str, str], ...] = (
+    (Heartbeats, "beating", "Heartbeats.beating"),
+    (executors, "bridge_session", "bridge_session"),
+)
+_OUTER_LABELS = frozenset(label for _, _, label in OUTER)
+UNACCOUNTED = "unaccounted"
+# Where the summary line groups the parts (a part in no group is counted under "other").
+GROUPS: dict[str, tuple[str, ...]] = {
+    "sandbox": ("run_sandboxed",),
+    "bridge": ("bridge_session", "_skill_dirs"),
+    "events": (
+        "AttemptLog.__init__",
+        "AttemptLog.flush_later",
+        "AttemptLog.flush",
+        "AttemptLog.stream",
+        "AttemptLog.flush_published",
+        "AttemptLog.close",
+        "StepAttempt.draft",
+        "_started",
+        "_publications",
+    ),
+    "receipts": ("preflight", "postflight", "_receipt", "_store_receipt", "receipt_summary"),
+    "workspace+outputs": (
+        "prepare_workspace",
+        "write_iteration",
+        "write_params",
+        "materialize_inputs",
+        "read_note",
+        "params_read",
+        "check_undeclared_writes",
+        "persist_outputs",
+        "_clean_up",
+    ),
+}
 
 
 def step_code(i: int) -> str:
@@ -113,10 +185,10 @@ def bare_spawn(inp: BareSpawnInput) -> int:
     workspace = Path(tempfile.mkdtemp(prefix=f"s{inp.index}-", dir=inp.root))
     try:
         (workspace / "meta").mkdir()
-        (workspace / harness.STEP_SCRIPT).write_text(step_code(inp.index))
+        (workspace / program.STEP_SCRIPT).write_text(step_code(inp.index))
         spawn = time.perf_counter()
         result = run_sandboxed(
-            ["python", f"/workspace/{harness.STEP_SCRIPT}"],
+            ["python", f"/workspace/{program.STEP_SCRIPT}"],
             workspace=workspace,
             limits=_limits(),
             isolation="bwrap",
@@ -237,35 +309,87 @@ async def _run_bare(client: Client, task_queue: str, root: Path) -> Timing:
     return Timing(total_ms=total, history=await _history(handle, "bench__bare_spawn"), inner=inner)
 
 
-def _timed(fn: Callable[..., Any], name: str, sink: dict[str, list[float]]) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+class _Clock:
+    """Exclusive wall time per label: a part's time less the time of the parts it calls."""
+
+    def __init__(self) -> None:
+        self.own: dict[str, float] = defaultdict(float)  # ms, summed over the calls
+        self._local = threading.local()
+
+    def call(self, label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        stack: list[list[float]] = self._local.__dict__.setdefault("stack", [])
+        if not stack and label not in _OUTER_LABELS:
+            return fn(*args, **kwargs)  # called outside step__execute (another thread): not ours
+        frame = [0.0]  # time spent in the parts this call makes
+        stack.append(frame)
         start = time.perf_counter()
         try:
             return fn(*args, **kwargs)
         finally:
-            sink[name].append((time.perf_counter() - start) * 1000)
+            elapsed = time.perf_counter() - start
+            stack.pop()
+            self.own[label] += (elapsed - frame[0]) * 1000
+            if stack:
+                stack[-1][0] += elapsed
 
-    return wrapper
+    def timed(self, fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return self.call(label, fn, *args, **kwargs)
+
+        return wrapper
+
+    def scoped(self, fn: Callable[..., Any], label: str) -> Callable[..., Any]:
+        """A context manager's function whose entry and exit are timed, not its block."""
+        clock = self
+
+        class _Timed:
+            def __init__(self, cm: Any) -> None:
+                self._cm = cm
+
+            def __enter__(self) -> Any:
+                return clock.call(label, self._cm.__enter__)
+
+            def __exit__(self, *exc: Any) -> Any:
+                return clock.call(label, self._cm.__exit__, *exc)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> _Timed:
+            return _Timed(fn(*args, **kwargs))
+
+        return wrapper
 
 
 @contextmanager
-def _instrumented(sink: dict[str, list[float]]) -> Iterator[None]:
-    """Time the harness functions and the step activity's helpers (inclusive wall time)."""
+def _instrumented(clock: _Clock) -> Iterator[None]:
+    """Time every part of step__execute (see PARTS), each exclusive of the parts it calls."""
     with ExitStack() as stack:
-        for name in HARNESS_PARTS:
-            fn = getattr(harness, name)
-            stack.enter_context(mock.patch.object(harness, name, _timed(fn, name, sink)))
-        # run_executor's process start, separated from its own work (script write, limits).
-        stack.enter_context(
-            mock.patch.object(
-                harness, "run_sandboxed", _timed(run_sandboxed, "run_sandboxed", sink)
-            )
-        )
-        for owner, name, label in STEP_ACTIVITY_PARTS:
+        for owner, name, label in (*OUTER, *PARTS):
+            fn = inspect.getattr_static(owner, name)
+            if isinstance(fn, classmethod):
+                wrapped: Any = classmethod(clock.timed(fn.__func__, label))
+            else:
+                wrapped = clock.timed(fn, label)
+            stack.enter_context(mock.patch.object(owner, name, wrapped))
+        for owner, name, label in SCOPES:
             fn = getattr(owner, name)
-            stack.enter_context(mock.patch.object(owner, name, _timed(fn, label, sink)))
+            stack.enter_context(mock.patch.object(owner, name, clock.scoped(fn, label)))
         yield
+
+
+def breakdown(own: dict[str, float], steps: int) -> dict[str, float]:
+    """ms per step for each part, the outer functions' own time as unaccounted, and the total.
+
+    The parts and unaccounted add up to the total (StepActivities.execute, in its thread).
+    """
+    per_step = {label: ms / steps for label, ms in own.items()}
+    parts = {k: v for k, v in per_step.items() if k not in _OUTER_LABELS}
+    unaccounted = sum(per_step.get(k, 0.0) for k in _OUTER_LABELS)
+    return {
+        **dict(sorted(parts.items(), key=lambda kv: -kv[1])),
+        UNACCOUNTED: unaccounted,
+        "total": sum(parts.values()) + unaccounted,
+    }
 
 
 async def _measure(home: Path) -> tuple[Timing, Timing, Timing, dict[str, float]]:
@@ -292,15 +416,15 @@ async def _measure(home: Path) -> tuple[Timing, Timing, Timing, dict[str, float]
                     base.append(await _run_bare(env.client, bare_queue, bare_root))
         # The breakdown comes from extra, instrumented runs on a worker built inside the patches
         # (it binds StepActivities.execute when built); they are not part of the figures above.
-        sink: dict[str, list[float]] = defaultdict(list)
         kept: tuple[Timing, dict[str, float]] | None = None
-        with _instrumented(sink):
+        clock = _Clock()
+        with _instrumented(clock):
             async with engine(env, home / "forge", f"bench-{uuid.uuid4()}") as eng:
                 for _ in range(ROUNDS):  # the faster one is kept, like the figures above
-                    sink.clear()
+                    clock.own.clear()
                     timing = await _run_harness(eng, document, profile)
                     if kept is None or timing.total_ms < kept[0].total_ms:
-                        kept = timing, {k: sum(v) / STEPS for k, v in sink.items()}
+                        kept = timing, breakdown(clock.own, STEPS)
     if kept is None:
         raise RuntimeError("ROUNDS must be at least 1")
     best = functools.partial(min, key=lambda t: t.total_ms)
@@ -310,29 +434,23 @@ async def _measure(home: Path) -> tuple[Timing, Timing, Timing, dict[str, float]
 def _breakdown_text(parts: dict[str, float], ours: Timing, base: Timing) -> str:
     """Where a harness step's time goes, next to a bare spawn (ms per step).
 
-    `ours` is the instrumented harness run `parts` comes from; `base` the kept bare run.
+    `parts` is `breakdown(...)` of the instrumented harness run `ours`; `base` the kept bare run.
     """
     inner = base.inner or {}
-    execute = parts.get("StepActivities.execute", 0.0)
-    sandbox = parts.get("run_sandboxed", 0.0)
+    execute = parts["total"]
     bare = inner.get("activity", 0.0)
-    receipts = parts.get("_store_receipt", 0.0) + sum(
-        parts.get(k, 0.0) for k in ("preflight", "postflight")
-    )
-    harness_fs = sum(
-        parts.get(k, 0.0)
-        for k in ("prepare_workspace", "persist_outputs", "check_undeclared_writes")
-    )
-    # The step's transaction: its start (with the preflight receipt's event), its completion
-    # and the outputs' publication; a slow step or one sharing its stream writes its start alone.
-    events = parts.get("AttemptLog.flush", 0.0) + parts.get("AttemptLog.flush_published", 0.0)
+    grouped = {g: sum(parts.get(k, 0.0) for k in labels) for g, labels in GROUPS.items()}
+    named = {k for labels in GROUPS.values() for k in labels} | {UNACCOUNTED, "total"}
+    other = sum(v for k, v in parts.items() if k not in named)
     # Server-seen activity time beyond the in-thread time: payload conversion and the RPCs.
     payload = ours.history["activity_ms"] - execute - (base.history["activity_ms"] - bare)
     turnaround = ours.history["workflow_turnaround_ms"] - base.history["workflow_turnaround_ms"]
+    sandbox = grouped.pop("sandbox")
     return (
         f"activity {execute:.1f} vs bare {bare:.1f} (sandbox {sandbox:.1f} vs "
-        f"{inner.get('run_sandboxed', 0.0):.1f}); events {events:.1f}, "
-        f"receipts {receipts:.1f}, workspace+outputs {harness_fs:.1f}; "
+        f"{inner.get('run_sandboxed', 0.0):.1f}); "
+        + ", ".join(f"{g} {ms:.1f}" for g, ms in grouped.items())
+        + f", other {other:.1f}, unaccounted {parts[UNACCOUNTED]:.1f}; "
         f"payloads/RPC {payload:+.1f}; workflow turnaround {turnaround:+.1f}"
     )
 
@@ -347,7 +465,7 @@ def run() -> list[dict[str, Any]]:
     compile_ms = ours.compile_ms
     no_compile = per_step - (compile_ms or 0.0) / STEPS
     compile_text = f", compile {compile_ms:.0f} ms" if compile_ms is not None else ""
-    parts = {k: round(v, 3) for k, v in sorted(breakdown.items(), key=lambda kv: -kv[1])}
+    parts = {k: round(v, 3) for k, v in breakdown.items()}
     return [
         {
             "name": f"harness.{STEPS}_noop_steps",
@@ -384,12 +502,13 @@ def run() -> list[dict[str, Any]]:
         {
             "name": "harness.breakdown_per_step",
             "baseline": "bare_spawn activity, same run",
+            # Each part exclusive of the parts it calls: they and `unaccounted` add up to `total`.
             "breakdown_ms_per_step": parts,
             "history": instrumented.history,
             "baseline_inner_ms_per_step": {k: round(v, 3) for k, v in (base.inner or {}).items()},
             "meets_goal": None,
             "figure": _breakdown_text(breakdown, instrumented, base),
-            "versus": "instrumented extra run; ms per step, inclusive",
+            "versus": "instrumented extra run; ms per step, each part without the parts it calls",
             "goal": "-",
         },
     ]
