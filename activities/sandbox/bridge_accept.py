@@ -7,6 +7,7 @@ bridge is served only while it is registered: `unregister` waits for a hand-over
 no connection reaches a bridge after it returned.
 """
 
+import logging
 import select
 import socket
 import threading
@@ -14,6 +15,7 @@ from collections.abc import Callable
 
 # Called when a listener has connections waiting; False: stop polling it (the listener failed).
 OnReady = Callable[[], bool]
+_log = logging.getLogger(__name__)
 
 
 class Acceptor:
@@ -54,8 +56,17 @@ class Acceptor:
                     # Unregistered since the poll returned (and the number perhaps reused by a
                     # new listener, whose on_ready then finds nothing to accept): skipped.
                     on_ready = self._ready.get(fd)
-                    if on_ready is not None and not on_ready():
+                    if on_ready is not None and not self._hand_over(on_ready):
                         self._drop(fd)
+
+    @staticmethod
+    def _hand_over(on_ready: OnReady) -> bool:
+        """`on_ready()`; a fault in it ends that one bridge's accepting, never this thread's."""
+        try:
+            return on_ready()
+        except Exception:  # e.g. no thread could be started to serve a connection
+            _log.exception("a tool bridge stopped accepting connections")
+            return False
 
 
 ACCEPTOR = Acceptor()
