@@ -9,6 +9,7 @@ from pathlib import Path
 from activities.errors import step_failure
 from activities.harness.codeact_session import ModelServices
 from activities.harness.params import step_params
+from activities.net.outbound import OutboundClient
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from activities.store.skills_registry import SkillRegistry
@@ -39,6 +40,9 @@ class StepServices:
     registry: SkillRegistry | None
     # The executor's context pack decides which of a step's tools its code may call.
     packs: Mapping[str, ContextPack]
+    # http.request's client, built once: loading the system's trust store into a TLS context
+    # costs tens of ms, which every attempt serving the bridge would pay again.
+    outbound: OutboundClient
 
 
 def step_stream(run_id: str, step_key: str) -> str:

@@ -46,7 +46,7 @@ def bridge_session(
         attempt.workspace / "meta" / "bridge.sock",
         policy=policy,
         handlers={
-            **builtin_handlers(),
+            **builtin_handlers(services.outbound),
             "artifact.evaluate": _evaluate(attempt, services, run_context),
         },
         ledger=ledger,

@@ -1,6 +1,6 @@
 """Model-backed step executors inside the harness: Code-Act sessions and `evaluate` steps.
 
-activities/steps/ runs the nine harness steps; for a `sandbox.session` step its executor step is the
+run_attempt.py runs the nine harness steps; for a `sandbox.session` step its executor step is the
 Code-Act tool loop (activities.harness.codeact) over a HarnessSession, and for an `evaluator` step
 it is one governed evaluation of the step's declared bundle. Both are built from ModelServices, the
 model layer a worker holds (gateway, context packs, evaluator).
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from activities.harness import steps as harness
+from activities.harness import checks, program
 from activities.harness.codeact import TAIL, ExecutorFailure, RepairContext, TurnReport
 from activities.harness.evaluator import (
     EvaluationError,
@@ -24,8 +24,9 @@ from activities.harness.evaluator import (
     Evaluator,
     bundle_from_workspace,
 )
+from activities.harness.failure import StepFailure
+from activities.harness.program import Executor
 from activities.harness.receipts import receipt_summary
-from activities.harness.steps import Executor, StepFailure
 from activities.models.base import ModelError
 from activities.models.gateway import ModelGateway
 from activities.sandbox.bridge import BridgeCall, ToolError, ToolHandler, ToolRefused
@@ -88,7 +89,7 @@ class HarnessSession:
                 f"the step's timeout of {self._timeout_s:g} s is spent: no time is left to run "
                 "another program",
             )
-        result = harness.launch(
+        result = program.launch(
             self._workspace,
             Executor(argv=["python", f"/workspace/{rel}"], files={rel: code.encode("utf-8")}),
             self._policy,
@@ -97,7 +98,7 @@ class HarnessSession:
             bridge=True,
             timeout_s=remaining,
         )
-        failure = harness.program_failure(result, self._policy)
+        failure = program.program_failure(result, self._policy)
         if failure is not None and failure.failure_class in (
             ErrorCode.SANDBOX_SESSION_DEAD,
             ErrorCode.CONTRACT_VIOLATION,
@@ -124,20 +125,20 @@ class HarnessSession:
         problems: list[str] = []
         failure_class: ErrorCode | None = None
         files: dict[str, Any] = {}
-        checks: list[Callable[[], None]] = [
-            lambda: harness.check_undeclared_writes(self._workspace, self._step, self._pre),
+        verifications: list[Callable[[], None]] = [
+            lambda: checks.check_undeclared_writes(self._workspace, self._step, self._pre),
         ]
         try:
-            post = harness.postflight(self._workspace, self._step)
+            post = checks.postflight(self._workspace, self._step)
             files = receipt_summary(post)
-            checks += [
-                lambda: harness.verify_outputs(post, self._step),
-                lambda: harness.verify_skill_output(self._workspace, self._step),
+            verifications += [
+                lambda: checks.verify_outputs(post, self._step),
+                lambda: checks.verify_skill_output(self._workspace, self._step),
             ]
         except StepFailure as failure:
             problems.append(failure.message)
             failure_class = failure.failure_class
-        for check in checks:
+        for check in verifications:
             try:
                 check()
             except StepFailure as failure:

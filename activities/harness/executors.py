@@ -9,7 +9,7 @@ from pathlib import Path
 
 from temporalio import activity
 
-from activities.harness import steps as harness
+from activities.harness import program
 from activities.harness.attempt import StepAttempt, StepServices
 from activities.harness.bridge_session import bridge_session
 from activities.harness.codeact import ExecutorFailure, LoopSpec, TurnReport, run_loop
@@ -22,10 +22,10 @@ from activities.harness.codeact_session import (
     repair_context,
     run_evaluate_step,
 )
+from activities.harness.failure import StepFailure
 from activities.harness.ledger import AttemptLog, budget_refusal
 from activities.harness.replay import replay_programs
 from activities.harness.skills import SkillGovernanceError, skill_dirs_for
-from activities.harness.steps import StepFailure
 from activities.models.base import ModelError
 from activities.store.skills_registry import registry_skills_for
 from compiler.typesystem.library import TypeLibrary
@@ -95,8 +95,8 @@ def _execute(
 ) -> str | None:
     step = attempt.step
     if step.backend not in MODEL_BACKENDS:
-        executor = harness.executor_for(step, partial(_adapter_source, services.library))
-        harness.run_executor(
+        executor = program.executor_for(step, partial(_adapter_source, services.library))
+        program.run_program(
             attempt.workspace,
             executor,
             attempt.profile.sandbox,

@@ -6,7 +6,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 
 from activities.harness.attempt import StepAttempt, step_stream
-from activities.harness.steps import StepFailure
+from activities.harness.failure import StepFailure
 from activities.store.events import EventStore
 from activities.store.records import PublishedArtifact
 from compiler.budget import LedgerError, step_budget_refusal, usage_from_events

@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from activities.harness.steps import StepFailure
+from activities.harness.failure import StepFailure
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from compiler.plan.params import ParameterInvalid, bind_params
 from schemas.error_codes import ErrorCode

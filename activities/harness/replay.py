@@ -11,7 +11,7 @@ from collections.abc import Callable
 from activities.harness.attempt import StepAttempt, StepServices
 from activities.harness.codeact import TurnReport
 from activities.harness.codeact_session import HarnessSession
-from activities.harness.steps import StepFailure
+from activities.harness.failure import StepFailure
 from activities.store.capsules import MAX_BLOB_BYTES
 from activities.store.errors import ArtifactCorrupt, ArtifactNotFound, ArtifactTooLarge
 from schemas.artifacts import ArtifactRef

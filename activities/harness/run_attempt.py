@@ -1,15 +1,19 @@
 """The nine harness steps of one attempt, with their receipts, events and provenance."""
 
-from pathlib import Path
-
-from activities.harness import steps as harness
+from activities.harness import checks
 from activities.harness.attempt import StepAttempt, StepServices
 from activities.harness.executors import check_evaluations, run_executor
+from activities.harness.failure import StepFailure
 from activities.harness.ledger import AttemptLog, ledger_usages
 from activities.harness.params import params_read, write_params
 from activities.harness.receipts import receipt_summary
-from activities.harness.steps import StepFailure
-from activities.sandbox.workspace import WorkspaceViolation, safe_read
+from activities.harness.workspace import (
+    materialize_inputs,
+    persist_outputs,
+    prepare_workspace,
+    read_note,
+    write_iteration,
+)
 from compiler.budget import step_overrun
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
@@ -25,21 +29,6 @@ from schemas.profile import MODEL_BACKENDS
 from schemas.receipts import Receipt
 from schemas.run import StepExecuteResult
 from schemas.step_events import ArtifactPublished, StepCompleted, StepReceipt
-
-ITERATION_FILE = "meta/iteration"
-NOTE_FILE = "work/note.md"  # the step's done-note: what a loop's until-dry / until MARKER reads
-NOTE_MAX = 4096
-
-
-def read_note(workspace: Path) -> str | None:
-    """The done-note the step left, read without following links; capped, never fatal."""
-    try:
-        data = safe_read(workspace, NOTE_FILE, 1 << 20)
-    except FileNotFoundError:
-        return None
-    except WorkspaceViolation as err:
-        return f"(note refused: {err})"
-    return data[:NOTE_MAX].decode("utf-8", errors="replace").strip()
 
 
 def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -> StepExecuteResult:
@@ -57,13 +46,13 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     usage = _within_budget(attempt, ledger)
     note = read_note(workspace)
     read = params_read(workspace, [p.name for p in attempt.plan.parameters])
-    harness.check_undeclared_writes(workspace, step, pre)
-    post = harness.postflight(workspace, step)
+    checks.check_undeclared_writes(workspace, step, pre)
+    post = checks.postflight(workspace, step)
     post_ref, post_draft = _receipt(attempt, services, post, STEP_RECEIPT_POSTFLIGHT)
     log.buffer(post_draft)
-    harness.verify_outputs(post, step)
-    harness.verify_skill_output(workspace, step)
-    outputs = harness.persist_outputs(workspace, step, services.artifacts, scope=attempt.inp.scope)
+    checks.verify_outputs(post, step)
+    checks.verify_skill_output(workspace, step)
+    outputs = persist_outputs(workspace, step, services.artifacts, scope=attempt.inp.scope)
     code_ref = _store_code(attempt, services, code) if code is not None else None
     summary = receipt_summary(post)
     completed = attempt.draft(
@@ -113,15 +102,14 @@ def _prepare(
 ) -> tuple[Receipt, ArtifactRef]:
     """Workspace, inputs and the preflight receipt (its event flushed), inputs verified."""
     workspace = attempt.workspace
-    harness.prepare_workspace(workspace)
-    # Which pass of a loop this is, for step code that adapts (1 for a step without a loop).
-    (workspace / ITERATION_FILE).write_text(f"{attempt.iteration}\n", encoding="utf-8")
+    prepare_workspace(workspace)
+    write_iteration(workspace, attempt.iteration)
     # The run's parameters, typed, for forge_bridge.param (written before any step code runs).
     write_params(workspace, attempt.params)
-    harness.materialize_inputs(
+    materialize_inputs(
         workspace, attempt.step, attempt.inp.inputs, services.artifacts, scope=attempt.inp.scope
     )
-    pre = harness.preflight(workspace, attempt.step)
+    pre = checks.preflight(workspace, attempt.step)
     pre_ref, pre_draft = _receipt(attempt, services, pre, STEP_RECEIPT_PREFLIGHT)
     if attempt.step.backend in MODEL_BACKENDS:
         log.flush(pre_draft)
@@ -130,7 +118,7 @@ def _prepare(
         # Step code reaches the stream only through the bridge, whose ledger writes the start
         # before its first use; otherwise the start goes with the end (or alone, if it is slow).
         log.flush_later(pre_draft)
-    harness.verify_inputs(pre, attempt.step)
+    checks.verify_inputs(pre, attempt.step)
     return pre, pre_ref
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from activities.sandbox.bridge_accept import ACCEPTOR
 from activities.sandbox.bridge_call import BridgeCall, ToolError, ToolHandler, ToolRefused, call_key
 from activities.sandbox.bridge_ledger import BridgeLedger, StoredCall
 from activities.sandbox.bridge_wire import (
@@ -60,12 +61,14 @@ _log = logging.getLogger(__name__)
 
 
 class BridgeServer:
-    """Serves one step attempt's bridge socket on threads while the context is open.
+    """Serves one step attempt's bridge socket while the context is open.
 
-    The socket is bound through a descriptor of its directory (never following a link the step
-    could plant, and free of the 108-byte socket path limit) and made connectable only by the
-    sandbox's uid. Closing stops accepting, lets calls in flight finish (up to DRAIN_TIMEOUT_S),
-    then closes every connection and removes the socket if it is still the one it bound.
+    The worker's one acceptor thread (bridge_accept) hands each connection over; a thread per
+    connection serves its calls. The socket is bound through a descriptor of its directory
+    (never following a link the step could plant, and free of the 108-byte socket path limit)
+    and made connectable only by the sandbox's uid. Closing stops accepting, lets calls in flight
+    finish (up to DRAIN_TIMEOUT_S), then closes every connection and removes the socket if it is
+    still the one it bound.
     """
 
     def __init__(
@@ -108,7 +111,6 @@ class BridgeServer:
         self._listener: socket.socket | None = None
         self._dir_fd: int | None = None
         self._inode: tuple[int, int] | None = None
-        self._acceptor: threading.Thread | None = None
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -136,10 +138,8 @@ class BridgeServer:
             os.close(self._dir_fd)
             self._dir_fd = None
             raise
-        self._acceptor = threading.Thread(
-            target=self._accept_loop, name=f"forge-bridge-{self.policy.step_key}", daemon=True
-        )
-        self._acceptor.start()
+        self._listener.setblocking(False)  # accepted until none is left (_accept_ready)
+        ACCEPTOR.register(self._listener, self._accept_ready)
 
     def _bind(self, name: str) -> socket.socket:
         assert self._dir_fd is not None
@@ -177,14 +177,8 @@ class BridgeServer:
                 return
             self._closing = True
         if self._listener is not None:
-            # shutdown wakes the accept() blocked in the acceptor thread.
-            try:
-                self._listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # not connected/listening any more: nothing to wake
+            ACCEPTOR.unregister(self._listener)  # no connection is handed over after this
             self._listener.close()
-        if self._acceptor is not None:
-            self._acceptor.join()
         deadline = time.monotonic() + self._drain_timeout_s
         with self._idle:
             drained = self._idle.wait_for(lambda: self._busy == 0, timeout=self._drain_timeout_s)
@@ -222,13 +216,17 @@ class BridgeServer:
 
     # ---- connections -----------------------------------------------------------------------
 
-    def _accept_loop(self) -> None:
+    def _accept_ready(self) -> bool:
+        """Take the waiting connections (acceptor thread); False once the listener fails."""
         assert self._listener is not None
         while True:
             try:
                 conn, _ = self._listener.accept()
+            except BlockingIOError:
+                return True  # none left waiting
             except OSError:
-                return  # closed by close()
+                return False  # closed, or failing: this attempt's bridge accepts no more
+            conn.setblocking(True)  # served by a thread of its own, which waits on it
             with self._lock:
                 full = len(self._conns) >= MAX_CONNECTIONS
                 if not self._closing and not full:

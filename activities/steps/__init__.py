@@ -1,6 +1,6 @@
-"""Step activities: step__execute and step__usage, step__reuse, run__finalize, and the harness.
+"""Step activities: step__execute and step__usage, step__reuse, run__finalize.
 
-One attempt of step__execute (activity.py) is a StepAttempt (attempt.py): the nine harness steps
-(run_attempt.py) with the step's executor (executors.py) and, for step code, the tool bridge
-(bridge_session.py); its events and usage live on the step's stream (ledger.py).
+The thin Temporal layer over the harness: one attempt of step__execute (activity.py) is a
+StepAttempt run through the nine harness steps in activities/harness/ (run_attempt.py), whose
+events and usage live on the step's stream (activities/harness/ledger.py).
 """

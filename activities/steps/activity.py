@@ -11,10 +11,11 @@ from activities.errors import step_failure
 from activities.harness.attempt import StepAttempt, StepServices, step_stream
 from activities.harness.cleanup import REMOVER
 from activities.harness.codeact_session import ModelServices
+from activities.harness.failure import StepFailure
 from activities.harness.heartbeats import Heartbeats
 from activities.harness.ledger import AttemptLog, recorded_usage
 from activities.harness.run_attempt import run_attempt
-from activities.harness.steps import StepFailure
+from activities.net.outbound import OutboundClient
 from activities.steps.plans import CompiledPlans
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
@@ -50,6 +51,7 @@ class StepActivities:
         models: ModelServices | None = None,
         registry: SkillRegistry | None = None,
         packs: Mapping[str, ContextPack] | None = None,
+        outbound: OutboundClient | None = None,
     ) -> None:
         self._services = StepServices(
             artifacts=artifacts,
@@ -58,6 +60,7 @@ class StepActivities:
             models=models,
             registry=registry,
             packs=dict(packs if packs is not None else models.packs if models else {}),
+            outbound=outbound if outbound is not None else OutboundClient(),
         )
         self._runs_dir = runs_dir
         self._plans = plans

@@ -13,13 +13,10 @@ import tempfile
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from temporalio import activity, workflow
 from temporalio.api.enums.v1 import EventType
@@ -27,15 +24,11 @@ from temporalio.client import Client, WorkflowHandle
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from activities.compile.typelib import load_profiles
-from activities.harness import run_attempt as attempt_steps
-from activities.harness import steps as harness
-from activities.harness.ledger import AttemptLog
+from activities.harness import program
 from activities.sandbox.runner import run_sandboxed
-from activities.steps import activity as step_activity
-from activities.steps.activity import StepActivities
-from activities.steps.plans import CompiledPlans
 from activities.store.events import EventStore
 from tests.bench.bench_sandbox import default_limits
+from tests.bench.harness_breakdown import GROUPS, UNACCOUNTED, Clock, breakdown, instrumented
 from tests.temporal_env import temporal_test_env
 from tests.workflows.engine import Engine, engine
 from tests.workflows.plans import code_step, plan, write_json
@@ -45,28 +38,6 @@ ROUNDS = 2  # each side runs twice; the faster run is kept (warm-up effects)
 GOAL_RATIO = 1.3
 GOAL_OVERHEAD_MS = 15.0
 STEP_TIMEOUT = timedelta(minutes=5)
-HARNESS_PARTS = (
-    "prepare_workspace",
-    "materialize_inputs",
-    "preflight",
-    "verify_inputs",
-    "executor_for",
-    "run_executor",
-    "check_undeclared_writes",
-    "postflight",
-    "verify_outputs",
-    "persist_outputs",
-)
-# (where it is looked up, its name, its label): module functions are patched where they are called.
-STEP_ACTIVITY_PARTS: tuple[tuple[object, str, str], ...] = (
-    (StepActivities, "execute", "StepActivities.execute"),
-    (CompiledPlans, "get", "CompiledPlans.get"),
-    (step_activity, "_completed_before", "_completed_before"),
-    (AttemptLog, "flush", "AttemptLog.flush"),
-    (AttemptLog, "flush_published", "AttemptLog.flush_published"),
-    (attempt_steps, "_store_receipt", "_store_receipt"),
-    (step_activity, "run_attempt", "run_attempt"),
-)
 
 
 def step_code(i: int) -> str:
@@ -113,10 +84,10 @@ def bare_spawn(inp: BareSpawnInput) -> int:
     workspace = Path(tempfile.mkdtemp(prefix=f"s{inp.index}-", dir=inp.root))
     try:
         (workspace / "meta").mkdir()
-        (workspace / harness.STEP_SCRIPT).write_text(step_code(inp.index))
+        (workspace / program.STEP_SCRIPT).write_text(step_code(inp.index))
         spawn = time.perf_counter()
         result = run_sandboxed(
-            ["python", f"/workspace/{harness.STEP_SCRIPT}"],
+            ["python", f"/workspace/{program.STEP_SCRIPT}"],
             workspace=workspace,
             limits=_limits(),
             isolation="bwrap",
@@ -237,37 +208,6 @@ async def _run_bare(client: Client, task_queue: str, root: Path) -> Timing:
     return Timing(total_ms=total, history=await _history(handle, "bench__bare_spawn"), inner=inner)
 
 
-def _timed(fn: Callable[..., Any], name: str, sink: dict[str, list[float]]) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        start = time.perf_counter()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            sink[name].append((time.perf_counter() - start) * 1000)
-
-    return wrapper
-
-
-@contextmanager
-def _instrumented(sink: dict[str, list[float]]) -> Iterator[None]:
-    """Time the harness functions and the step activity's helpers (inclusive wall time)."""
-    with ExitStack() as stack:
-        for name in HARNESS_PARTS:
-            fn = getattr(harness, name)
-            stack.enter_context(mock.patch.object(harness, name, _timed(fn, name, sink)))
-        # run_executor's process start, separated from its own work (script write, limits).
-        stack.enter_context(
-            mock.patch.object(
-                harness, "run_sandboxed", _timed(run_sandboxed, "run_sandboxed", sink)
-            )
-        )
-        for owner, name, label in STEP_ACTIVITY_PARTS:
-            fn = getattr(owner, name)
-            stack.enter_context(mock.patch.object(owner, name, _timed(fn, label, sink)))
-        yield
-
-
 async def _measure(home: Path) -> tuple[Timing, Timing, Timing, dict[str, float]]:
     document, profile = harness_plan(), serial_profile()
     async with temporal_test_env() as env:
@@ -292,15 +232,15 @@ async def _measure(home: Path) -> tuple[Timing, Timing, Timing, dict[str, float]
                     base.append(await _run_bare(env.client, bare_queue, bare_root))
         # The breakdown comes from extra, instrumented runs on a worker built inside the patches
         # (it binds StepActivities.execute when built); they are not part of the figures above.
-        sink: dict[str, list[float]] = defaultdict(list)
         kept: tuple[Timing, dict[str, float]] | None = None
-        with _instrumented(sink):
+        clock = Clock()
+        with instrumented(clock):
             async with engine(env, home / "forge", f"bench-{uuid.uuid4()}") as eng:
                 for _ in range(ROUNDS):  # the faster one is kept, like the figures above
-                    sink.clear()
+                    clock.own.clear()
                     timing = await _run_harness(eng, document, profile)
                     if kept is None or timing.total_ms < kept[0].total_ms:
-                        kept = timing, {k: sum(v) / STEPS for k, v in sink.items()}
+                        kept = timing, breakdown(clock.own, STEPS)
     if kept is None:
         raise RuntimeError("ROUNDS must be at least 1")
     best = functools.partial(min, key=lambda t: t.total_ms)
@@ -310,29 +250,23 @@ async def _measure(home: Path) -> tuple[Timing, Timing, Timing, dict[str, float]
 def _breakdown_text(parts: dict[str, float], ours: Timing, base: Timing) -> str:
     """Where a harness step's time goes, next to a bare spawn (ms per step).
 
-    `ours` is the instrumented harness run `parts` comes from; `base` the kept bare run.
+    `parts` is `breakdown(...)` of the instrumented harness run `ours`; `base` the kept bare run.
     """
     inner = base.inner or {}
-    execute = parts.get("StepActivities.execute", 0.0)
-    sandbox = parts.get("run_sandboxed", 0.0)
+    execute = parts["total"]
     bare = inner.get("activity", 0.0)
-    receipts = parts.get("_store_receipt", 0.0) + sum(
-        parts.get(k, 0.0) for k in ("preflight", "postflight")
-    )
-    harness_fs = sum(
-        parts.get(k, 0.0)
-        for k in ("prepare_workspace", "persist_outputs", "check_undeclared_writes")
-    )
-    # The step's transaction: its start (with the preflight receipt's event), its completion
-    # and the outputs' publication; a slow step or one sharing its stream writes its start alone.
-    events = parts.get("AttemptLog.flush", 0.0) + parts.get("AttemptLog.flush_published", 0.0)
+    grouped = {g: sum(parts.get(k, 0.0) for k in labels) for g, labels in GROUPS.items()}
+    named = {k for labels in GROUPS.values() for k in labels} | {UNACCOUNTED, "total"}
+    other = sum(v for k, v in parts.items() if k not in named)
     # Server-seen activity time beyond the in-thread time: payload conversion and the RPCs.
     payload = ours.history["activity_ms"] - execute - (base.history["activity_ms"] - bare)
     turnaround = ours.history["workflow_turnaround_ms"] - base.history["workflow_turnaround_ms"]
+    sandbox = grouped.pop("sandbox")
     return (
         f"activity {execute:.1f} vs bare {bare:.1f} (sandbox {sandbox:.1f} vs "
-        f"{inner.get('run_sandboxed', 0.0):.1f}); events {events:.1f}, "
-        f"receipts {receipts:.1f}, workspace+outputs {harness_fs:.1f}; "
+        f"{inner.get('run_sandboxed', 0.0):.1f}); "
+        + ", ".join(f"{g} {ms:.1f}" for g, ms in grouped.items())
+        + f", other {other:.1f}, unaccounted {parts[UNACCOUNTED]:.1f}; "
         f"payloads/RPC {payload:+.1f}; workflow turnaround {turnaround:+.1f}"
     )
 
@@ -347,7 +281,7 @@ def run() -> list[dict[str, Any]]:
     compile_ms = ours.compile_ms
     no_compile = per_step - (compile_ms or 0.0) / STEPS
     compile_text = f", compile {compile_ms:.0f} ms" if compile_ms is not None else ""
-    parts = {k: round(v, 3) for k, v in sorted(breakdown.items(), key=lambda kv: -kv[1])}
+    parts = {k: round(v, 3) for k, v in breakdown.items()}
     return [
         {
             "name": f"harness.{STEPS}_noop_steps",
@@ -384,12 +318,13 @@ def run() -> list[dict[str, Any]]:
         {
             "name": "harness.breakdown_per_step",
             "baseline": "bare_spawn activity, same run",
+            # Each part exclusive of the parts it calls: they and `unaccounted` add up to `total`.
             "breakdown_ms_per_step": parts,
             "history": instrumented.history,
             "baseline_inner_ms_per_step": {k: round(v, 3) for k, v in (base.inner or {}).items()},
             "meets_goal": None,
             "figure": _breakdown_text(breakdown, instrumented, base),
-            "versus": "instrumented extra run; ms per step, inclusive",
+            "versus": "instrumented extra run; ms per step, each part without the parts it calls",
             "goal": "-",
         },
     ]

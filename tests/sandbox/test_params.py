@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from activities.harness.failure import StepFailure
 from activities.harness.params import (
     PARAMS_READ_FILE,
     PARAMS_READ_MAX,
@@ -17,7 +18,6 @@ from activities.harness.params import (
     step_params,
     write_params,
 )
-from activities.harness.steps import StepFailure
 from activities.sandbox.workspace import ensure_layout
 from schemas.error_codes import ErrorCode
 from schemas.plan import ParameterDecl

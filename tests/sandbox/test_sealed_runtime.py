@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from activities.compile.typelib import load_profiles
-from activities.harness.steps import Executor, launch
+from activities.harness.program import Executor, launch
 from activities.sandbox import step_runtime
 from activities.sandbox.bwrap import _TOP_LEVEL
 from activities.sandbox.runner import SandboxLimits, SandboxUnavailable, run_sandboxed

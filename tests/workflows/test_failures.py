@@ -241,15 +241,15 @@ async def test_a_slow_harness_phase_never_starts_a_second_attempt(
 ):
     import time
 
-    from activities.harness import steps as harness
+    from activities.harness import checks
 
-    original = harness.postflight
+    original = checks.postflight
 
     def slow_postflight(*args, **kwargs):
         time.sleep(12)  # longer than the step's heartbeat timeout
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(harness, "postflight", slow_postflight)
+    monkeypatch.setattr(checks, "postflight", slow_postflight)
     code = write_json("output/a.json")
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         result = await eng.run(plan(code_step("slow", code, ["output/a.json"])))

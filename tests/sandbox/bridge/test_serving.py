@@ -1,7 +1,11 @@
 """Serving the bridge: the wire protocol, concurrency, the socket, isolation none, faults."""
 
+import json
 import os
+import socket
 import stat
+import threading
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +149,37 @@ def test_a_platform_fault_is_reported_to_the_step_and_the_bridge_keeps_serving(
     assert fault[:2] == ["err", "BRIDGE_FAULT"] and "retry the call" in fault[2]
     assert fine[0] == "ok"
     assert [c.payload["ok"] for c in events_of(store, "tool.called.v1")] == [True]
+
+
+def test_bridges_open_at_once_each_serve_their_own_socket_until_closed(tmp_path, store, artifacts):
+    """One acceptor thread serves every open bridge; a closed bridge takes no connection."""
+
+    def serve(attempt: int) -> tuple[BridgeServer, Path]:
+        ws = tmp_path / f"ws{attempt}"
+        ensure_layout(ws)
+        pol = policy(attempt=attempt)
+        ledger = BridgeLedger(
+            store, artifacts, policy=pol, caused_by=STARTED, run_budget_refusal=lambda: None
+        )
+        path = ws / "meta" / "bridge.sock"
+        return BridgeServer(path, policy=pol, handlers={}, ledger=ledger), path
+
+    def ask(path: Path) -> dict[str, object]:
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(str(path))
+            s.sendall(b"{not json\n")
+            return json.loads(s.makefile("rb").readline())
+
+    (first, first_path), (second, second_path) = serve(1), serve(2)
+    with first, second:
+        for path in (first_path, second_path, first_path):
+            reply = ask(path)
+            assert reply["ok"] is False and reply["error"]["class"] == "BAD_REQUEST"
+        accepting = [t for t in threading.enumerate() if t.name == "forge-bridge-accept"]
+        assert len(accepting) == 1
+        first.close()
+        with pytest.raises((FileNotFoundError, ConnectionRefusedError)):
+            ask(first_path)
+        assert ask(second_path)["error"]["class"] == "BAD_REQUEST"  # type: ignore[index]
+    refused = events_of(store, "tool.refused.v1")
+    assert [r.payload["attempt"] for r in refused] == [1, 2, 1, 2]
