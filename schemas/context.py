@@ -400,3 +400,27 @@ class CompiledContext(ContextBody):
 
     stage_hashes: dict[str, str] = Field(description="stage name -> sha256 of its output")
     context_hash: str = Field(description="sha256 of this envelope without context_hash")
+
+
+# ---------------------------------------------------------------- a compile in progress
+
+
+class ContextDraft(FrozenModel):
+    """A compile in progress: its three inputs, then each stage's output as the stages fill it.
+
+    Each of the eight stages takes a draft and returns a new one with its own field set, in
+    STAGES order: intent, policy, tools, evidence, memory, budget, buckets, and `compiled` (the
+    manifests stage's CompiledContext). A field is None until its stage has run.
+    """
+
+    pack: ContextPack
+    run_context: RunContext
+    request: InvokeRequest
+    intent: IntentRow | None = None
+    policy: PolicyResolution | None = None
+    tools: ToolSurface | None = None
+    evidence: EvidenceSet | None = None
+    memory: MemorySet | None = None
+    budget: BudgetAllocation | None = None
+    buckets: AssembledBuckets | None = None
+    compiled: CompiledContext | None = None

@@ -1,4 +1,4 @@
-"""Preparing a capsule run (for the CLI, the API and scheduled runs): check everything first.
+"""Preparing a capsule run: `prepare_capsule_run`, the one the CLI, the API and scheduled runs call.
 
 Every parameter is checked before anything is uploaded or started: each input is present, in a
 location the run's tenant may read (its input roots and S3 buckets or prefixes, set with `forge
@@ -112,12 +112,22 @@ def prepare_capsule_run(
 ) -> CapsuleRun:
     """Check every parameter of a capsule run, upload its inputs, and build its RunInput.
 
+    `ref` is NAME or NAME@VERSION; `policy` says where the run's tenant may read inputs
+    (workers/services/capsule_runs.input_policy builds it from the tenant's settings); `run_id`
+    is the caller's (a new one from the CLI and the API, the claimed one for a scheduled time).
+
     Raises:
+        ValueError: `policy` is another tenant's than the run's (a caller's mistake).
         CapsuleNotFound: no such capsule (or version) for the scope's tenant.
         ForgeError: CAPSULE_REFUSED, a --fresh step that is not model-coded.
         ParameterInvalid: a missing, unknown, malformed or mistyped parameter or input.
         InputLocationRefused: an input in a place Forge may not read.
     """
+    if policy.tenant != scope.tenant:
+        raise ValueError(
+            f"input policy of tenant {policy.tenant!r} for a run of tenant {scope.tenant!r}: "
+            "build the policy from the run's tenant's settings"
+        )
     name, number = capsule_ref(ref)
     version = capsules.get(scope, name, number)
     content = version.content

@@ -14,12 +14,12 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.recipes.disk import author, load_library, recipe_files
 from activities.recipes.fitness import fitness_lookup, recipe_fitness
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
-from compiler.recipes import RecipeAuthorError, author, build_plan, effort_signals, load_library
+from compiler.recipes import RecipeAuthorError, build_plan, effort_signals
 from compiler.recipes.candidate import candidate_from_plan, with_verification
-from compiler.recipes.disk import recipe_files
 from compiler.recipes.effort import effort_policy
 from compiler.recipes.library import RecipeLibrary
 from compiler.recipes.match import Fitness

@@ -2,7 +2,7 @@
 
 `forge tenants update` (workers/cli/access.py) writes them; run admission reads the quotas
 (activities/store/admissions.py) and every path that reads a run's inputs reads the locations
-(workers/capsule_runs.input_policy). A tenant with no row has no quota and no location.
+(workers/services/capsule_runs.input_policy). A tenant with no row has no quota and no location.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+from compiler.context.draft import Retrievers, filled
 from compiler.context.redaction import Redactor, redact, redactors
 from compiler.context.tokens import estimate_tokens
 from compiler.ladder.secrets.mask import mask_text
@@ -20,15 +21,9 @@ from schemas.context import (
     AssembledBuckets,
     Block,
     Bucket,
-    BudgetAllocation,
-    ContextPack,
-    EvidenceSet,
-    InvokeRequest,
-    MemorySet,
+    ContextDraft,
     PolicyDecision,
-    PolicyResolution,
     SurfacedTool,
-    ToolSurface,
 )
 
 TASK_PRIORITY = 100
@@ -125,16 +120,12 @@ def _tool_text(t: SurfacedTool) -> str:
     )
 
 
-def assemble_buckets(
-    pack: ContextPack,
-    req: InvokeRequest,
-    policy: PolicyResolution,
-    tools: ToolSurface,
-    evidence: EvidenceSet,
-    memory: MemorySet,
-    budget: BudgetAllocation,
-) -> AssembledBuckets:
-    """The eight buckets, each packed into its allocation."""
+def assemble_buckets(draft: ContextDraft, *, retrievers: Retrievers) -> ContextDraft:
+    """`buckets`: the eight of them, each packed into its allocation."""
+    pack, req = draft.pack, draft.request
+    policy, tools = filled(draft.policy, "policy"), filled(draft.tools, "tools")
+    evidence, memory = filled(draft.evidence, "evidence"), filled(draft.memory, "memory")
+    budget = filled(draft.budget, "budget")
     rules = redactors(pack)
     drafts: dict[Bucket, list[Draft]] = {
         "system": _declared("system", pack.system_blocks),
@@ -179,6 +170,7 @@ def assemble_buckets(
             for i, b in enumerate(req.session)
         ],
     }
-    return AssembledBuckets.model_validate(
+    buckets = AssembledBuckets.model_validate(
         {"buckets": {b: pack_bucket(drafts[b], budget.per_bucket[b], rules) for b in BUCKETS}}
     )
+    return draft.model_copy(update={"buckets": buckets})

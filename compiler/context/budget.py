@@ -10,8 +10,9 @@ the same on every machine.
 from collections.abc import Mapping
 from fractions import Fraction
 
+from compiler.context.draft import Retrievers, filled
 from compiler.context.errors import ContextError
-from schemas.context import BUCKETS, Bucket, BudgetAllocation, ContextPack, IntentRow, RunContext
+from schemas.context import BUCKETS, Bucket, BudgetAllocation, ContextDraft
 from schemas.error_codes import ErrorCode
 
 DEFAULT_SPLIT: dict[Bucket, float] = {
@@ -53,8 +54,9 @@ def apportion(total: int, split: Mapping[Bucket, float]) -> dict[Bucket, int]:
     return shares
 
 
-def allocate_budget(pack: ContextPack, ctx: RunContext, intent: IntentRow) -> BudgetAllocation:
-    """Per-bucket token allocations for this intent, summing to the run's budget."""
+def allocate_budget(draft: ContextDraft, *, retrievers: Retrievers) -> ContextDraft:
+    """`budget`: per-bucket token allocations for this intent, summing to the run's budget."""
+    pack, ctx, intent = draft.pack, draft.run_context, filled(draft.intent, "intent")
     total = ctx.bucket_tokens if ctx.bucket_tokens is not None else pack.budget.default_total
     declared = pack.budget.splits.get(intent.intent_id)
     if declared is not None:
@@ -67,8 +69,9 @@ def allocate_budget(pack: ContextPack, ctx: RunContext, intent: IntentRow) -> Bu
                 "Make the fractions non-negative and sum to 1.",
             )
     split = declared if declared is not None else DEFAULT_SPLIT
-    return BudgetAllocation(
+    budget = BudgetAllocation(
         total_tokens=total,
         per_bucket=apportion(total, split),
         split_source="pack" if declared is not None else "default",
     )
+    return draft.model_copy(update={"budget": budget})

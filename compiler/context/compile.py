@@ -1,18 +1,33 @@
-"""`compile_context`: the eight stages of seed 002 in their one order (the 20-line orchestrator).
+"""`compile_context`: the eight stages of seed 002 in their one order (STAGE_ORDER).
 
-Pure: evidence and memory come from retrievers the caller injects; everything else from the
-pack, the run context and the request. Same inputs, byte-identical CompiledContext.
+Each stage takes the ContextDraft and returns a new one with its own output filled in
+(compiler/context/draft.py). Pure: evidence and memory come from retrievers the caller injects;
+everything else from the pack, the run context and the request. Same inputs, byte-identical
+CompiledContext.
 """
 
 from compiler.context.buckets import assemble_buckets
 from compiler.context.budget import allocate_budget
-from compiler.context.evidence import EvidenceRetriever, retrieve_evidence
+from compiler.context.draft import EvidenceRetriever, MemoryRecaller, Retrievers, Stage, filled
+from compiler.context.evidence import retrieve_evidence
 from compiler.context.intent import classify_intent
 from compiler.context.manifests import emit_manifests
-from compiler.context.memory import MemoryRecaller, recall_memory
+from compiler.context.memory import recall_memory
 from compiler.context.policy import resolve_policy
 from compiler.context.tools import surface_tools
-from schemas.context import CompiledContext, ContextPack, InvokeRequest, RunContext
+from schemas.context import CompiledContext, ContextDraft, ContextPack, InvokeRequest, RunContext
+
+# The only order (schemas.context.STAGES names them): each stage reads what those before it filled.
+STAGE_ORDER: tuple[Stage, ...] = (
+    classify_intent,
+    resolve_policy,
+    surface_tools,
+    retrieve_evidence,
+    recall_memory,
+    allocate_budget,
+    assemble_buckets,
+    emit_manifests,
+)
 
 
 def compile_context(
@@ -24,11 +39,8 @@ def compile_context(
     memory: MemoryRecaller | None = None,
 ) -> CompiledContext:
     """Compile one model call's context; raises ContextError when it must refuse."""
-    intent = classify_intent(pack, ctx, req)
-    policy = resolve_policy(pack, ctx, req, intent)
-    tools = surface_tools(pack, ctx, policy)
-    refs = retrieve_evidence(pack, ctx, req, intent, evidence)
-    recalls = recall_memory(pack, ctx, intent, memory)
-    budget = allocate_budget(pack, ctx, intent)
-    buckets = assemble_buckets(pack, req, policy, tools, refs, recalls, budget)
-    return emit_manifests(pack, ctx, intent, policy, tools, refs, recalls, budget, buckets)
+    retrievers = Retrievers(evidence=evidence, memory=memory)
+    draft = ContextDraft(pack=pack, run_context=ctx, request=req)
+    for stage in STAGE_ORDER:
+        draft = stage(draft, retrievers=retrievers)
+    return filled(draft.compiled, "manifests")

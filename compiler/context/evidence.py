@@ -6,32 +6,18 @@ A ref from another snapshot, of a classification the pack does not admit, or rep
 already taken, is withheld with the reason; the rest keep the retriever's order.
 """
 
-from collections.abc import Callable, Sequence
+from compiler.context.draft import EvidenceRetriever, Retrievers, filled
+from schemas.context import ContextDraft, EvidenceQuery, EvidenceRef, EvidenceSet, Withheld
 
-from schemas.context import (
-    ContextPack,
-    EvidenceQuery,
-    EvidenceRef,
-    EvidenceSet,
-    IntentRow,
-    InvokeRequest,
-    RunContext,
-    Withheld,
-)
-
-EvidenceRetriever = Callable[[EvidenceQuery], Sequence[EvidenceRef]]
+__all__ = ["EvidenceRetriever", "retrieve_evidence"]
 
 
-def retrieve_evidence(
-    pack: ContextPack,
-    ctx: RunContext,
-    req: InvokeRequest,
-    intent: IntentRow,
-    retriever: EvidenceRetriever | None,
-) -> EvidenceSet:
-    """The retriever's refs that belong to this run's snapshot and the pack's classifications."""
+def retrieve_evidence(draft: ContextDraft, *, retrievers: Retrievers) -> ContextDraft:
+    """`evidence`: the retriever's refs of this run's snapshot and the pack's classifications."""
+    pack, ctx, req = draft.pack, draft.run_context, draft.request
+    intent, retriever = filled(draft.intent, "intent"), retrievers.evidence
     if retriever is None:
-        return EvidenceSet(refs=[], withheld=[])
+        return draft.model_copy(update={"evidence": EvidenceSet(refs=[], withheld=[])})
     query = EvidenceQuery(
         intent_id=intent.intent_id,
         query=req.context_query,
@@ -55,4 +41,4 @@ def retrieve_evidence(
             continue
         seen.add(ref.id)
         refs.append(ref)
-    return EvidenceSet(refs=refs, withheld=withheld)
+    return draft.model_copy(update={"evidence": EvidenceSet(refs=refs, withheld=withheld)})

@@ -13,6 +13,7 @@ hashes byte for byte (tests/compiler/context/test_replay.py); test_manifests.py 
 every hash from scratch with the `rfc8785` package.
 """
 
+from compiler.context.draft import Retrievers, filled
 from compiler.context.tokens import ESTIMATOR
 from compiler.hashing import sha256_of
 from schemas.context import (
@@ -26,13 +27,12 @@ from schemas.context import (
     BudgetReport,
     CompiledContext,
     ContextBody,
+    ContextDraft,
     ContextPack,
     EvidenceSet,
-    IntentRow,
     Manifests,
     MemorySet,
     PolicyResolution,
-    RunContext,
     RuntimeControls,
     ToolSurface,
 )
@@ -152,18 +152,12 @@ def _budget_report(budget: BudgetAllocation, buckets: AssembledBuckets) -> Budge
     )
 
 
-def emit_manifests(
-    pack: ContextPack,
-    ctx: RunContext,
-    intent: IntentRow,
-    policy: PolicyResolution,
-    tools: ToolSurface,
-    evidence: EvidenceSet,
-    memory: MemorySet,
-    budget: BudgetAllocation,
-    buckets: AssembledBuckets,
-) -> CompiledContext:
-    """The envelope every model call is built from, with a hash per stage and one over all."""
+def emit_manifests(draft: ContextDraft, *, retrievers: Retrievers) -> ContextDraft:
+    """`compiled`: the envelope every model call is built from, a hash per stage and over all."""
+    pack, ctx, intent = draft.pack, draft.run_context, filled(draft.intent, "intent")
+    policy, tools = filled(draft.policy, "policy"), filled(draft.tools, "tools")
+    evidence, memory = filled(draft.evidence, "evidence"), filled(draft.memory, "memory")
+    budget, buckets = filled(draft.budget, "budget"), filled(draft.buckets, "buckets")
     body = ContextBody(
         pack_version=f"{pack.contract_name}@{pack.contract_version}",
         consumer=intent.consumer,
@@ -181,8 +175,9 @@ def emit_manifests(
     outputs = (intent, policy, tools, evidence, memory, budget, buckets, envelope)
     stage_hashes = {stage: sha256_of(out) for stage, out in zip(STAGES, outputs, strict=True)}
     envelope["stage_hashes"] = stage_hashes
-    return CompiledContext(
+    compiled = CompiledContext(
         **{name: getattr(body, name) for name in ContextBody.model_fields},
         stage_hashes=stage_hashes,
         context_hash=sha256_of(envelope),
     )
+    return draft.model_copy(update={"compiled": compiled})

@@ -5,9 +5,9 @@ tenant, another subject, another intent or a classification the pack does not ad
 with the reason, as is every recall past the pack's `max_per_intent`.
 """
 
-from collections.abc import Callable, Sequence
-
+from compiler.context.draft import MemoryRecaller, Retrievers, filled
 from schemas.context import (
+    ContextDraft,
     ContextPack,
     IntentRow,
     MemoryQuery,
@@ -17,7 +17,7 @@ from schemas.context import (
     Withheld,
 )
 
-MemoryRecaller = Callable[[MemoryQuery], Sequence[PromotedMemory]]
+__all__ = ["MemoryRecaller", "recall_memory"]
 
 
 def _reason(m: PromotedMemory, pack: ContextPack, ctx: RunContext, intent: IntentRow) -> str | None:
@@ -33,12 +33,12 @@ def _reason(m: PromotedMemory, pack: ContextPack, ctx: RunContext, intent: Inten
     return None
 
 
-def recall_memory(
-    pack: ContextPack, ctx: RunContext, intent: IntentRow, recaller: MemoryRecaller | None
-) -> MemorySet:
-    """At most `max_per_intent` recalls of this tenant, subject and intent, in recall order."""
+def recall_memory(draft: ContextDraft, *, retrievers: Retrievers) -> ContextDraft:
+    """`memory`: at most `max_per_intent` recalls of this tenant, subject and intent, in order."""
+    pack, ctx = draft.pack, draft.run_context
+    intent, recaller = filled(draft.intent, "intent"), retrievers.memory
     if recaller is None:
-        return MemorySet(recalls=[], withheld=[])
+        return draft.model_copy(update={"memory": MemorySet(recalls=[], withheld=[])})
     query = MemoryQuery(intent_id=intent.intent_id, tenant_id=ctx.tenant_id, user_id=ctx.user_id)
     cap = pack.memory.max_per_intent
     recalls: list[PromotedMemory] = []
@@ -53,4 +53,4 @@ def recall_memory(
             withheld.append(Withheld(kind="memory", id=mid, reason=reason))
         else:
             recalls.append(m)
-    return MemorySet(recalls=recalls, withheld=withheld)
+    return draft.model_copy(update={"memory": MemorySet(recalls=recalls, withheld=withheld)})

@@ -10,10 +10,11 @@ the same pack gives the same ids on every compile.
 import hashlib
 from typing import Any
 
+from compiler.context.draft import Retrievers, filled
 from compiler.context.errors import ContextError
 from compiler.ladder.rules import evaluate, truthy
 from schemas.context import (
-    ContextPack,
+    ContextDraft,
     IntentRow,
     InvokeRequest,
     PolicyDecision,
@@ -42,11 +43,10 @@ def policy_data(ctx: RunContext, req: InvokeRequest, intent: IntentRow) -> dict[
     }
 
 
-def resolve_policy(
-    pack: ContextPack, ctx: RunContext, req: InvokeRequest, intent: IntentRow
-) -> PolicyResolution:
-    """Every rule that applies to the intent and whose condition holds, as a typed decision."""
-    data = policy_data(ctx, req, intent)
+def resolve_policy(draft: ContextDraft, *, retrievers: Retrievers) -> ContextDraft:
+    """`policy`: every rule that applies to the intent and whose condition holds, typed."""
+    pack, intent = draft.pack, filled(draft.intent, "intent")
+    data = policy_data(draft.run_context, draft.request, intent)
     bundles = sorted(pack.policy_bundles, key=lambda b: -b.priority)  # stable: ties keep order
     out: list[PolicyDecision] = []
     for bundle in bundles:
@@ -63,7 +63,7 @@ def resolve_policy(
                 )
             if truthy(value):
                 out.append(_decision(bundle.bundle_id, rule))
-    return PolicyResolution(decisions=out)
+    return draft.model_copy(update={"policy": PolicyResolution(decisions=out)})
 
 
 def _verdict(rule: PolicyRule) -> Verdict:

@@ -8,12 +8,12 @@ it could not use. Every registry tool left out is listed in `withheld` with the 
 
 from typing import Any
 
+from compiler.context.draft import Retrievers, filled
 from schemas.context import (
     APPROVAL_RANK,
     ApprovalMode,
-    ContextPack,
+    ContextDraft,
     PolicyResolution,
-    RunContext,
     ToolSurface,
 )
 
@@ -27,8 +27,9 @@ def _policy_modes(policy: PolicyResolution) -> dict[str, ApprovalMode]:
     return modes
 
 
-def surface_tools(pack: ContextPack, ctx: RunContext, policy: PolicyResolution) -> ToolSurface:
-    """The tools the model may see, in registry order, and why each other tool is withheld."""
+def surface_tools(draft: ContextDraft, *, retrievers: Retrievers) -> ContextDraft:
+    """`tools`: those the model may see, in registry order, and why each other is withheld."""
+    pack, ctx, policy = draft.pack, draft.run_context, filled(draft.policy, "policy")
     denied = {p.tool_id for p in pack.permissions if not p.allow}
     permitted = {p.tool_id for p in pack.permissions if p.allow} - denied
     prohibited = set(ctx.prohibitions)
@@ -66,4 +67,5 @@ def surface_tools(pack: ContextPack, ctx: RunContext, policy: PolicyResolution) 
             }
         )
     # One validation for the whole surface: hundreds of entries, each a model.
-    return ToolSurface.model_validate({"tools": tools, "withheld": withheld})
+    surface = ToolSurface.model_validate({"tools": tools, "withheld": withheld})
+    return draft.model_copy(update={"tools": surface})

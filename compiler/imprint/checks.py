@@ -7,10 +7,10 @@ from fractions import Fraction
 from typing import Any
 
 from compiler.imprint.errors import TemplateError, child_path
-from compiler.imprint.leaf import json_type
 from compiler.imprint.limits import MAX_INTEGER_BITS, MAX_NESTING
 from compiler.imprint.nodes import Leaf
 from compiler.imprint.tokens import Token, format_enum_value
+from compiler.jsontypes import json_type
 
 _FORMATS = {
     "uuid": re.compile(r"^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$"),
@@ -64,9 +64,8 @@ def check_leaf(leaf: Leaf, value: Any, path: str) -> Any:
 
 def _typed(schema_type: str, token: Token, value: Any, path: str) -> Any:
     actual = json_type(value)
-    if schema_type == "integer" and actual == "number" and math.isfinite(value):
-        if float(value).is_integer():
-            return int(value)
+    if schema_type == "integer" and actual == "integer" and isinstance(value, float):
+        return int(value)  # a whole float (1.0) is an integer: sent as one
     if schema_type == "number" and actual == "integer":
         return value
     if actual != schema_type:
@@ -90,8 +89,12 @@ def _type_error(path: str, token: Token, value: Any) -> TemplateError:
 
 def _enum(leaf: Leaf, value: Any, path: str) -> Any:
     assert leaf.enum is not None
-    for option in leaf.enum:
-        if json_type(option) == json_type(value) and option == value:
+    for option in leaf.enum:  # the option written as the value was first (1 before 1.0)
+        if (
+            json_type(option) == json_type(value)
+            and isinstance(option, float) == isinstance(value, float)
+            and option == value
+        ):
             return option
     if isinstance(value, str):
         for option in leaf.enum:

@@ -4,11 +4,11 @@ from typing import TYPE_CHECKING, Any
 
 from compiler.imprint.checks import check_leaf
 from compiler.imprint.errors import TemplateError
-from compiler.imprint.leaf import json_type
 from compiler.imprint.nodes import Arr, Leaf, Node, Obj, OneOf, Tup
 from compiler.imprint.template import render
 from compiler.imprint.tokens import ONE_OF, looks_like_token
 from compiler.imprint.unfilled import OMIT, untouched
+from compiler.jsontypes import json_type
 
 if TYPE_CHECKING:  # payload imports this module; the converter is only passed in
     from compiler.imprint.payload import Inverse
@@ -179,5 +179,7 @@ def _fit(alt: Node, value: Any) -> tuple[int, int, int]:
         )
         return (int(known == len(value)), known, exact)
     if isinstance(alt, Leaf):
-        return (int(alt.schema_type == json_type(value)), 0, 0)
+        # The alternative of the type the value was written as: 1.0 keeps to a number one.
+        written = "number" if isinstance(value, float) else json_type(value)
+        return (int(alt.schema_type == written), 0, 0)
     return (0, 0, 0)

@@ -5,8 +5,8 @@ import re
 from typing import Any
 
 from compiler.imprint.errors import TemplateError
-from compiler.imprint.leaf import json_type
 from compiler.imprint.limits import MAX_DOCUMENT_NESTING, MAX_JSON_BYTES
+from compiler.jsontypes import json_type
 
 # A JSON string literal, or an unterminated one running to the end of the text (a lone
 # backslash included): every match succeeds where it starts, so the scan is one pass even

@@ -9,6 +9,7 @@ from compiler.imprint.limits import MAX_ENUM_VALUES, MAX_INTEGER_BITS
 from compiler.imprint.nodes import Leaf
 from compiler.imprint.refs import OAS2, OAS30
 from compiler.imprint.tokens import TYPES, Token, format_enum_value, format_number, format_range
+from compiler.jsontypes import json_type
 
 _OBJECT_HINTS = (
     "properties",
@@ -24,23 +25,6 @@ _ARRAY_HINTS = ("items", "prefixItems", "minItems", "maxItems", "uniqueItems")
 _STRING_HINTS = ("pattern", "minLength", "maxLength", "contentMediaType", "x-serialization")
 _NUMBER_HINTS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")
 _FORMAT_TYPES = {"int32": "integer", "int64": "integer", "float": "number", "double": "number"}
-
-
-def json_type(value: Any) -> str:
-    """The JSON Schema type name of a decoded JSON value."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def schema_types(schema: dict[str, Any], dialect: str, where: str) -> tuple[list[str], bool]:
@@ -74,9 +58,15 @@ def schema_types(schema: dict[str, Any], dialect: str, where: str) -> tuple[list
     return [t for t in types if t != "null"], nullable
 
 
+def _literal_type(value: Any) -> str:
+    # The type a schema's constant declares: a float literal is a number as written (2.0 too,
+    # which JSON Schema would also call an integer), so its token reads as the schema does.
+    return "number" if isinstance(value, float) else json_type(value)
+
+
 def _inferred(schema: dict[str, Any]) -> list[str]:
     if "const" in schema:
-        return [json_type(schema["const"])]
+        return [_literal_type(schema["const"])]
     if "enum" in schema:
         return []
     if any(k in schema for k in _OBJECT_HINTS):
@@ -111,7 +101,7 @@ def make_leaf(
         value = enum[0]
         token = Token(
             kind="AUTO",
-            type=schema_type or json_type(value),
+            type=schema_type or _literal_type(value),
             nullable=value is None and schema_type is not None,
             modifiers=(("default", _compact(value)),),
         )
@@ -175,8 +165,6 @@ def fits_type(value: Any, schema_type: str) -> bool:
     actual = json_type(value)
     if schema_type == "number":
         return actual in ("integer", "number")
-    if schema_type == "integer" and actual == "number":
-        return float(value).is_integer()
     return actual == schema_type
 
 

@@ -1,9 +1,11 @@
 """What "left unfilled" means: the OMIT marker and the test for an untouched subtree."""
 
+import json
 from typing import Any
 
 from compiler.imprint.limits import MAX_NESTING
 from compiler.imprint.tokens import looks_like_token
+from compiler.jsontypes import json_type
 
 
 class Omit:
@@ -43,11 +45,16 @@ def asks_for_input(template: Any, depth: int = 0) -> bool:
 
 
 def kind_of(value: Any) -> str:
-    """A short name for the JSON kind of a value, for error messages."""
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    if value is None:
-        return "null"
-    return f"a {type(value).__name__} ({str(value)[:40]!r})"
+    """What a value is, for error messages: its JSON type and, for a scalar, its JSON text.
+
+    `string "7"`, `integer 7`, `boolean true`, `null`, `object`, `array`: in the words of the
+    JSON the model wrote, as the other type errors name it (compiler/jsontypes.py).
+    """
+    kind = json_type(value)
+    if value is None or isinstance(value, dict | list):
+        return kind
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # not JSON at all (a set, bytes): its Python repr
+        text = repr(value)
+    return f"{kind} {text if len(text) <= 40 else text[:37] + '...'}"

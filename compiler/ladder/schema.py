@@ -11,8 +11,9 @@ top-level array; deeper levels are L4's.
 from collections.abc import Iterator
 from typing import Any
 
+from compiler.jsontypes import json_type
 from compiler.ladder.pointer import Path, decode, matches
-from compiler.ladder.schemaview import SchemaNode, json_type, type_allows
+from compiler.ladder.schemaview import SchemaNode, type_allows
 from compiler.ladder.stage import StageContext, StageReport
 from compiler.ladder.structural import repair
 from compiler.ladder.synonyms import normalize_name

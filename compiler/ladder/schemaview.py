@@ -14,6 +14,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, validators
 
+from compiler.jsontypes import json_type
 from compiler.ladder.pointer import WILDCARD, Path, Token, decode
 
 SchemaNode = dict[str, Any] | bool
@@ -39,25 +40,6 @@ class Shape:
     # unevaluatedProperties: false applies here, and every key it could let through is
     # known (no anyOf/oneOf/if/dependentSchemas branch could evaluate another one)
     closed_unevaluated: bool = False
-
-
-def json_type(value: Any) -> str:
-    """The JSON type name of a Python value as JSON Schema sees it ("integer" for 1 and 1.0)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "integer" if value.is_integer() else "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
 
 
 def type_allows(types: frozenset[str], value: Any) -> bool:

@@ -9,10 +9,11 @@ required becomes a one-element array. Anything else is left for L4 to report.
 
 from typing import Any
 
+from compiler.jsontypes import json_type
 from compiler.ladder.contract import LadderLimits
 from compiler.ladder.intake import parse_json_text
 from compiler.ladder.pointer import Path
-from compiler.ladder.schemaview import SchemaNode, SchemaView, json_type, type_allows, walk
+from compiler.ladder.schemaview import SchemaNode, SchemaView, type_allows, walk
 from compiler.ladder.stage import StageContext, StageReport
 
 STAGE = "L0c"

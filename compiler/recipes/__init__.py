@@ -3,11 +3,19 @@
 Entry points (their names and signatures are API, used by tests outside this repository):
 load_library, match, classify_effort, build_plan, parse_loop, is_dry, validate_spec, author,
 import_skill.
+
+`load_library(*dirs)`, `author(spec, library_dir)` and `import_skill(path)` read and write
+files, so they live in activities/recipes/disk.py; they stay importable from here as a
+compatibility alias that `__getattr__` resolves on first use (PEP 562). Importing this package
+imports no I/O module, and compiler/ imports nothing above it at module level
+(tests/test_layers.py allows this one alias by name).
 """
 
+from typing import Any
+
+from compiler.recipes.authoring import RecipeAuthorError
 from compiler.recipes.compose import MAX_COMPOSE_DEPTH, build_plan
 from compiler.recipes.directives import HARD_CAP, DirectiveError, is_dry, parse_loop
-from compiler.recipes.disk import RecipeAuthorError, author, import_skill, load_library
 from compiler.recipes.document import RecipeFormatError, parse_recipe, render_document
 from compiler.recipes.effort import classify_effort, effort_policy, effort_signals
 from compiler.recipes.library import RecipeLibrary
@@ -26,6 +34,19 @@ def match(
 ) -> MatchResult:
     """Score `prompt` against `library`: tier none | low | high and the matches, best first."""
     return library.match(prompt, threshold=threshold, fitness=fitness)
+
+
+# The public names whose code does file I/O: activities/recipes/disk.py holds them.
+_ON_DISK = frozenset({"author", "import_skill", "load_library"})
+
+
+def __getattr__(name: str) -> Any:
+    """`load_library`, `author` and `import_skill`, from activities/recipes/disk.py on first use."""
+    if name not in _ON_DISK:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from activities.recipes import disk  # noqa: PLC0415 - the alias's one upward import
+
+    return getattr(disk, name)
 
 
 __all__ = [

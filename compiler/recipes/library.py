@@ -1,8 +1,13 @@
-"""A loaded recipe library: recipes by slug (overlay precedence), load problems, the match index."""
+"""A loaded recipe library: recipes by slug (overlay precedence), load problems, the match index.
 
-from collections.abc import Iterator
+`library_from` builds one from documents already read (activities/recipes/disk.py reads them).
+"""
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 from compiler.recipes import match as scoring
+from compiler.recipes.document import RecipeFormatError, parse_recipe
 from compiler.recipes.index import InvertedIndex, PromptKeys, RecipeKeys
 from compiler.recipes.scorer import IndexedScorer
 from schemas.recipes import LibraryProblem, MatchResult, Recipe
@@ -98,3 +103,51 @@ class RecipeLibrary:
             pairs = [(self._recipes[s], k) for s, k in sorted(self.keys().items())]
             considered = scoring.rank(keys, pairs, threshold=bar, fitness=fitness)
         return scoring.result(considered, bar, len(self._recipes))
+
+
+@dataclass(frozen=True)
+class RecipeText:
+    """One recipe document as read: the slug its file name gives, where it was, its text."""
+
+    slug: str
+    source: str
+    text: str
+
+
+def load_problem(source: str, error: Exception) -> LibraryProblem:
+    """A document that could not be read or parsed, as a problem (without the source it repeats)."""
+    text = str(error)
+    prefix = f"{source}: "
+    reason = text[len(prefix) :] if text.startswith(prefix) else text
+    return LibraryProblem(source=source, reason=reason)
+
+
+def library_from(
+    dirs: Sequence[str], found: Iterable[RecipeText | LibraryProblem]
+) -> RecipeLibrary:
+    """The library of what was read from `dirs`, in read order (a later document wins a slug).
+
+    A document that does not parse, or whose slug differs from its file name, is a problem;
+    so is each problem already found while reading.
+    """
+    library = RecipeLibrary(dirs=list(dirs))
+    for item in found:
+        if isinstance(item, LibraryProblem):
+            library.problems.append(item)
+            continue
+        try:
+            recipe = parse_recipe(item.text, item.source)
+        except RecipeFormatError as err:
+            library.problems.append(load_problem(item.source, err))
+            continue
+        if recipe.slug != item.slug:
+            library.problems.append(
+                LibraryProblem(
+                    source=item.source,
+                    reason=f"slug {recipe.slug!r} differs from its file name {item.slug!r}; "
+                    "rename one so they agree",
+                )
+            )
+            continue
+        library.add(recipe)
+    return library

@@ -35,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from activities.capsules.prepare_run import prepare_capsule_run
 from activities.compile.typelib import load_library, load_profiles
 from compiler.plan.context import CompileContext
 from schemas.run import RunResult
@@ -54,7 +55,7 @@ from tests.workflows.test_capsules import (
 )
 from tests.workflows.test_model_runs import OBJECTIVE
 from workers.services import runs
-from workers.services.capsule_runs import input_policy, prepare_capsule_run
+from workers.services.capsule_runs import input_policy
 from workers.services.capsules import extract_run
 
 SOURCE_RUNS = 5  # timed source runs, and as many timed sealed runs
@@ -205,6 +206,7 @@ async def _submission(env: Any, root: Path) -> dict[str, Any]:
                 input_policy(settings, TenantSettings(tenant_id=SCOPE.tenant)),
                 SCOPE,
                 "billing",
+                run_id=runs.new_run_id(SCOPE.tenant),
                 inputs={k: str(v) for k, v in inputs.items()},
                 params={},
             )

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from activities.recipes.disk import RECIPE_FILE
 from compiler.recipes import RecipeAuthorError, author, load_library, match
-from compiler.recipes.disk import RECIPE_FILE
 from schemas.recipes import RecipeSpec, RecipeStepSpec
 from tests.recipes.conftest import spec, write_recipe
 
@@ -144,7 +144,7 @@ def test_the_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     def fail(src: object, dst: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr("compiler.recipes.disk.os.replace", fail)
+    monkeypatch.setattr("activities.recipes.disk.os.replace", fail)
     with pytest.raises(OSError, match="disk full"):
         author(spec("mine", title="Second"), tmp_path, overwrite=True)
     assert target.read_text() == before  # the old recipe is whole, never half-written

@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 
 import activities.recipes.match as recipes_module
+from activities.recipes.disk import load_library
 from activities.recipes.match import RecipeActivities
 from activities.store.artifacts import LocalArtifactStore
 from activities.store.events import open_event_store
-from compiler.recipes.disk import load_library
 
 ROOT = Path(__file__).resolve().parents[2]
 STDLIB_RECIPES = ROOT / "stdlib" / "recipes"

@@ -17,6 +17,7 @@ import pytest
 from temporalio.exceptions import ApplicationError
 
 from activities.capsules.instantiate import CapsuleActivities
+from activities.capsules.prepare_run import prepare_capsule_run
 from activities.store.artifacts import parse_digest
 from schemas.capsule import CapsuleInstantiateInput, CapsuleRunSpec
 from schemas.error_codes import ErrorCode
@@ -26,7 +27,8 @@ from schemas.tenant_settings import TenantSettings
 from tests.workflows.engine import BILLING
 from tests.workflows.test_capsules import billing_data
 from workers.process.worker import Services
-from workers.services.capsule_runs import input_policy, prepare_capsule_run
+from workers.services import runs
+from workers.services.capsule_runs import input_policy
 from workers.settings import Settings
 
 PLAN = BILLING / "frozen-plan.json"
@@ -236,6 +238,7 @@ def _prepare(services: Services, tmp_path: Path, inputs: dict[str, Path]) -> Non
         input_policy(_settings(tmp_path), TenantSettings(tenant_id=SCOPE.tenant)),
         SCOPE,
         "billing",
+        run_id=runs.new_run_id(SCOPE.tenant),
         inputs={k: str(v) for k, v in inputs.items()},
         params={},
     )

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from temporalio.client import WorkflowHandle
 
+from activities.capsules.prepare_run import CapsuleRun, InputLocationRefused, prepare_capsule_run
 from compiler.plan.params import ParameterInvalid
 from schemas.error_codes import ErrorCode
 from schemas.run import RunResult
@@ -25,12 +26,7 @@ from tests.workflows.model_env import executor, model_engine, run_python, text
 from tests.workflows.plans import code_step
 from tests.workflows.test_model_runs import OBJECTIVE, PLAN
 from workers.services import runs
-from workers.services.capsule_runs import (
-    CapsuleRun,
-    InputLocationRefused,
-    input_policy,
-    prepare_capsule_run,
-)
+from workers.services.capsule_runs import input_policy
 from workers.services.capsules import CapsuleServices, extract_run
 from workflows.run import CompiledRunWorkflow
 
@@ -83,6 +79,7 @@ def prepare(
         ),
         SCOPE,
         ref,
+        run_id=runs.new_run_id(SCOPE.tenant),
         inputs={k: str(v) for k, v in inputs.items()},
         params=params or {},
         fresh=fresh or [],

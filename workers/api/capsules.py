@@ -15,7 +15,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response
 
-from activities.capsules import prepare_run as capsule_runs
+from activities.capsules.prepare_run import CapsuleRun, prepare_capsule_run
 from activities.store.capsule_bundle import export_bytes, export_capsule
 from schemas.api import RunAccepted
 from schemas.api_capsules import CapsuleExtract, CapsuleList, CapsuleRunRequest, CapsuleSummary
@@ -228,12 +228,12 @@ async def run_capsule(
 ) -> JSONResponse:
     s = ctx.settings
 
-    def prepare() -> capsule_runs.CapsuleRun:
+    def prepare() -> CapsuleRun:
         with tempfile.TemporaryDirectory(prefix="forge-api-capsule-") as tmp:
             given = located(body.inputs, ctx.services.artifacts, who.scope(), Path(tmp))
             own = input_policy(s, ctx.services.tenant_settings.get(who.tenant), local=False)
             policy = replace(own, roots=(Path(tmp),))  # the request's uploads, fetched here
-            return capsule_runs.prepare_capsule_run(
+            return prepare_capsule_run(
                 ctx.services.capsules,
                 ctx.services.artifacts,
                 policy,

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from activities.capsules.prepare_run import capsule_ref
 from activities.store.capsule_bundle import export_bytes, export_capsule
 from schemas.capsule import CapsuleVersion
 from schemas.scope import DEFAULT_TENANT, Scope
@@ -17,7 +18,6 @@ from workers.cli.capsule_diff import render_diff
 from workers.cli.capsule_run import capsule_extract_cmd, capsule_run_cmd
 from workers.cli.common import TenantOption, fail, one_line_errors, out, scope_of, settings
 from workers.process.worker import Services
-from workers.services.capsule_runs import capsule_ref
 from workers.services.capsules import MAX_EXPORT_BYTES, diff_versions, import_version
 
 __all__ = ["capsule_app"]

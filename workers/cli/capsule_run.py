@@ -7,6 +7,7 @@ import typer
 from rich.markup import escape
 from temporalio.client import WorkflowFailureError
 
+from activities.capsules.prepare_run import prepare_capsule_run
 from schemas.capsule import CapsuleVersion
 from schemas.plan import ScalarType
 from schemas.run import RunResult
@@ -24,7 +25,8 @@ from workers.cli.common import (
 )
 from workers.cli.run import run_started
 from workers.process.worker import Services
-from workers.services import capsule_runs
+from workers.services import runs
+from workers.services.capsule_runs import input_policy
 from workers.services.capsules import CapsuleServices, extract_run
 
 __all__ = ["capsule_extract_cmd", "capsule_run_cmd"]
@@ -141,13 +143,14 @@ def capsule_run_cmd(
     s = settings()
     services = Services.from_settings(s)
     given = _pairs(inputs or [], "--input", "PATH|URI")
-    policy = capsule_runs.input_policy(s, services.tenant_settings.get(scope.tenant))
-    prepared = capsule_runs.prepare_capsule_run(
+    policy = input_policy(s, services.tenant_settings.get(scope.tenant))
+    prepared = prepare_capsule_run(
         services.capsules,
         services.artifacts,
         policy,
         scope,
         ref,
+        run_id=runs.new_run_id(scope.tenant),
         inputs=given,
         params=_pairs(params or [], "--param", "VALUE"),
         fresh=fresh or [],

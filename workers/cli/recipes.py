@@ -12,6 +12,7 @@ from rich.table import Table
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
+from activities.recipes.disk import RECIPE_FILE, author, import_skill, load_library
 from activities.recipes.fitness import fitness_lookup, library_dirs, recipe_fitness
 from activities.store.errors import StoreError
 from activities.store.events import open_event_store
@@ -19,14 +20,10 @@ from compiler.recipes import (
     RecipeAuthorError,
     RecipeImportError,
     RecipeLibrary,
-    author,
     build_plan,
     effort_signals,
-    import_skill,
-    load_library,
     match,
 )
-from compiler.recipes.disk import RECIPE_FILE
 from schemas.recipes import LibraryProblem, LoopSpec, MatchResult, Recipe, RecipeFitness
 from workers.cli.common import err, fail, out, settings
 

@@ -1,31 +1,17 @@
-"""Starting a capsule run: the run's tenant's settings say where its inputs may be read."""
+"""Where a capsule run may read its inputs: the run's tenant's settings, and the deployment's.
 
-from collections.abc import Mapping, Sequence
+The run itself is prepared by activities/capsules/prepare_run.prepare_capsule_run, the one
+function the CLI, the API and scheduled runs call, with the policy built here.
+"""
+
 from pathlib import Path
 
-from activities.capsules import prepare_run as capsule_runs
-from activities.capsules.prepare_run import (
-    CapsuleRun,
-    InputLocationRefused,
-    InputPolicy,
-    capsule_ref,
-    check_input,
-)
-from activities.store.artifacts import ArtifactStore
-from activities.store.capsules import CapsuleStore
-from schemas.scope import DEFAULT_TENANT, Scope
+from activities.capsules.prepare_run import InputPolicy
+from schemas.scope import DEFAULT_TENANT
 from schemas.tenant_settings import InputBucket, TenantSettings
-from workers.services.runs import new_run_id
 from workers.settings import Settings
 
-__all__ = [
-    "CapsuleRun",
-    "InputLocationRefused",
-    "capsule_ref",
-    "check_input",
-    "input_policy",
-    "prepare_capsule_run",
-]
+__all__ = ["input_policy"]
 
 
 def input_policy(settings: Settings, tenant: TenantSettings, *, local: bool = True) -> InputPolicy:
@@ -45,31 +31,4 @@ def input_policy(settings: Settings, tenant: TenantSettings, *, local: bool = Tr
         tuple(buckets),
         settings.s3_endpoint,
         tenant=tenant.tenant_id,
-    )
-
-
-def prepare_capsule_run(
-    capsules: CapsuleStore,
-    artifacts: ArtifactStore,
-    policy: InputPolicy,
-    scope: Scope,
-    ref: str,
-    *,
-    inputs: Mapping[str, str],
-    params: Mapping[str, str],
-    fresh: Sequence[str] = (),
-) -> CapsuleRun:
-    """A capsule run reading inputs where `policy` allows (see input_policy), with a new run id."""
-    if policy.tenant != scope.tenant:
-        raise ValueError(f"input policy of tenant {policy.tenant!r} for a run of {scope.tenant!r}")
-    return capsule_runs.prepare_capsule_run(
-        capsules,
-        artifacts,
-        policy,
-        scope,
-        ref,
-        run_id=new_run_id(scope.tenant),
-        inputs=inputs,
-        params=params,
-        fresh=fresh,
     )

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from compiler.context.draft import NO_RETRIEVERS, Retrievers, Stage
 from schemas.context import (
+    ContextDraft,
     ContextPack,
     EvidenceRef,
     InvokeRequest,
@@ -112,6 +114,18 @@ def memory(i: int, **overrides: Any) -> PromotedMemory:
     }
     data.update(overrides)
     return PromotedMemory.model_validate(data)
+
+
+def draft(p: ContextPack, c: RunContext, r: InvokeRequest, **outputs: Any) -> ContextDraft:
+    """A draft of these inputs, with any stage outputs given already filled in."""
+    return ContextDraft(pack=p, run_context=c, request=r, **outputs)
+
+
+def staged(d: ContextDraft, *stages: Stage, retrievers: Retrievers = NO_RETRIEVERS) -> ContextDraft:
+    """`d` after running `stages` on it, in the order given."""
+    for stage in stages:
+        d = stage(d, retrievers=retrievers)
+    return d
 
 
 def rule(rule_id: str, cond: Any, **then: Any) -> dict[str, Any]:

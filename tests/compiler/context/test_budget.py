@@ -8,12 +8,12 @@ from compiler.context import ContextError, compile_context
 from compiler.context.budget import DEFAULT_SPLIT, allocate_budget, apportion
 from compiler.context.intent import classify_intent
 from schemas.context import BUCKETS
-from tests.compiler.context.build import pack, request, run_ctx
+from tests.compiler.context.build import draft, pack, request, run_ctx, staged
 
 
 def _allocate(p, **ctx):
     c, r = run_ctx(**ctx), request()
-    return allocate_budget(p, c, classify_intent(p, c, r))
+    return staged(draft(p, c, r), classify_intent, allocate_budget).budget
 
 
 @st.composite
@@ -69,7 +69,7 @@ def test_run_budget_overrides_pack_default_and_intent_split_applies_to_its_inten
     assert _allocate(p).per_bucket["task"] == 500
     assert _allocate(p, bucket_tokens=90).per_bucket["evidence"] == 45
     c, r = run_ctx(), request(intent_id="forge.execute.small")
-    other = allocate_budget(p, c, classify_intent(p, c, r))
+    other = staged(draft(p, c, r), classify_intent, allocate_budget).budget
     assert other.split_source == "default" and other.per_bucket["evidence"] == 300
 
 

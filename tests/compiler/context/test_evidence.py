@@ -1,9 +1,19 @@
 """Stage 4: evidence is snapshot-bound, classification-aware and hash-addressed."""
 
 from compiler.context import compile_context
+from compiler.context.draft import Retrievers
 from compiler.context.evidence import retrieve_evidence
 from compiler.context.intent import classify_intent
-from tests.compiler.context.build import OTHER_SNAP, SNAP, pack, ref, request, run_ctx
+from tests.compiler.context.build import (
+    OTHER_SNAP,
+    SNAP,
+    draft,
+    pack,
+    ref,
+    request,
+    run_ctx,
+    staged,
+)
 
 
 def _retrieve(refs, p=None, **req):
@@ -15,7 +25,9 @@ def _retrieve(refs, p=None, **req):
         seen.append(query)
         return refs
 
-    return retrieve_evidence(p, c, r, classify_intent(p, c, r), retriever), seen
+    retrievers = Retrievers(evidence=retriever)
+    d = staged(draft(p, c, r), classify_intent, retrieve_evidence, retrievers=retrievers)
+    return d.evidence, seen
 
 
 def test_refs_from_another_snapshot_are_dropped_and_named():

@@ -4,11 +4,12 @@ import pytest
 
 from compiler.context import ContextError, compile_context
 from compiler.context.intent import classify_intent
-from tests.compiler.context.build import pack, request, run_ctx
+from tests.compiler.context.build import draft, pack, request, run_ctx, staged
 
 
 def test_known_intent_is_the_catalog_row():
-    row = classify_intent(pack(), run_ctx(), request(intent_id="forge.execute.small"))
+    d = draft(pack(), run_ctx(), request(intent_id="forge.execute.small"))
+    row = staged(d, classify_intent).intent
     assert (row.intent_id, row.intent_class, row.task_id, row.consumer) == (
         "forge.execute.small",
         "code_act",

@@ -9,13 +9,23 @@ import rfc8785
 from compiler.context import compile_context
 from compiler.context.buckets import assemble_buckets
 from compiler.context.budget import allocate_budget
+from compiler.context.draft import Retrievers
 from compiler.context.evidence import retrieve_evidence
 from compiler.context.intent import classify_intent
 from compiler.context.memory import recall_memory
 from compiler.context.policy import resolve_policy
 from compiler.context.tools import surface_tools
 from schemas.context import STAGES, CompiledContext, ContextBody, ContextPack
-from tests.compiler.context.build import memory, pack, pack_data, ref, request, rule, run_ctx
+from tests.compiler.context.build import (
+    draft,
+    memory,
+    pack,
+    pack_data,
+    ref,
+    request,
+    rule,
+    run_ctx,
+)
 
 BUNDLES = [
     {
@@ -122,15 +132,17 @@ def test_every_hash_recomputed_from_scratch_is_rfc8785():
 
     cc = compile_context(p, c, r, evidence=lambda q: refs, memory=lambda q: recalls)
 
-    intent = classify_intent(p, c, r)
-    policy = resolve_policy(p, c, r, intent)
-    tools = surface_tools(p, c, policy)
-    evidence = retrieve_evidence(p, c, r, intent, lambda q: refs)
-    recalled = recall_memory(p, c, intent, lambda q: recalls)
-    budget = allocate_budget(p, c, intent)
-    buckets = assemble_buckets(p, r, policy, tools, evidence, recalled, budget)
+    retrievers = Retrievers(evidence=lambda q: refs, memory=lambda q: recalls)
+    d = draft(p, c, r)
+    d = classify_intent(d, retrievers=retrievers)
+    d = resolve_policy(d, retrievers=retrievers)
+    d = surface_tools(d, retrievers=retrievers)
+    d = retrieve_evidence(d, retrievers=retrievers)
+    d = recall_memory(d, retrievers=retrievers)
+    d = allocate_budget(d, retrievers=retrievers)
+    d = assemble_buckets(d, retrievers=retrievers)
     body = ContextBody.model_validate(cc.model_dump(include=set(ContextBody.model_fields)))
-    outputs = [intent, policy, tools, evidence, recalled, budget, buckets, body]
+    outputs = [d.intent, d.policy, d.tools, d.evidence, d.memory, d.budget, d.buckets, body]
     expected = [reference_hash(out.model_dump(mode="json")) for out in outputs]
     assert cc.stage_hashes == dict(zip(STAGES, expected, strict=True))
     envelope = cc.model_dump(mode="json", exclude={"context_hash"})

@@ -1,9 +1,10 @@
 """Stage 5: promoted memory only, filtered by tenant, subject, intent and classification, capped."""
 
 from compiler.context import compile_context
+from compiler.context.draft import Retrievers
 from compiler.context.intent import classify_intent
 from compiler.context.memory import recall_memory
-from tests.compiler.context.build import memory, pack, request, run_ctx
+from tests.compiler.context.build import draft, memory, pack, request, run_ctx, staged
 
 
 def _recall(recalls, p=None, **ctx):
@@ -15,7 +16,9 @@ def _recall(recalls, p=None, **ctx):
         seen.append(query)
         return recalls
 
-    return recall_memory(p, c, classify_intent(p, c, r), recaller), seen
+    retrievers = Retrievers(memory=recaller)
+    d = staged(draft(p, c, r), classify_intent, recall_memory, retrievers=retrievers)
+    return d.memory, seen
 
 
 def test_capped_at_max_per_intent_in_recall_order():

@@ -5,14 +5,14 @@ import pytest
 from compiler.context import ContextError
 from compiler.context.intent import classify_intent
 from compiler.context.policy import decision_id, resolve_policy
-from tests.compiler.context.build import pack, request, rule, run_ctx
+from tests.compiler.context.build import draft, pack, request, rule, run_ctx, staged
 
 
 def _resolve(bundles, facts=None, intent_id="forge.execute", **ctx):
     p = pack(policy_bundles=bundles)
     req = request(intent_id=intent_id)
     c = run_ctx(facts=facts or {}, **ctx)
-    return resolve_policy(p, c, req, classify_intent(p, c, req)).decisions
+    return staged(draft(p, c, req), classify_intent, resolve_policy).policy.decisions
 
 
 EXECUTOR_RULES = [
@@ -74,7 +74,8 @@ def test_rules_see_run_context_request_and_intent():
     p = pack(policy_bundles=bundles)
     req = request(context_query={"tags": ["x", "y"]})
     c = run_ctx()
-    fired = [d.rule_id for d in resolve_policy(p, c, req, classify_intent(p, c, req)).decisions]
+    resolved = staged(draft(p, c, req), classify_intent, resolve_policy).policy
+    fired = [d.rule_id for d in resolved.decisions]
     assert fired == ["tenant", "intent", "query"]
 
 

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 from compiler.context import compile_context
 from compiler.context.tools import surface_tools
 from schemas.context import APPROVAL_RANK, PolicyDecision, PolicyResolution
-from tests.compiler.context.build import pack, request, rule, run_ctx
+from tests.compiler.context.build import draft, pack, request, rule, run_ctx, staged
 
 MODES = ["auto", "notify", "confirm", "human"]
 
@@ -54,7 +54,8 @@ def test_surface_is_exactly_the_intersection_capped_by_safety_mode(scenario):
         _decision(100 + i, downgrade=d) for i, d in enumerate(downgrades)
     ]
     ctx = run_ctx(safety_mode=safety, prohibitions=sorted(prohibited))
-    surface = surface_tools(p, ctx, PolicyResolution(decisions=decisions))
+    d = draft(p, ctx, request(), policy=PolicyResolution(decisions=decisions))
+    surface = staged(d, surface_tools).tools
 
     forbidden = set().union(*forbids) if forbids else set()
     effective = dict(modes)
@@ -90,7 +91,8 @@ def test_withheld_reasons_name_the_cause():
     )
     ctx = run_ctx(safety_mode="confirm", prohibitions=["c"])
     decisions = PolicyResolution(decisions=[_decision(1, forbids=["d"])])
-    reasons = {w.id: w.reason for w in surface_tools(p, ctx, decisions).withheld}
+    surface = staged(draft(p, ctx, request(), policy=decisions), surface_tools).tools
+    reasons = {w.id: w.reason for w in surface.withheld}
     assert reasons == {
         "a": "no permission in the pack",
         "b": "permission denies it",

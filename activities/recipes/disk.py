@@ -1,36 +1,41 @@
-"""The recipe library on disk: load, author, import. The one module of compiler/ that does I/O.
+"""The recipe library on disk: load, author, import; the file work around compiler/recipes/.
 
-The issue's entry points take directories (`load_library(*dirs)`, `author(spec, library_dir)`,
-`import_skill(path)`), so reading and writing recipe files lives here, beside the pure parser and
-validator it calls; nothing else in compiler/ touches a file (tests/test_layers.py names this module
-as the single exception). Recipes live at `<dir>/<slug>/recipe.md` (or `<dir>/<slug>.md`).
+Recipes live at `<dir>/<slug>/recipe.md` (or `<dir>/<slug>.md`). Parsing, building the library,
+the authoring rules and the SKILL.md transpiler are pure and live in compiler/recipes/; this
+module reads and writes the files. `compiler.recipes.load_library`, `author` and `import_skill`
+are these functions, resolved on first use (the issue's public names, compiler/recipes/__init__.py).
 """
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from compiler.recipes.document import RecipeFormatError, parse_document, recipe_from_spec
-from compiler.recipes.document import render_document as _render
-from compiler.recipes.library import RecipeLibrary
-from compiler.recipes.skills import RecipeImportError, spec_dict, transpile_skill
-from compiler.recipes.validate import normalize_spec, validate_spec
-from schemas.error_codes import ErrorCode
-from schemas.errors import ForgeError
+from compiler.recipes.authoring import (
+    RecipeAuthorError,
+    authored_document,
+    authored_spec,
+    check_replace,
+)
+from compiler.recipes.document import RecipeFormatError, parse_recipe
+from compiler.recipes.library import RecipeLibrary, RecipeText, library_from, load_problem
+from compiler.recipes.skills import RecipeImportError, transpile_skill
 from schemas.recipes import LibraryProblem, Recipe, RecipeSpec
+
+__all__ = [
+    "MAX_FILE",
+    "RECIPE_FILE",
+    "author",
+    "import_skill",
+    "load_library",
+    "read_recipe",
+    "recipe_files",
+]
 
 RECIPE_FILE = "recipe.md"
 MAX_FILE = 256 * 1024
-
-
-class RecipeAuthorError(ForgeError, ValueError):
-    """An authored recipe that was not written; `problems` lists every reason."""
-
-    code = ErrorCode.RECIPE_AUTHOR_REFUSED
-
-    def __init__(self, message: str, problems: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.problems = problems or [message]
+# What reading one recipe file can fail with: refused (symlink, size), unreadable, not UTF-8.
+_UNREADABLE = (RecipeFormatError, OSError, UnicodeDecodeError)
 
 
 def recipe_files(directory: Path) -> list[tuple[str, Path]]:
@@ -46,46 +51,36 @@ def recipe_files(directory: Path) -> list[tuple[str, Path]]:
 
 def load_library(*dirs: str | Path) -> RecipeLibrary:
     """Every recipe in `dirs`; a later directory wins a slug. Bad files become problems."""
-    library = RecipeLibrary(dirs=[str(d) for d in dirs])
+    return library_from([str(d) for d in dirs], _read_all(dirs))
+
+
+def _read_all(dirs: tuple[str | Path, ...]) -> Iterator[RecipeText | LibraryProblem]:
     for d in dirs:
         directory = Path(d)
         if not directory.is_dir():
-            library.problems.append(
-                LibraryProblem(source=str(directory), reason="not a directory of recipes")
-            )
+            yield LibraryProblem(source=str(directory), reason="not a directory of recipes")
             continue
         for slug, path in recipe_files(directory):
             try:
-                recipe = read_recipe(path)
-            except (RecipeFormatError, OSError, UnicodeDecodeError) as err:
-                library.problems.append(LibraryProblem(source=str(path), reason=_reason(err, path)))
+                text = _read_text(path)
+            except _UNREADABLE as err:
+                yield load_problem(str(path), err)
                 continue
-            if recipe.slug != slug:
-                library.problems.append(
-                    LibraryProblem(
-                        source=str(path),
-                        reason=f"slug {recipe.slug!r} differs from its file name {slug!r}; "
-                        "rename one so they agree",
-                    )
-                )
-                continue
-            library.add(recipe)
-    return library
+            yield RecipeText(slug=slug, source=str(path), text=text)
 
 
-def _reason(err: Exception, path: Path) -> str:
-    text = str(err)
-    prefix = f"{path}: "
-    return text[len(prefix) :] if text.startswith(prefix) else text
-
-
-def read_recipe(path: Path) -> Recipe:
+def _read_text(path: Path) -> str:
     if path.is_symlink():
         raise RecipeFormatError(f"{path}: a symlinked recipe is not read")
     data = path.read_bytes()
     if len(data) > MAX_FILE:
         raise RecipeFormatError(f"{path}: {len(data):,} bytes; a recipe is at most 256 KiB")
-    return recipe_from_spec(parse_document(data.decode("utf-8"), str(path)), str(path))
+    return data.decode("utf-8")
+
+
+def read_recipe(path: Path) -> Recipe:
+    """The recipe in one file; raises RecipeFormatError, OSError or UnicodeDecodeError."""
+    return parse_recipe(_read_text(path), str(path))
 
 
 def author(
@@ -96,18 +91,7 @@ def author(
     Never overwrites a curated recipe; overwrites an authored one only with `overwrite=True`.
     Raises RecipeAuthorError (nothing written) otherwise. Returns the recipe as read back.
     """
-    raw = spec_dict(spec) if isinstance(spec, RecipeSpec) else dict(spec)
-    s = normalize_spec(raw)
-    if s.get("authored_by") in (None, "curated"):
-        s["authored_by"] = "authored"
-    s.setdefault("owner", "local")
-    tags = s.get("tags")
-    triggers = s.pop("triggers", None) or []
-    if isinstance(tags, list) and isinstance(triggers, list):
-        s["tags"] = list(dict.fromkeys([*tags, *[t for t in triggers if isinstance(t, str)]]))
-    problems = validate_spec(s)
-    if problems:
-        raise RecipeAuthorError("the recipe spec is invalid: " + "; ".join(problems), problems)
+    s = authored_spec(spec)
     slug = s["slug"]
     root = Path(library_dir)
     root.mkdir(parents=True, exist_ok=True)
@@ -118,31 +102,22 @@ def author(
             raise RecipeAuthorError(f"{existing} is a symlink; refusing to write through it")
         if existing.exists():
             _may_replace(existing, overwrite)
-    text = _render(s)
-    recipe = recipe_from_spec(parse_document(text, str(target)), str(target))
+    text, recipe = authored_document(s, str(target))
     target_dir.mkdir(exist_ok=True)
     tmp = target_dir / f".{RECIPE_FILE}.tmp"
     tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, target)
+    os.replace(tmp, target)  # atomic: a reader sees the old recipe or the new one, never half
     return recipe
 
 
 def _may_replace(existing: Path, overwrite: bool) -> None:
     try:
         current = read_recipe(existing)
-    except (RecipeFormatError, OSError, UnicodeDecodeError) as err:
+    except _UNREADABLE as err:
         raise RecipeAuthorError(
             f"{existing} exists and does not parse ({err}); fix or remove it by hand"
         ) from None
-    if current.authored_by == "curated":
-        raise RecipeAuthorError(
-            f"{existing} is a curated recipe; authoring never overwrites one (choose another slug)"
-        )
-    if not overwrite:
-        raise RecipeAuthorError(
-            f"{existing} exists (authoredBy {current.authored_by}); "
-            "pass overwrite=True to replace it"
-        )
+    check_replace(str(existing), current, overwrite=overwrite)
 
 
 def import_skill(path: str | Path) -> RecipeSpec:

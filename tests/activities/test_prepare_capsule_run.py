@@ -1,0 +1,41 @@
+"""One prepare_capsule_run for the CLI, the API and scheduled runs (issue 32 §4)."""
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import activities.schedules.prepare
+import workers.api.capsules
+import workers.cli.capsule_run
+import workers.services.capsule_runs
+from activities.capsules.prepare_run import InputPolicy, prepare_capsule_run
+from schemas.scope import Scope
+
+
+class _Untouchable:
+    """A store that fails the test if anything is asked of it."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the store was used ({name}) before the policy was checked")
+
+
+def test_every_caller_uses_the_one_function() -> None:
+    for module in (workers.cli.capsule_run, workers.api.capsules, activities.schedules.prepare):
+        assert module.prepare_capsule_run is prepare_capsule_run, module.__name__
+    assert not hasattr(workers.services.capsule_runs, "prepare_capsule_run")
+
+
+def test_another_tenants_input_policy_is_refused_before_anything_is_read() -> None:
+    policy = InputPolicy((Path("/srv/acme-inputs"),), tenant="acme")
+    with pytest.raises(ValueError, match="input policy of tenant 'acme' for a run of tenant"):
+        prepare_capsule_run(
+            _Untouchable(),  # type: ignore[arg-type]
+            _Untouchable(),  # type: ignore[arg-type]
+            policy,
+            Scope.of_tenant("globex"),
+            "billing",
+            run_id="run-1",
+            inputs={},
+            params={},
+        )
