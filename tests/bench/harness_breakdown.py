@@ -14,7 +14,7 @@ from contextlib import ExitStack, contextmanager
 from typing import Any
 from unittest import mock
 
-from activities.harness import checks, executors, program
+from activities.harness import checks, executors, lifecycle, program
 from activities.harness import run_attempt as attempt_steps
 from activities.harness.attempt import StepAttempt
 from activities.harness.heartbeats import Heartbeats
@@ -24,20 +24,21 @@ from activities.steps.activity import StepActivities
 from activities.steps.plans import CompiledPlans
 
 # (where it is looked up, its name, its label): module functions are patched where they are
-# called. The two outer functions' own time (the lines between their parts) is unaccounted.
+# called. The outer functions' own time (the lines between their parts) is unaccounted.
 OUTER = (
     (StepActivities, "execute", "StepActivities.execute"),
-    (step_activity, "run_attempt", "run_attempt"),
+    (step_activity, "execute_attempt", "execute_attempt"),
+    (lifecycle, "run_attempt", "run_attempt"),
 )
 PARTS: tuple[tuple[object, str, str], ...] = (
     # step__execute around the attempt
     (CompiledPlans, "get", "CompiledPlans.get"),
-    (step_activity, "_completed_before", "_completed_before"),
+    (lifecycle, "completed_before", "completed_before"),
     (StepAttempt, "begin", "StepAttempt.begin"),
     (AttemptLog, "__init__", "AttemptLog.__init__"),
-    (step_activity, "_started", "_started"),
+    (lifecycle, "started", "started"),
     (AttemptLog, "close", "AttemptLog.close"),
-    (step_activity, "_clean_up", "_clean_up"),
+    (lifecycle, "clean_up", "clean_up"),
     # before the program: workspace, inputs, preflight
     (attempt_steps, "_prepare", "_prepare"),
     (attempt_steps, "prepare_workspace", "prepare_workspace"),
@@ -95,7 +96,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "AttemptLog.flush_published",
         "AttemptLog.close",
         "StepAttempt.draft",
-        "_started",
+        "started",
         "_publications",
     ),
     "receipts": ("preflight", "postflight", "_receipt", "_store_receipt", "receipt_summary"),
@@ -108,7 +109,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "params_read",
         "check_undeclared_writes",
         "persist_outputs",
-        "_clean_up",
+        "clean_up",
     ),
 }
 

@@ -153,6 +153,9 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         packs=packs,
     )
     plans = CompiledPlans(services.artifacts)  # parsed once, for the steps and run__finalize
+    # One outbound client for the bridge's http.request and the webhooks: building one loads
+    # the system's trust store into a TLS context.
+    outbound = OutboundClient()
     steps = StepActivities(
         services.artifacts,
         services.events,
@@ -162,6 +165,7 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         models=models,
         registry=services.skills,
         packs=packs,
+        outbound=outbound,
     )
     finalize = FinalizeActivities(services.artifacts, services.events, plans)
     events = EventActivities(services.events)
@@ -175,9 +179,7 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         services.admissions,
         quotas.reconcile,
     )
-    webhooks = WebhookActivities(
-        OutboundClient(), settings.webhook_allow_ips, server_signing_key(settings)
-    )
+    webhooks = WebhookActivities(outbound, settings.webhook_allow_ips, server_signing_key(settings))
     recipes = RecipeActivities(
         library_dirs(settings.packs_path, settings.home),
         services.artifacts,
