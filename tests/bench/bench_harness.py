@@ -35,6 +35,8 @@ from tests.workflows.plans import code_step, plan, write_json
 
 STEPS = 50
 ROUNDS = 2  # each side runs twice; the faster run is kept (warm-up effects)
+WARM_STEPS = 10  # an unmeasured run of each side first: a new worker's first steps are cold
+SETTLE_S = 2.0  # the pause before each side's worker starts (another one has just stopped)
 GOAL_RATIO = 1.3
 GOAL_OVERHEAD_MS = 15.0
 STEP_TIMEOUT = timedelta(minutes=5)
@@ -184,7 +186,7 @@ async def _run_harness(eng: Engine, document: dict[str, Any], profile: dict[str,
     handle = await eng.start(document, profile_document=profile)
     result = await handle.result()
     total = (time.perf_counter() - start) * 1000
-    if result.status != "completed" or len(result.steps) != STEPS:
+    if result.status != "completed" or len(result.steps) != len(document["steps"]):
         raise RuntimeError(f"harness run {result.run_id} ended {result.status}")
     return Timing(
         total_ms=total,
@@ -193,18 +195,18 @@ async def _run_harness(eng: Engine, document: dict[str, Any], profile: dict[str,
     )
 
 
-async def _run_bare(client: Client, task_queue: str, root: Path) -> Timing:
+async def _run_bare(client: Client, task_queue: str, root: Path, steps: int = STEPS) -> Timing:
     start = time.perf_counter()
     handle = await client.start_workflow(
         BareSpawnWorkflow.run,
-        BareRunInput(root=str(root), steps=STEPS),
+        BareRunInput(root=str(root), steps=steps),
         id=f"bench-bare-{uuid.uuid4()}",
         task_queue=task_queue,
     )
     BARE_TIMES.clear()
     await handle.result()
     total = (time.perf_counter() - start) * 1000
-    inner = {k: sum(v) / STEPS for k, v in BARE_TIMES.items()}
+    inner = {k: sum(v) / steps for k, v in BARE_TIMES.items()}
     return Timing(total_ms=total, history=await _history(handle, "bench__bare_spawn"), inner=inner)
 
 
@@ -212,28 +214,28 @@ async def _measure(home: Path) -> tuple[Timing, Timing, Timing, dict[str, float]
     document, profile = harness_plan(), serial_profile()
     async with temporal_test_env() as env:
         bare_queue = f"bench-bare-{uuid.uuid4()}"
+        bare_root = home / "bare"
+        bare_root.mkdir(parents=True)
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            bare_worker = Worker(
-                env.client,
-                task_queue=bare_queue,
-                workflows=[BareSpawnWorkflow],
-                activities=[bare_spawn],
-                activity_executor=pool,
-                workflow_runner=UnsandboxedWorkflowRunner(),
-                max_concurrent_activities=8,
-            )
-            bare_root = home / "bare"
-            bare_root.mkdir(parents=True)
-            async with bare_worker, engine(env, home / "forge", f"bench-{uuid.uuid4()}") as eng:
-                ours: list[Timing] = []
-                base: list[Timing] = []
-                for _ in range(ROUNDS):  # alternated, to share warm-up and machine noise
+            ours: list[Timing] = []
+            base: list[Timing] = []
+            # Alternated, to share machine noise; each side runs warm, with no other worker up
+            # and not right after one stopped: either slows a worker's workflow-task turnaround
+            # (docs/benchmarks.md), which would tax whichever side ran second.
+            for _ in range(ROUNDS):
+                await asyncio.sleep(SETTLE_S)
+                async with engine(env, home / "forge", f"bench-{uuid.uuid4()}") as eng:
+                    await _run_harness(eng, harness_plan(WARM_STEPS), profile)
                     ours.append(await _run_harness(eng, document, profile))
+                await asyncio.sleep(SETTLE_S)
+                async with _bare_worker(env.client, bare_queue, pool):
+                    await _run_bare(env.client, bare_queue, bare_root, WARM_STEPS)
                     base.append(await _run_bare(env.client, bare_queue, bare_root))
         # The breakdown comes from extra, instrumented runs on a worker built inside the patches
         # (it binds StepActivities.execute when built); they are not part of the figures above.
         kept: tuple[Timing, dict[str, float]] | None = None
         clock = Clock()
+        await asyncio.sleep(SETTLE_S)
         with instrumented(clock):
             async with engine(env, home / "forge", f"bench-{uuid.uuid4()}") as eng:
                 for _ in range(ROUNDS):  # the faster one is kept, like the figures above
@@ -245,6 +247,18 @@ async def _measure(home: Path) -> tuple[Timing, Timing, Timing, dict[str, float]
         raise RuntimeError("ROUNDS must be at least 1")
     best = functools.partial(min, key=lambda t: t.total_ms)
     return best(ours), best(base), kept[0], kept[1]
+
+
+def _bare_worker(client: Client, task_queue: str, pool: concurrent.futures.Executor) -> Worker:
+    return Worker(
+        client,
+        task_queue=task_queue,
+        workflows=[BareSpawnWorkflow],
+        activities=[bare_spawn],
+        activity_executor=pool,
+        workflow_runner=UnsandboxedWorkflowRunner(),
+        max_concurrent_activities=8,
+    )
 
 
 def _breakdown_text(parts: dict[str, float], ours: Timing, base: Timing) -> str:
