@@ -8,20 +8,22 @@ in a payload is the ladder's to judge. What it finds becomes `[REDACTED:<detecto
 caller gets each finding as (where, detector, mask) to record, never the value.
 """
 
+import re
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from compiler.ladder.contract import ALL_DETECTORS, Detector
-from compiler.ladder.detectors import aws_secret_under_key, mask, placeholder
+from compiler.ladder.detectors import REDACTED, aws_secret_under_key, mask, placeholder
 from compiler.ladder.scan import Detectors
 
-__all__ = ["BOUNDARY_DETECTORS", "Masked", "mask_text", "mask_value"]
+__all__ = ["BOUNDARY_DETECTORS", "Masked", "clip", "mask_text", "mask_value"]
 
 # Every detector but the personal-data ones: a detector added to the contract's list is a
 # boundary detector too unless it is personal data.
 PERSONAL_DATA = frozenset({"email", "phone", "us_ssn", "iban", "card"})
 BOUNDARY_DETECTORS: tuple[Detector, ...] = tuple(d for d in ALL_DETECTORS if d not in PERSONAL_DATA)
 _SHORTEST = 6
+_PLACEHOLDER = re.compile(re.escape(REDACTED) + r"[a-z_]{1,40}\]")
 _DEPTH = 64  # nesting deeper than this is masked as text (json-encoded), never skipped
 
 
@@ -57,6 +59,29 @@ def mask_text(text: str, key: str | None = None, path: str = "") -> tuple[str, l
         found.append(Masked(path, kind, mask(kind, text[start:end])))
         last = end
     return "".join(parts) + text[last:], found
+
+
+def clip(
+    text: str, limit: int, *, keep: Literal["head", "tail"] = "head", key: str | None = None
+) -> tuple[str, list[Masked]]:
+    """`text` masked, then cut to at most `limit` characters: the only cut on a way out.
+
+    Masking after a cut misses a secret whose recognisable part (a PEM's BEGIN line, a token's
+    prefix) fell outside the window while its body stayed in; masking first cannot. `keep`
+    says which end survives; a cut never splits a `[REDACTED:…]` placeholder, so what is kept
+    never shows half a mask as if it were text.
+    """
+    if limit < 0:
+        raise ValueError(f"clip: limit must be 0 or more, not {limit}")
+    masked, found = mask_text(text, key)
+    if len(masked) <= limit:
+        return masked, found
+    at = limit if keep == "head" else len(masked) - limit
+    for m in _PLACEHOLDER.finditer(masked):
+        if m.start() < at < m.end():  # a cut inside a placeholder drops the whole of it
+            at = m.start() if keep == "head" else m.end()
+            break
+    return (masked[:at] if keep == "head" else masked[at:]), found
 
 
 def mask_value(value: Any, path: str = "", key: str | None = None) -> tuple[Any, list[Masked]]:
