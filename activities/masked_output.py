@@ -15,15 +15,26 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Literal
 
 import temporalio.activity
 import temporalio.workflow
 
-from compiler.ladder.secrets.mask import Masked
+from compiler.ladder.secrets.mask import Masked, clip
 from schemas.guard import OutputSink
 from schemas.scope import Scope
 
-__all__ = ["CAPACITY", "Noted", "act_for", "give_back", "note", "pending", "running", "take"]
+__all__ = [
+    "CAPACITY",
+    "Noted",
+    "act_for",
+    "clipped",
+    "give_back",
+    "note",
+    "pending",
+    "running",
+    "take",
+]
 
 CAPACITY = 1000  # notes kept between two drains; more are dropped and counted
 
@@ -76,6 +87,25 @@ def note(sink: OutputSink, source: str | None, found: Sequence[Masked]) -> None:
             _queue.popleft()
             _dropped += 1
         _queue.append(noted)
+
+
+def clipped(
+    text: str,
+    limit: int,
+    sink: OutputSink,
+    *,
+    keep: Literal["head", "tail"] = "head",
+    lines: int | None = None,
+    source: str | None = None,
+) -> str:
+    """`text` masked and cut (compiler.ladder.secrets.mask.clip), what was masked noted.
+
+    Every cut of a text on its way to storage, a log, an event, a failure or a prompt goes
+    through here: cut first, a secret's body could pass without what identifies it.
+    """
+    cut, found = clip(text, limit, keep=keep, lines=lines)
+    note(sink, source, found)
+    return cut
 
 
 def pending() -> int:

@@ -19,8 +19,9 @@ GUARD_MASKED = "guard.masked.v1"
 GUARD_OUTPUT_MASKED = "guard.output_masked.v1"
 
 # Where a process wrote text that held credentials: a log record, a failure on its way to
-# Temporal's history, a line the CLI printed, or an error body the HTTP API answered.
-OutputSink = Literal["log", "failure", "cli", "api"]
+# Temporal's history, a line the CLI printed, an error body the HTTP API answered, or a text
+# cut to a limit for an event's field or a model's prompt (masked before the cut, noted then).
+OutputSink = Literal["log", "failure", "cli", "api", "event", "prompt"]
 
 
 class MaskedFinding(FrozenModel):

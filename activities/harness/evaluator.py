@@ -22,6 +22,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from activities.masked_output import clipped
 from activities.models.gateway import ModelGateway
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from activities.store.artifacts import ArtifactStore
@@ -97,7 +98,9 @@ def _item(workspace: Path, path: str) -> EvidenceItem:
         ) from None
     except (WorkspaceViolation, ValueError) as exc:
         raise EvaluationError(ErrorCode.EVALUATION_INVALID, f"bundle file {path}: {exc}") from None
-    text = data[:EVIDENCE_TEXT_MAX].decode("utf-8", errors="replace")
+    # Decoded with room to spare, then masked before the cut (a large file is read in full).
+    head = data[: 2 * EVIDENCE_TEXT_MAX].decode("utf-8", errors="replace")
+    text = clipped(head, EVIDENCE_TEXT_MAX, "prompt")
     return EvidenceItem(
         path=rel,
         sha256="sha256:" + _sha(data),

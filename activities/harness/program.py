@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from activities.harness.failure import StepFailure
+from activities.masked_output import clipped
 from activities.sandbox.runner import (
     SandboxBusy,
     SandboxLimits,
@@ -21,6 +22,7 @@ from schemas.error_codes import ErrorCode
 from schemas.profile import SandboxPolicy
 
 STEP_SCRIPT = "meta/step.py"
+STDERR_SHOWN = 2000  # characters of a failed program's stderr read for its last lines
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,8 @@ def program_failure(result: SandboxResult, policy: SandboxPolicy) -> StepFailure
         # even when the code exited 0.
         return StepFailure(ErrorCode.CONTRACT_VIOLATION, "; ".join(result.violations))
     if result.exit_code != 0:
-        tail = result.stderr.strip().splitlines()[-5:]
-        return StepFailure(ErrorCode.CODE_ERROR, f"exit {result.exit_code}: " + " | ".join(tail))
+        tail = clipped(result.stderr.strip(), STDERR_SHOWN, "failure", keep="tail", lines=5)
+        return StepFailure(
+            ErrorCode.CODE_ERROR, f"exit {result.exit_code}: " + " | ".join(tail.splitlines())
+        )
     return None

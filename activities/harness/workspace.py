@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from activities.harness.failure import StepFailure
+from activities.masked_output import clipped
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from activities.store.artifacts import ArtifactCorrupt, ArtifactStore
 from activities.store.errors import ArtifactNotFound
@@ -103,4 +104,4 @@ def read_note(workspace: Path) -> str | None:
         return None
     except WorkspaceViolation as err:
         return f"(note refused: {err})"
-    return data[:NOTE_MAX].decode("utf-8", errors="replace").strip()
+    return clipped(data.decode("utf-8", errors="replace").strip(), NOTE_MAX, "event")

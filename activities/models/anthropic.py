@@ -9,6 +9,7 @@ from typing import Any, assert_never, cast
 import anthropic
 from pydantic import ConfigDict, Field, ValidationError
 
+from activities.masked_output import clipped
 from activities.models.base import ModelError
 from activities.models.script import prompt_hash
 from schemas.base import FrozenModel
@@ -269,13 +270,13 @@ class AnthropicProvider:
         return ModelError(
             ErrorCode.MODEL_BAD_RESPONSE,
             f"{where} answered with something that is not a Messages response: "
-            f"{self._scrub(exc.message)[:_SHOWN]}; the call is retried",
+            f"{clipped(self._scrub(exc.message), _SHOWN, 'failure')}; the call is retried",
         )
 
     def _status_error(self, exc: anthropic.APIStatusError, where: str) -> ModelError:
         status = exc.status_code
         failure = failure_class_for_status(status)
-        said = self._scrub(_api_message(exc.body))[:_SHOWN]
+        said = clipped(self._scrub(_api_message(exc.body)), _SHOWN, "failure")
         request_id = f", request-id {exc.request_id}" if exc.request_id else ""
         detail = f"HTTP {status}{request_id}: {said}"
         advice = {

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from activities.masked_output import clipped
 from activities.sandbox.client.forge_bridge import MAX_RESPONSE_BYTES
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
@@ -201,7 +202,10 @@ class BridgeLedger:
                 detail["result_ref"] = ref.model_dump(mode="json")
                 detail["result_summary"] = summary(result)
         elif error is not None:
-            detail["error"] = {"class": error[0], "message": error[1][:SUMMARY_CHARS]}
+            detail["error"] = {
+                "class": error[0],
+                "message": clipped(error[1], SUMMARY_CHARS, "event"),
+            }
         policy = self.policy
         payload = ToolCalled(
             step_key=policy.step_key,
@@ -230,9 +234,9 @@ class BridgeLedger:
             step_key=policy.step_key,
             attempt=policy.attempt,
             iteration=policy.iteration,
-            tool=tool[:200],
+            tool=clipped(tool, 200, "event"),
             failure_class=failure_class,
-            reason=reason[:SUMMARY_CHARS],
+            reason=clipped(reason, SUMMARY_CHARS, "event"),
             call_index=call_index,
             call_key=call_key,
         )
@@ -324,5 +328,5 @@ def _redacted(value: Any, depth: int = 0) -> Any:
     if isinstance(value, list):
         return [_redacted(v, depth + 1) for v in value[:50]]
     if isinstance(value, str) and len(value) > SUMMARY_CHARS:
-        return value[:SUMMARY_CHARS] + "…"
+        return clipped(value, SUMMARY_CHARS, "event") + "…"
     return value

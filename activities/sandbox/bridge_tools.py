@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from activities.masked_output import clipped
 from activities.net.outbound import (
     AddressRefused,
     OutboundClient,
@@ -203,7 +204,11 @@ def log_note(args: dict[str, Any], call: BridgeCall) -> dict[str, Any]:
     raw = text.encode("utf-8")
     truncated = len(raw) > MAX_NOTE_BYTES
     if truncated:
-        text = raw[:MAX_NOTE_BYTES].decode("utf-8", errors="ignore")
+        # Masked before the cut; the cut counts characters, then bytes (a note is stored).
+        text = clipped(text, MAX_NOTE_BYTES, "event")
+        size = len(text.encode("utf-8"))
+        if size > MAX_NOTE_BYTES:
+            text = clipped(text, len(text) * MAX_NOTE_BYTES // size, "event")
     policy = call.policy
     note = LogNoted(
         step_key=policy.step_key,

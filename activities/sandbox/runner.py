@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from activities.masked_output import clipped
 from activities.sandbox import launcher
 from activities.sandbox.bwrap import (
     STAGE_DIR,
@@ -392,7 +393,12 @@ def _result(
             raise SandboxBusy(text)
         raise SandboxUnavailable(text)
     if isolation == "bwrap" and outcome.child_pid is None and not outcome.timed_out:
-        detail = outcome.stderr.decode("utf-8", errors="replace").strip()[-_STDERR_TAIL:]
+        detail = clipped(
+            outcome.stderr.decode("utf-8", errors="replace").strip(),
+            _STDERR_TAIL,
+            "failure",
+            keep="tail",
+        )
         if _BUSY in detail:
             raise SandboxBusy(f"bubblewrap could not create the sandbox: {detail}")
         raise SandboxUnavailable(

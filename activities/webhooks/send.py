@@ -13,6 +13,7 @@ from collections.abc import Collection
 from temporalio import activity
 
 from activities.errors import to_application_error
+from activities.masked_output import clipped
 from activities.net.outbound import OutboundClient
 from activities.webhooks.signing import signature_headers, webhook_secret_bytes
 from compiler.addresses import IpAddress
@@ -66,7 +67,7 @@ class WebhookActivities:
         )
         if 200 <= answer.status < 300:
             return answer.status
-        said = answer.body[:200].decode("utf-8", "replace").strip()
+        said = clipped(answer.body.decode("utf-8", "replace").strip(), 200, "event")
         what = f"the receiver answered {answer.status} {answer.reason}" + (
             f": {said}" if said else ""
         )

@@ -62,18 +62,28 @@ def mask_text(text: str, key: str | None = None, path: str = "") -> tuple[str, l
 
 
 def clip(
-    text: str, limit: int, *, keep: Literal["head", "tail"] = "head", key: str | None = None
+    text: str,
+    limit: int,
+    *,
+    keep: Literal["head", "tail"] = "head",
+    lines: int | None = None,
+    key: str | None = None,
 ) -> tuple[str, list[Masked]]:
     """`text` masked, then cut to at most `limit` characters: the only cut on a way out.
 
     Masking after a cut misses a secret whose recognisable part (a PEM's BEGIN line, a token's
     prefix) fell outside the window while its body stayed in; masking first cannot. `keep`
     says which end survives; a cut never splits a `[REDACTED:…]` placeholder, so what is kept
-    never shows half a mask as if it were text.
+    never shows half a mask as if it were text. `lines`: at most that many lines, too (the
+    first ones for "head", the last ones for "tail").
     """
     if limit < 0:
         raise ValueError(f"clip: limit must be 0 or more, not {limit}")
     masked, found = mask_text(text, key)
+    if lines is not None:
+        kept = masked.splitlines()
+        kept = kept[:lines] if keep == "head" else kept[max(len(kept) - lines, 0) :]
+        masked = "\n".join(kept)
     if len(masked) <= limit:
         return masked, found
     at = limit if keep == "head" else len(masked) - limit
