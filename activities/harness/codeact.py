@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from activities.masked_output import clipped
 from activities.models.base import ModelError
 from activities.models.gateway import ModelGateway
 from compiler.context import compile_context
@@ -131,7 +132,9 @@ class RepairContext:
             f"Files it wrote: {json.dumps(self.write_diff, sort_keys=True)}\n"
         )
         if self.last_code:
-            text += f"Its last program:\n```python\n{self.last_code[:8000]}\n```\n"
+            text += (
+                f"Its last program:\n```python\n{clipped(self.last_code, 8000, 'prompt')}\n```\n"
+            )
         text += "The contract is unchanged: fix the program, do not change what it must produce."
         return Block(kind="repair", text=text, priority=95)
 
@@ -311,7 +314,7 @@ def run_loop(
                 final.failure_class or ErrorCode.OUTPUT_SHAPE,
                 f"step {spec.step.step_key}: the model ended its turn without verified outputs "
                 f"({'; '.join(final.problems) or 'no program was run'})"
-                + (f"; it said: {response.text[:300]}" if response.text else ""),
+                + (f"; it said: {clipped(response.text, 300, 'failure')}" if response.text else ""),
             )
         results: list[ToolResultBlock] = []
         accepted = False

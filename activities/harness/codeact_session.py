@@ -27,6 +27,7 @@ from activities.harness.evaluator import (
 from activities.harness.failure import StepFailure
 from activities.harness.program import Executor
 from activities.harness.receipts import receipt_summary
+from activities.masked_output import clipped
 from activities.models.base import ModelError
 from activities.models.gateway import ModelGateway
 from activities.sandbox.bridge import BridgeCall, ToolError, ToolHandler, ToolRefused
@@ -114,8 +115,8 @@ class HarnessSession:
         return TurnReport(
             exit_code=result.exit_code,
             killed_by=result.killed_by,
-            stdout_tail=result.stdout[-TAIL:],
-            stderr_tail=result.stderr[-TAIL:],
+            stdout_tail=clipped(result.stdout, TAIL, "prompt", keep="tail"),
+            stderr_tail=clipped(result.stderr, TAIL, "prompt", keep="tail"),
             files=report.files,
             problems=problems,
             failure_class=failure_class if problems else None,
@@ -199,7 +200,7 @@ def repair_context(events: list[Event], attempt: int, iteration: int) -> RepairC
     return RepairContext(
         attempt=previous,
         failure_class=str(payload.get("failure_class", "")),
-        message=str(payload.get("message", ""))[:2000],
+        message=clipped(str(payload.get("message", "")), 2000, "prompt"),
         missing_outputs=list(detail.get("problems", []))[:20],
         last_code=detail.get("code"),
         write_diff=dict(detail.get("files", {})),

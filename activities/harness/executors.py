@@ -26,6 +26,7 @@ from activities.harness.failure import StepFailure
 from activities.harness.ledger import AttemptLog, budget_refusal
 from activities.harness.replay import replay_programs
 from activities.harness.skills import SkillGovernanceError, skill_dirs_for
+from activities.masked_output import clipped
 from activities.models.base import ModelError
 from activities.store.skills_registry import registry_skills_for
 from compiler.typesystem.library import TypeLibrary
@@ -256,7 +257,7 @@ def _record_turn(
         detail={
             "turn": turn,
             **({"replayed": True} if replayed else {}),
-            "code": code[:CODE_IN_EVENT],
+            "code": clipped(code, CODE_IN_EVENT, "event"),
             "code_ref": code_ref.model_dump(mode="json"),
             "exit_code": report.exit_code,
             "killed_by": report.killed_by,

@@ -25,7 +25,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from activities.masked_output import clipped
 from activities.sandbox.client import forge_bridge
 
 __all__ = [
@@ -131,8 +130,7 @@ def _uv(uv: str, *args: str) -> None:
     argv = [uv, *args, "--no-config", "--no-python-downloads"]
     done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0:
-        said = clipped(done.stderr.strip(), 2000, "failure", keep="tail")
-        raise StepRuntimeError(f"`uv {' '.join(args)}` failed: {said}")
+        raise StepRuntimeError(f"`uv {' '.join(args)}` failed: {done.stderr.strip()[-2000:]}")
 
 
 def _packages(root: Path) -> dict[str, str]:
