@@ -10,6 +10,8 @@ attempts it took, or webhook.failed.v1 with the last error (masked by the store 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
+from compiler.ladder.secrets.mask import clip
+
 with workflow.unsafe.imports_passed_through():
     from schemas.event_catalogue import payload_of
     from schemas.event_ids import event_id, webhook_stream
@@ -53,7 +55,7 @@ class WebhookDeliveryWorkflow:
                 **common,
                 status=status if isinstance(status, int) else None,
                 attempts=attempts(err),
-                error=cause_message(err)[:1000],
+                error=clip(cause_message(err), 1000)[0],
                 code=cause_type(err) or "ERROR",
             )
             await self._record(inp, WEBHOOK_FAILED, failed)

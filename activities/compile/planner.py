@@ -19,6 +19,7 @@ from typing import Any
 from temporalio import activity
 
 from activities.harness.receipts import build_receipt
+from activities.masked_output import clipped
 from activities.models.base import ModelError
 from activities.models.gateway import ModelGateway
 from activities.store.artifacts import ArtifactStore
@@ -224,7 +225,7 @@ class PlannerActivities:
                         ),
                         Block(
                             kind="previous",
-                            text="Your previous answer:\n" + answer[:30000],
+                            text="Your previous answer:\n" + clipped(answer, 30000, "prompt"),
                             priority=90,
                         ),
                     ],

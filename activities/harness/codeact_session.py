@@ -286,7 +286,7 @@ def run_evaluate_step(
             ErrorCode.EVALUATION_FAILED,
             f"step {step.step_key}: the evaluator's verdict is {proof.verdict} "
             f"(enforcement block); criteria not passed: {', '.join(failed) or 'none'}; "
-            f"{proof.summary[:300]}",
+            f"{clipped(proof.summary, 300, 'failure')}",
         )
     return proof
 
@@ -419,6 +419,7 @@ def blocked_evaluations(events: list[Event], attempt: int, iteration: int) -> li
             and not p.get("passed")
         ):
             failed.append(
-                f"{p.get('proof_id')}: {p.get('verdict')} ({str(p.get('summary'))[:200]})"
+                f"{p.get('proof_id')}: {p.get('verdict')} "
+                f"({clipped(str(p.get('summary')), 200, 'failure')})"
             )
     return failed

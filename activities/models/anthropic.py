@@ -342,7 +342,8 @@ def _parse_response(body: bytes, binding_ref: str) -> ModelResponse:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "(body)"
-        raise bad(f"{where}: {first['msg']} (body begins {body[:120]!r})") from None
+        begins = clipped(body.decode("utf-8", "replace"), 120, "failure")
+        raise bad(f"{where}: {first['msg']} (body begins {begins!r})") from None
     if wire.type != "message" or wire.role != "assistant":
         raise bad(f"type {wire.type!r} role {wire.role!r}, expected an assistant message")
     stop = _STOP_ALIASES.get(wire.stop_reason or "", wire.stop_reason)

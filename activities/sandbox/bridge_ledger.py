@@ -305,7 +305,7 @@ def summary(value: Any) -> str:
     """A bounded, redacted one-line JSON rendering of `value` for an event."""
     text = _SUMMARY_ENCODER.encode(_redacted(value))
     if len(text) > SUMMARY_CHARS:
-        return text[: SUMMARY_CHARS - 1] + "…"
+        return clipped(text, SUMMARY_CHARS - 1, "event") + "…"
     return text
 
 
