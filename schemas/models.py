@@ -177,6 +177,10 @@ class ModelCallResult(FrozenModel):
     cost_usd: float | None
     latency_ms: int = Field(ge=0)
     replayed: bool = Field(default=False, description="answered from the log, not the provider")
+    # The provider's answer before masking, kept only when masking changed it. Never serialized
+    # or recorded: the Code-Act loop scans the programs in it and refuses one that holds a
+    # credential, so a program runs as the model wrote it or not at all, never masked.
+    verbatim: ModelResponse | None = Field(default=None, exclude=True, repr=False)
 
     def usage(self) -> Usage:
         """This call as recorded spend (a replayed call counts: its first answer was paid)."""

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from activities.harness.program_credentials import credential_problem
 from activities.masked_output import clipped
 from activities.models.base import ModelError
 from activities.models.gateway import ModelGateway
@@ -305,7 +306,8 @@ def run_loop(
         )
         outcome.model_calls += 1
         response = result.response
-        uses = [u for u in response.tool_uses]
+        # Programs as the model wrote them (the record is masked): run unedited or refused.
+        uses = list((result.verbatim or response).tool_uses)
         if not uses:
             # The model stopped calling the tool: the attempt ends with what its last program
             # left wrong (a program that never ran: what the outputs lack).
@@ -352,7 +354,7 @@ def _dispatch(
     session: Session,
     record: Callable[[int, str, TurnReport], None],
 ) -> tuple[TurnReport, str | None]:
-    """Run one tool_use; a malformed call is answered with the problem and costs no run."""
+    """Run one tool_use; a malformed call costs no run, a program holding a credential a turn."""
     code = use.input.get("code") if use.name == RUN_PYTHON else None
     if use.name != RUN_PYTHON or not isinstance(code, str) or not code.strip():
         problem = (
@@ -364,6 +366,12 @@ def _dispatch(
     if len(code) > CODE_MAX:
         problem = f"the program is {len(code)} characters; at most {CODE_MAX} are accepted"
         return TurnReport(None, None, "", "", {}, [problem], ErrorCode.CODE_ERROR), None
+    refused = credential_problem(code)
+    if refused is not None:  # a failed turn: recorded masked, not run
+        problem, recorded = refused
+        report = TurnReport(None, None, "", "", {}, [problem], ErrorCode.CODE_ERROR)
+        record(turn, recorded, report)
+        return report, recorded
     report = session.run_code(code, turn)
     record(turn, code, report)
     return report, code

@@ -7,6 +7,7 @@ from activities.harness.failure import StepFailure
 from activities.harness.ledger import AttemptLog, ledger_usages
 from activities.harness.params import params_read, write_params
 from activities.harness.receipts import receipt_summary
+from activities.harness.receipts_masking import mask_receipt, record_receipt_masking
 from activities.harness.workspace import (
     materialize_inputs,
     persist_outputs,
@@ -48,7 +49,7 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     read = params_read(workspace, [p.name for p in attempt.plan.parameters])
     checks.check_undeclared_writes(workspace, step, pre)
     post = checks.postflight(workspace, step)
-    post_ref, post_draft = _receipt(attempt, services, post, STEP_RECEIPT_POSTFLIGHT)
+    post, post_ref, post_draft = _receipt(attempt, services, post, STEP_RECEIPT_POSTFLIGHT)
     log.buffer(post_draft)
     checks.verify_outputs(post, step)
     checks.verify_skill_output(workspace, step)
@@ -110,7 +111,7 @@ def _prepare(
         workspace, attempt.step, attempt.inp.inputs, services.artifacts, scope=attempt.inp.scope
     )
     pre = checks.preflight(workspace, attempt.step)
-    pre_ref, pre_draft = _receipt(attempt, services, pre, STEP_RECEIPT_PREFLIGHT)
+    pre, pre_ref, pre_draft = _receipt(attempt, services, pre, STEP_RECEIPT_PREFLIGHT)
     if attempt.step.backend in MODEL_BACKENDS:
         log.flush(pre_draft)
         log.share()  # its model calls append to the stream from the first turn
@@ -138,8 +139,13 @@ def _within_budget(attempt: StepAttempt, ledger: list[Event]) -> Usage:
 
 def _receipt(
     attempt: StepAttempt, services: StepServices, receipt: Receipt, type_: str
-) -> tuple[ArtifactRef, EventDraft]:
-    """The receipt stored, and the event that names it."""
+) -> tuple[Receipt, ArtifactRef, EventDraft]:
+    """The receipt with credentials masked (a guard event), stored, and the event naming it.
+
+    The checks and the executor read the masked receipt: masking leaves paths, sizes, hashes
+    and verdicts as they were (receipts_masking.py).
+    """
+    receipt, masked = mask_receipt(receipt)
     ref = _store_receipt(attempt, services, receipt)
     draft = attempt.draft(
         type_,
@@ -152,7 +158,8 @@ def _receipt(
         ),
         caused_by=attempt.started,
     )
-    return ref, draft
+    record_receipt_masking(services.events, attempt.stream_id, draft, masked)
+    return receipt, ref, draft
 
 
 def _store_receipt(attempt: StepAttempt, services: StepServices, receipt: Receipt) -> ArtifactRef:

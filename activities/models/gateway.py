@@ -161,13 +161,17 @@ class ModelGateway:
             self._record_failure(request, scope, digest, exc, stream)
             raise
         latency_ms = max(0, round((time.monotonic() - started) * 1000))
-        response, got = masked(response, "/response")  # nor is one recorded or acted on
+        answer = response
+        response, got = masked(response, "/response")  # nor is one recorded
         if sent or got:
             guard = finding_draft(scope, event_id, sent + got)
             self._events.append([guard], stream_id=guard_stream(scope.scope.tenant))
-        return self._record(
+        result = self._record(
             request, scope, digest, event_id, response, latency_ms, context, provider
         )
+        if got and not result.replayed:  # the answer of record is this call's own
+            return result.model_copy(update={"verbatim": answer})
+        return result
 
     # ---- recording -----------------------------------------------------------------------
 

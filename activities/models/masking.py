@@ -2,8 +2,10 @@
 
 The context pack compiler masks every block it packs; this is the last boundary before a
 provider: a request's whole content (system prompt, messages, tool results) and the response
-as it is recorded and handed to the executor, planner or evaluator. Each masking is a
-guard.masked.v1 event in the tenant's guard stream, naming the model call.
+as it is recorded and handed to the planner or evaluator. The Code-Act executor also gets the
+response verbatim, for its programs only: a program is run as written or refused, never run
+masked (activities/harness/program_credentials.py). Each masking is a guard.masked.v1 event in
+the tenant's guard stream, naming the model call.
 """
 
 from datetime import UTC, datetime

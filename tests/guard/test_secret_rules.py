@@ -1,6 +1,7 @@
 """The vendored gitleaks rule set reaches the guard intact, every rule compiles in RE2, and
 Forge's changes to it (where a secret ends, checksums) hold."""
 
+import pytest
 import re2
 
 from compiler.ladder.secrets.checksums import github_checksum_valid, github_token
@@ -62,3 +63,51 @@ def test_a_github_token_counts_only_with_its_checksum():
     # Forms without a checksum are found by their shape alone.
     longer = "ghs_" + "Xq3v9LmT2pR7sK1wZ8yB4nC6dF0gH5aB7cD9eF1" * 2
     assert github_checksum_valid(longer) and mask_text(longer)[1]
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "{P}",
+        r"{P}\\",
+        "{password}",
+        r"{password}\\",
+        "{cfg.password}",
+        "{pw!r}",
+        r"{}\\",
+        "%s",
+        r"%s\\",
+        "%(pw)s",
+        r"%(password)s\\",
+        "${PASS}",
+        r"${PASS}\\",
+        "$PASS",
+        r"{{password}}\\",
+        r"<password>\\",
+    ],
+)
+def test_a_connection_url_built_from_format_fields_holds_no_password(field: str) -> None:
+    """A program's `…:{P}\\@host` is a template: masking it rewrote the program (issue 33)."""
+    for text in (
+        f'conn = f"postgresql://{{U}}:{field}@api.example.com/db"',
+        f'url = "redis://admin:{field}@cache.internal:6379/0"',
+    ):
+        assert mask_text(text)[1] == [], text
+
+
+def test_a_connection_url_with_a_password_is_still_found() -> None:
+    for password in ("hunter2Xyz", r"s3cr3tP4ss\\", "{P}abc9Xk2", "%sQz81kfw"):
+        text = f'url = "postgresql://app:{password}@db.internal/x"'
+        assert [f.detector for f in mask_text(text)[1]] == ["connection-string-password"], text
+
+
+def test_an_aws_secret_next_to_its_key_id_is_found() -> None:
+    """A CSV row or a `key_id:secret` pair: the key id names the 40-character secret."""
+    key_id, secret = "AKIA" + "QYLPMN5HHHFPZAM2", "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3vKEY9ab"
+    for text in (f"aws-prod,{key_id},{secret}", f'"{key_id}","{secret}"', f"{key_id}\t{secret}"):
+        masked, found = mask_text(text)
+        assert [f.detector for f in found] == ["aws_key", "aws-secret-access-key-pair"], text
+        assert key_id not in masked and secret not in masked
+    # Alone, or far from a key id, 40 base64 characters are not known to be a secret.
+    assert mask_text(f"checksum {secret}")[1] == []
+    assert [f.detector for f in mask_text(f"{key_id} and later {secret}")[1]] == ["aws_key"]

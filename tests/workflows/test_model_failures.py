@@ -10,6 +10,7 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from activities.compile.typelib import load_profiles
@@ -34,8 +35,12 @@ def profile(**changes: Any) -> dict[str, Any]:
     return doc
 
 
+def _exec(headers: dict[str, str]) -> bool:
+    return headers.get("x-forge-consumer") == "executor"
+
+
 def executor_calls(server: Any) -> int:
-    return sum(1 for h in server.headers if h.get("x-forge-consumer") == "executor")
+    return sum(1 for h in server.headers if _exec(h))
 
 
 def types(log: list[Any]) -> list[str]:
@@ -234,3 +239,67 @@ async def test_a_rate_limited_provider_is_retried_by_temporal(temporal_env, task
     [failed] = [e for e in log if e.type == "model.failed.v1"]
     assert failed.payload["failure_class"] == "MODEL_RATE_LIMITED"
     assert calls == 2  # the SDK's own retries are off: one HTTP request per attempt
+
+
+STRIPE_KEY = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+# Line 3 holds a credential: were the program run as recorded (masked), it would verify.
+HOLDS_A_KEY = (
+    "import json\n"
+    "# a program that pastes a key instead of asking the bridge\n"
+    f"KEY = {STRIPE_KEY!r}\n"
+    "open('output/a.json', 'w').write(json.dumps({'ran': 'with a key'}))\n"
+)
+# A connection URL built from format fields: no credential, and it must run exactly as written.
+TEMPLATE = r"""import json
+U, P = "app", "from-the-bridge"
+url = "postgresql://{U}:{P}\\@api.example.com/db"
+open("output/a.json", "w").write(json.dumps({"template": url}))
+"""
+
+
+async def test_a_program_holding_a_credential_is_refused_not_run_and_the_model_is_told_why(
+    temporal_env: Any, task_queue: str, tmp_path: Path
+) -> None:
+    script = [
+        executor("a", run_python(HOLDS_A_KEY)),
+        {
+            "when": {"consumer": "executor", "last_contains": "program not run"},
+            "response": run_python(TEMPLATE),
+        },
+    ]
+    async with model_engine(temporal_env, tmp_path / "h", task_queue, script) as (eng, server):
+        result = await eng.run(plan(model_step("a", ["output/a.json"])))
+        log = eng.services.events.list_events(limit=100_000)
+        [ref] = result.outputs
+        out = json.loads(eng.services.artifacts.read_bytes(Scope.default(), ref.sha256, 1 << 20))
+        codes = [
+            eng.services.artifacts.read_bytes(Scope.default(), t["code_ref"]["sha256"], 1 << 20)
+            for t in executor_turns(log, "a")
+        ]
+        requests = json.dumps(server.requests)
+        asked = [r for r, h in zip(server.requests, server.headers, strict=True) if _exec(h)]
+    assert result.status == "completed"
+    # The second program ran unedited: its format fields and the backslash before "@" stand.
+    assert out == {"template": "postgresql://{U}:{P}\\@api.example.com/db"}
+    refused, ran = executor_turns(log, "a")
+    # The first did not run (no exit code; its output was never written) and cost a turn.
+    assert refused["exit_code"] is None and ran["exit_code"] == 0
+    [problem] = refused["problems"]
+    assert problem.startswith("program not run") and "(line 3: stripe-access-token)" in problem
+    assert "forge_bridge.call" in problem
+    # It is recorded masked, in the event and in the artifact store; the model was told why.
+    assert "[REDACTED:stripe-access-token]" in refused["code"]
+    assert codes == [refused["code"].encode(), TEMPLATE.encode()]
+    assert len(asked) == 2
+    told = json.dumps(asked[1]["messages"][-1])  # the tool result of the refusal
+    assert "program not run" in told and "line 3: stripe-access-token" in told
+    everything = requests + "\n".join(e.model_dump_json() for e in log)
+    assert STRIPE_KEY not in everything
+    masked_calls = [
+        e
+        for e in log
+        if e.type == "guard.masked.v1" and e.payload["event_type"] == "model.called.v1"
+    ]
+    assert [f["detector"] for e in masked_calls for f in e.payload["findings"]] == [
+        "stripe-access-token"
+    ]

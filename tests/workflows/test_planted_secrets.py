@@ -1,7 +1,7 @@
 """Secrets never written down (issue 18 §2): every credential format of the guard's corpus is
-planted in a model's reply (the program it writes), a bridge call (`log.note`), a step's
-printed output and an exception message; then the event store, the worker's logs, the Temporal
-histories and the artifact store's metadata are searched for each of them.
+planted in a model's reply (the program it writes, which is refused, never run), a bridge call
+(`log.note`), a step's printed output and an exception message; then the event store, the
+worker's logs, the Temporal histories and the artifact store's metadata are searched for each.
 
 Real parts: the Temporal dev server, bubblewrap, the stores, the local Messages server.
 """
@@ -9,6 +9,8 @@ Real parts: the Temporal dev server, bubblewrap, the stores, the local Messages 
 import asyncio
 import json
 import logging
+from pathlib import Path
+from typing import Any
 
 from compiler.ladder.secrets.mask import _detectors
 from schemas.guard import GUARD_OUTPUT_MASKED
@@ -39,6 +41,9 @@ forge_bridge.call("log.note", {"text": " | ".join(samples)})
 print("\\n".join(samples))
 open("output/a.json", "w").write(json.dumps({"n": len(samples)}))
 """
+CLEAN = """
+open("output/m.json", "w").write('{"n": 0}')
+"""
 RAISE = """
 import json
 samples = json.loads(%r)
@@ -54,9 +59,16 @@ async def test_no_planted_credential_is_written_anywhere(
     # exception's text) is one of the log lines this test needs.
     caplog.set_level(logging.DEBUG, logger="temporalio.activity")
     blob = json.dumps(SAMPLES)
-    script = [executor("m", run_python(WRITE.replace("output/a.json", "output/m.json") % blob))]
+    script = [
+        executor("m", run_python(WRITE.replace("output/a.json", "output/m.json") % blob)),
+        {
+            "when": {"consumer": "executor", "last_contains": "program not run"},
+            "response": run_python(CLEAN),
+        },
+    ]
     doc = plan(
-        # the model's reply carries them (the gateway masks it before anything acts on it) ...
+        # the model's reply carries them (masked where it is recorded; the program holding them
+        # is refused, not run, and the model writes one without them) ...
         model_step("m", ["output/m.json"]),
         # ... and a step's own code sends them through the bridge, prints them, raises them
         code_step("a", WRITE % blob, ["output/a.json"], depends_on=["m"]),
@@ -92,7 +104,14 @@ async def test_no_planted_credential_is_written_anywhere(
     detectors = {f["detector"] for e in findings for f in e.payload["findings"]}
     assert len(detectors) >= 20, detectors
     masked_calls = [e for e in findings if e.payload["event_type"] == "model.called.v1"]
-    assert masked_calls, "the model's reply was masked before the executor ran it"
+    assert masked_calls, "the model's reply was masked where it was recorded"
+    [refused, ran] = [
+        e.payload["detail"]
+        for e in log
+        if e.type == "tool.called.v1" and e.payload["channel"] == "executor" and e.run_id == run_id
+    ]
+    assert refused["exit_code"] is None and "program not run" in refused["problems"][0]
+    assert ran["exit_code"] == 0  # ... and the program without them ran
     assert "could not connect with" in places["history"]  # the failure is recorded, masked
     # ... and what was masked in the failure and in the worker's log lines is an event of its
     # own, in the run's tenant, naming the activity and its workflow (never the value).
@@ -113,3 +132,42 @@ async def output_maskings(events, run_id: str) -> list:
             return found
         await asyncio.sleep(0.1)
     return found
+
+
+# Split so that the plan holds neither half: step w's program joins them.
+AWS_ID = ("AKIA", "QYLPMN5HHHFPZAM2")
+AWS_SECRET = ("wJalrXUtnFEMI/K7MDENG/", "bPxRfiCYzq3vKEY9ab")
+HEADERLESS = f"""
+key_id, secret = {AWS_ID[0]!r} + {AWS_ID[1]!r}, {AWS_SECRET[0]!r} + {AWS_SECRET[1]!r}
+open("output/creds.csv", "w").write(f"aws-prod,{{key_id}},{{secret}}\\nci,x,y\\n")
+"""
+
+
+async def test_a_headerless_csv_reaches_the_model_with_its_first_line_masked(
+    temporal_env: Any, task_queue: str, tmp_path: Path
+) -> None:
+    """A step's preflight receipt (its evidence in the executor's prompt) is masked first."""
+    key_id, secret = "".join(AWS_ID), "".join(AWS_SECRET)
+    script = [executor("m", run_python("open('output/m.json', 'w').write('{\"n\": 1}')"))]
+    doc = plan(
+        code_step("w", HEADERLESS, ["output/creds.csv"]),
+        model_step("m", ["output/m.json"], depends_on=["w"], input_file_paths=["output/creds.csv"]),
+    )
+    async with model_engine(temporal_env, tmp_path / "h", task_queue, script) as (eng, server):
+        result = await eng.run(doc)
+        log = eng.services.events.list_events(limit=100_000)
+        prompts = json.dumps(server.requests)
+    assert result.status == "completed"
+    assert "[REDACTED:aws-secret-access-key-pair]" in prompts  # the evidence names the column
+    assert key_id not in prompts and secret not in prompts
+    [pre] = [
+        e
+        for e in log
+        if e.type == "guard.masked.v1"
+        and e.payload["event_type"] == "step.receipt.preflight.v1"
+        and e.payload["event_id"].endswith(":m:1")
+    ]
+    assert {f["detector"] for f in pre.payload["findings"]} == {
+        "aws_key",
+        "aws-secret-access-key-pair",
+    }

@@ -4,7 +4,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 from activities.store.artifacts import open_artifact_store
@@ -14,7 +13,7 @@ from schemas.event_catalogue import STEP_RECEIPT_POSTFLIGHT, STEP_RECEIPT_PREFLI
 from schemas.event_ids import stream_id
 from schemas.receipts import Receipt
 from schemas.scope import DEFAULT_TENANT
-from workers.cli.common import TenantOption, fail, out, scope_of, settings
+from workers.cli.common import TenantOption, fail, masked, out, scope_of, settings
 
 
 def artifacts_cmd(
@@ -118,13 +117,14 @@ def receipts_cmd(
                 if f.parse_validation and f.parse_validation.ok
                 else (f.parse_validation.error if f.parse_validation else "-")
             )
+            # Receipts stored before they were masked are masked here (each finding noted).
             table.add_row(
-                f.path,
+                masked(f.path),
                 "yes" if f.exists else "[red]no[/]",
                 f"{f.size_bytes:,}" if f.size_bytes is not None else "-",
                 (f.sha256 or "-")[7:19],
-                escape(str(parse)),
-                escape(_summary(f.schema_summary)),
+                masked(str(parse)),
+                masked(_summary(f.schema_summary)),
                 ", ".join(f.placeholder_sentinels) or "-",
             )
         out.print(table)

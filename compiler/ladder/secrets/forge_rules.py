@@ -3,16 +3,28 @@
 Gitleaks' rules find credentials by their shape; these find Forge's own API keys by theirs,
 and the rest by what surrounds them: a
 password in a `password=` pair or a connection URL, HTTP Basic credentials, an AWS secret
-access key or an Azure storage account key named as such. Each value must look like a secret,
-not like a placeholder (`changeme`, `<password>`, `${DB_PASSWORD}`, `****`): see
-`compiler/ladder/secrets/allow.py`.
+access key named as such or written next to its key id, or an Azure storage account key named
+as such. Each value must look like a secret, not like a placeholder (`changeme`, `<password>`,
+`${DB_PASSWORD}`, `****`): see `compiler/ladder/secrets/allow.py`; a connection URL's password
+that is a format field (`{P}`, `%s`) is a program's template, not a password.
 """
 
-from compiler.ladder.secrets.rule import Rule
+from compiler.ladder.secrets.rule import Allow, Rule
 
 __all__ = ["FORGE_RULES"]
 
 _END = r"(?:[\x60'\"\s;,&)}\]\\]|$)"  # a quote, space, separator, an escape, or the end
+# A password in a URL that is a format field, not a value: `{P}`, `{password}`, `%s`,
+# `%(pw)s`, `${PASS}`, `$PASS`, `{{ password }}`, `<password>`, `$(cat pw)`, each possibly
+# followed by the backslashes that escape the `@` in source code (`…:{P}\\@host`): a program
+# that builds its connection URL from a secret it was given, not one holding a password.
+_FORMAT_FIELD = Allow(
+    regexes=(
+        r"^(?:\{[^{}\s]{0,60}\}|\{\{[^{}]{0,80}\}\}|\$\{?[A-Za-z_][\w.:-]{0,80}\}?"
+        r"|%(?:\([\w.-]{1,60}\))?[-+ #0]{0,4}\d{0,3}(?:\.\d{1,3})?[sdrifx]"
+        r"|<[^<>\s]{1,60}>|\$\([^()]{1,80}\))\\*$",
+    )
+)
 
 FORGE_RULES: tuple[Rule, ...] = (
     Rule(
@@ -47,6 +59,7 @@ FORGE_RULES: tuple[Rule, ...] = (
         r"[a-z0-9.\[\]_-]{1,253}",
         keywords=("://",),
         entropy=1.5,
+        allows=(_FORMAT_FIELD,),
     ),
     Rule(
         id="http-basic-credentials",
@@ -61,6 +74,15 @@ FORGE_RULES: tuple[Rule, ...] = (
         regex=r"(?i)aws.{0,20}?(?:secret|sk)[\w.-]{0,20}[\"']?[ \t]{0,3}(?:=|:|=>)[ \t]{0,3}"
         r"[\"']?([a-z0-9/+]{40})(?:[^a-z0-9/+=]|$)",
         keywords=("aws",),
+        entropy=3.0,
+    ),
+    Rule(
+        id="aws-secret-access-key-pair",
+        description="An AWS secret access key written next to its access key id (a CSV row "
+        "`name,AKIA…,<secret>`, a `AKIA…:<secret>` pair): the key id names the secret.",
+        regex=r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}[\"']?[ \t]{0,3}[,;:|\t=]"
+        r"[ \t]{0,3}[\"']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
+        keywords=("akia", "asia", "abia", "acca", "a3t"),
         entropy=3.0,
     ),
     Rule(
