@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 from activities.capsules.instantiate import sealed_nodes, sealed_plan
 from activities.harness.receipts import schema_summary, validate_parse
+from activities.harness.receipts_masking import masked_summary
 from activities.store.artifacts import ArtifactStore
 from activities.store.capsules import CapsuleStore
 from compiler.plan.params import ParameterInvalid, bind_params
@@ -275,7 +276,8 @@ def check_input(param: InputParameter, raw: str, path: Path) -> None:
         )
     if not param.columns:
         return
-    summary = schema_summary(path, param.validator)
+    # Masked as the source run's receipt was: a column named like a credential matches its mask.
+    summary = masked_summary(schema_summary(path, param.validator))
     found = {
         str(c.get("name")): str(c.get("type", "string"))
         for c in summary.get("columns") or []

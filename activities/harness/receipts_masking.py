@@ -11,7 +11,7 @@ receipt verifies exactly as the unmasked one would.
 """
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from activities.store.events import EventStore
 from activities.store.masking import guard_draft
@@ -66,12 +66,25 @@ def record_receipt_masking(
     events.append([guard], stream_id=guard_stream(draft.scope.tenant))
 
 
+def masked_summary(
+    summary: dict[str, Any], where: str = "", found: list[Masked] | None = None
+) -> dict[str, Any]:
+    """A schema summary as a receipt stores it: column names and every string masked.
+
+    A capsule compares a new input's summary with its source run's receipt, so it masks the new
+    one this way first (activities/capsules/prepare_run.py).
+    """
+    sink: list[Masked] = [] if found is None else found
+    header = _masked_header(summary, where, sink)
+    masked, hits = mask_value(header, where)
+    sink += hits
+    return cast(dict[str, Any], masked)  # mask_value keeps a dict a dict
+
+
 def _masked_file(f: FileReceipt, where: str, found: list[Masked]) -> FileReceipt:
     update: dict[str, Any] = {}
-    summary = _masked_header(f.schema_summary, f"{where}/schema_summary", found)
-    summary, hits = mask_value(summary, f"{where}/schema_summary")
-    if hits or summary is not f.schema_summary:
-        found += hits
+    summary = masked_summary(f.schema_summary, f"{where}/schema_summary", found)
+    if summary is not f.schema_summary:
         update["schema_summary"] = summary
     check = f.parse_validation
     if check is not None and check.error:

@@ -39,3 +39,30 @@ def test_another_tenants_input_policy_is_refused_before_anything_is_read() -> No
             inputs={},
             params={},
         )
+
+
+def test_a_column_named_like_a_credential_matches_its_masked_receipt(tmp_path: Path) -> None:
+    """The source run's receipt stored the column's name masked; a new input's is masked too."""
+    from activities.capsules.prepare_run import ParameterInvalid, check_input
+    from activities.harness.receipts import schema_summary
+    from activities.harness.receipts_masking import masked_summary
+    from schemas.capsule import InputColumn, InputParameter
+
+    key_id = "AKIA" + "QX7ZK2M4PW9RT3VB"  # a realistic id, split so this file holds none
+    source = tmp_path / "source.csv"
+    source.write_text(f"account,{key_id}\nacme,1\n")
+    [account, masked] = masked_summary(schema_summary(source, "csv"))["columns"]
+    assert masked["name"] == "[REDACTED:aws_key]"
+    param = InputParameter(
+        name="keys",
+        path="input/keys.csv",
+        validator="csv",
+        columns=[InputColumn(name=c["name"], type=c["type"]) for c in (account, masked)],
+    )
+    again = tmp_path / "again.csv"
+    again.write_text(f"account,{key_id}\nglobex,2\n")
+    check_input(param, str(again), again)  # the same header: accepted
+    other = tmp_path / "other.csv"
+    other.write_text("account,region\nglobex,eu\n")
+    with pytest.raises(ParameterInvalid, match=r"missing column\(s\) \[REDACTED:aws_key\]"):
+        check_input(param, str(other), other)
