@@ -17,6 +17,8 @@ from fastapi import APIRouter, Depends, Query, Request, UploadFile
 from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
 
+from activities import masked_output
+from activities.harness.receipts_masking import mask_receipt
 from schemas.api import ArtifactItem, ArtifactList, Upload
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
@@ -198,11 +200,15 @@ async def receipts(
             f"no receipts for step {step_key!r} of run {run_id!r}", code=ErrorCode.NOT_FOUND
         )
     store = ctx.services.artifacts
-    return [
-        Receipt.model_validate_json(
+    shown = []
+    for e in found:
+        stored = Receipt.model_validate_json(
             await asyncio.to_thread(
                 store.read_bytes, who.scope(), e.payload["receipt_ref"]["sha256"], 16 * 1024 * 1024
             )
         )
-        for e in found
-    ]
+        # Receipts are masked when stored; one stored before that is masked on its way out.
+        receipt, masked = mask_receipt(stored)
+        masked_output.note("api", f"GET /runs/{run_id}/steps/{step_key}/receipts", masked)
+        shown.append(receipt)
+    return shown
