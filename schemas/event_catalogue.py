@@ -27,7 +27,14 @@ from schemas.capsule import CAPSULE_EXTRACTED, CAPSULE_IMPORTED, CapsuleRecorded
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.evaluator import EVALUATION_PROOF
-from schemas.guard import GUARD_MASKED, GUARD_OUTPUT_MASKED, OutputMasked, SecretsMasked
+from schemas.guard import (
+    GUARD_FOUND,
+    GUARD_MASKED,
+    GUARD_OUTPUT_MASKED,
+    CredentialsFound,
+    OutputMasked,
+    SecretsMasked,
+)
 from schemas.recipes import RECIPE_TRAIL, RUN_TAGGED, TrailEntry
 from schemas.run_events import (
     BudgetExhausted,
@@ -68,6 +75,7 @@ __all__ = [
     "BUDGET_EXTENSION_REFUSED",
     "CAPSULE_EXTRACTED",
     "CAPSULE_IMPORTED",
+    "GUARD_FOUND",
     "GUARD_MASKED",
     "CATALOGUE",
     "EVALUATION_PROOF",
@@ -201,6 +209,11 @@ _TYPES = (
     EventType(TOOL_REPLAYED, ToolReplayed, "A bridge call answered from an earlier same call."),
     EventType(LOG_NOTED, LogNoted, "A note step code left through `log.note`."),
     EventType(EVALUATION_PROOF, EvaluationProofRecorded, "An evaluator's verdict and its proof."),
+    EventType(
+        GUARD_FOUND,
+        CredentialsFound,
+        "Credentials in a step's inputs or outputs, reported (the profile's phase mode: report).",
+    ),
     # A tenant's capsule (`capsules:<tenant>:<name>`): its versions as they are added.
     EventType(CAPSULE_EXTRACTED, CapsuleRecorded, "A run was extracted into a capsule version."),
     EventType(CAPSULE_IMPORTED, CapsuleRecorded, "An exported capsule version was imported."),

@@ -1,4 +1,8 @@
-"""The guard's boundary findings: credentials masked before something was written or sent."""
+"""The guard's findings: credentials masked on a way out, or found in a step's files.
+
+Masked: before an event, a log line, a failure or a CLI line was written or sent. Found: in the
+files a step read or wrote, under an execution profile whose step phase reports.
+"""
 
 from typing import Literal
 
@@ -7,8 +11,12 @@ from pydantic import Field
 from schemas.base import FrozenModel
 
 __all__ = [
+    "GUARD_FOUND",
     "GUARD_MASKED",
     "GUARD_OUTPUT_MASKED",
+    "CredentialsFound",
+    "FileFinding",
+    "GuardPhase",
     "MaskedFinding",
     "OutputMasked",
     "OutputSink",
@@ -17,11 +25,14 @@ __all__ = [
 
 GUARD_MASKED = "guard.masked.v1"
 GUARD_OUTPUT_MASKED = "guard.output_masked.v1"
+GUARD_FOUND = "guard.found.v1"
 
 # Where a process wrote text that held credentials: a log record, a failure on its way to
 # Temporal's history, a line the CLI printed, an error body the HTTP API answered, or a text
 # cut to a limit for an event's field or a model's prompt (masked before the cut, noted then).
 OutputSink = Literal["log", "failure", "cli", "api", "event", "prompt"]
+# The execution profile's validation phases the step harness applies the guard at.
+GuardPhase = Literal["step_input", "step_output"]
 
 
 class MaskedFinding(FrozenModel):
@@ -62,3 +73,32 @@ class OutputMasked(FrozenModel):
         ge=0,
         description="maskings before this one the process could not keep (its queue was full)",
     )
+
+
+class FileFinding(FrozenModel):
+    """One credential in a file a step read or wrote: which file, where in it, what, its mask."""
+
+    file: str = Field(description="the workspace path, e.g. output/result.json")
+    where: str = Field(
+        description="a JSON pointer into the document ('' = the whole of it), or 'line N' "
+        "(a CSV's 'line N, column C')"
+    )
+    detector: str
+    masked: str = Field(description="a safe stand-in (length, first characters), never the value")
+
+
+class CredentialsFound(FrozenModel):
+    """Payload of guard.found.v1: credentials in the files a step read or wrote, reported.
+
+    Stream: the step's (`<run>:step:<step_key>`), caused by the attempt's receipt of the phase.
+    Written when the execution profile's phase is `report`: the attempt went on and the files
+    are unchanged. In `block` mode the attempt fails instead (POLICY_BLOCKED), its
+    step.failed.v1 naming the file, where and the detector.
+    """
+
+    step_key: str
+    iteration: int = Field(default=1, ge=1, description="the loop pass (set only after the 1st)")
+    attempt: int = Field(ge=1)
+    phase: GuardPhase
+    findings: list[FileFinding]
+    more: int = Field(default=0, ge=0, description="further findings, not listed")

@@ -1,9 +1,11 @@
 """What the platform checks around the program: the receipts, inputs, outputs and writes.
 
-Harness steps 4-5 (the preflight receipt; required inputs present and parsing) and 7-8 (the
-postflight receipt; declared outputs present, non-empty, parsing, free of placeholders and,
-for an `invoke skill:` step, matching the skill's schema; nothing written outside them and no
-input changed). Each check raises StepFailure; none trusts the step's own word.
+Harness steps 4-5 (the preflight receipt; required inputs present and parsing; the inputs free
+of credentials, per the profile's step_input phase) and 7-8 (the postflight receipt; declared
+outputs present, non-empty, parsing, free of placeholders and, for an `invoke skill:` step,
+matching the skill's schema; nothing written outside them and no input changed; the outputs
+free of credentials, per the step_output phase). Each check raises StepFailure; none trusts
+the step's own word.
 """
 
 import json
@@ -14,11 +16,14 @@ from typing import Literal
 from jsonschema import Draft202012Validator
 
 from activities.harness.failure import StepFailure
+from activities.harness.guard_files import blocked_message, phase_mode, scan_files
 from activities.harness.receipts import build_receipt, hash_file
 from activities.sandbox.workspace import WorkspaceViolation, safe_read, safe_walk
 from schemas.compiled import CompiledStep
 from schemas.error_codes import ErrorCode
+from schemas.guard import FileFinding, GuardPhase
 from schemas.plan import ArtifactContract
+from schemas.profile import ExecutionProfile
 from schemas.receipts import Receipt
 
 SKILL_OUTPUT_MAX = 32 * 1024 * 1024
@@ -145,3 +150,24 @@ def check_undeclared_writes(workspace: Path, step: CompiledStep, preflight: Rece
             raise StepFailure(
                 ErrorCode.CONTRACT_VIOLATION, f"modified its input {path}; inputs are read-only"
             )
+
+
+# 5a and 8c. The guard: credentials in the inputs (step_input) and the outputs (step_output)
+def guard_files(
+    workspace: Path,
+    step: CompiledStep,
+    profile: ExecutionProfile,
+    receipt: Receipt,
+    phase: GuardPhase,
+) -> list[FileFinding]:
+    """The credentials in the receipt's files, to report; POLICY_BLOCKED if the phase blocks."""
+    mode = phase_mode(profile, phase)
+    if mode == "off":
+        return []
+    contracts = step.resolved_artifact_contracts if phase == "step_output" else {}
+    found = scan_files(
+        workspace, [(f.path, contracts.get(f.path)) for f in receipt.files if f.exists]
+    )
+    if found and mode == "block":
+        raise StepFailure(ErrorCode.POLICY_BLOCKED, blocked_message(step.step_key, phase, found))
+    return found

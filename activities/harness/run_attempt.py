@@ -26,10 +26,13 @@ from schemas.event_catalogue import (
     STEP_RECEIPT_PREFLIGHT,
 )
 from schemas.events import Event, EventDraft
+from schemas.guard import GUARD_FOUND, CredentialsFound, GuardPhase
 from schemas.profile import MODEL_BACKENDS
 from schemas.receipts import Receipt
 from schemas.run import StepExecuteResult
 from schemas.step_events import ArtifactPublished, StepCompleted, StepReceipt
+
+MAX_FINDINGS = 100  # listed in one guard.found.v1; `more` counts the rest
 
 
 def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -> StepExecuteResult:
@@ -53,6 +56,8 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     log.buffer(post_draft)
     checks.verify_outputs(post, step)
     checks.verify_skill_output(workspace, step)
+    # Before anything of the outputs is stored: a blocked output is never published.
+    _guard(attempt, log, post, "step_output", caused_by=post_draft.event_id)
     outputs = persist_outputs(workspace, step, services.artifacts, scope=attempt.inp.scope)
     code_ref = _store_code(attempt, services, code) if code is not None else None
     summary = receipt_summary(post)
@@ -120,7 +125,27 @@ def _prepare(
         # before its first use; otherwise the start goes with the end (or alone, if it is slow).
         log.flush_later(pre_draft)
     checks.verify_inputs(pre, attempt.step)
+    _guard(attempt, log, pre, "step_input", caused_by=pre_draft.event_id)
     return pre, pre_ref
+
+
+def _guard(
+    attempt: StepAttempt, log: AttemptLog, receipt: Receipt, phase: GuardPhase, *, caused_by: str
+) -> None:
+    """The profile's guard phase over the receipt's files: a report goes out with the attempt."""
+    found = checks.guard_files(attempt.workspace, attempt.step, attempt.profile, receipt, phase)
+    if found:
+        shown = found[:MAX_FINDINGS]
+        payload = CredentialsFound(
+            step_key=attempt.inp.step_key,
+            attempt=attempt.number,
+            phase=phase,
+            findings=shown,
+            more=len(found) - len(shown),
+        )
+        log.buffer(
+            attempt.draft(GUARD_FOUND, f"{phase}.{attempt.number}", payload, caused_by=caused_by)
+        )
 
 
 def _within_budget(attempt: StepAttempt, ledger: list[Event]) -> Usage:

@@ -8,6 +8,7 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
@@ -18,6 +19,7 @@ __all__ = [
     "chown_tree",
     "ensure_layout",
     "prepare_workspace_root",
+    "safe_open",
     "safe_read",
     "safe_walk",
     "scan_violations",
@@ -89,12 +91,12 @@ def _dir_fd(workspace: Path, parts: list[str]) -> Iterator[int]:
         os.close(fd)
 
 
-def safe_read(workspace: Path, rel: str, max_bytes: int) -> bytes:
-    """Read workspace/rel, refusing symlinks anywhere on the path and non-regular files.
+@contextmanager
+def safe_open(workspace: Path, rel: str) -> Iterator[tuple[BinaryIO, int]]:
+    """workspace/rel open for reading, and its size, refusing symlinks and non-regular files.
 
     Raises:
-        WorkspaceViolation: a component is a symlink or the file is not regular, or it holds
-            more than max_bytes.
+        WorkspaceViolation: a component is a symlink or the file is not regular.
         FileNotFoundError: the path does not exist.
     """
     *dirs, name = _parts(rel)
@@ -103,17 +105,28 @@ def safe_read(workspace: Path, rel: str, max_bytes: int) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise WorkspaceViolation(rel, f"is {_kind(st.st_mode)}, expected a regular file")
         fd = os.open(name, _FILE_FLAGS, dir_fd=parent)
-    try:
+    with os.fdopen(fd, "rb") as f:
         # Checked again on the open fd: the entry may have been swapped since the stat.
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise WorkspaceViolation(rel, "changed into a non-regular file while being opened")
-        chunks: list[bytes] = []
+        yield f, st.st_size
+
+
+def safe_read(workspace: Path, rel: str, max_bytes: int) -> bytes:
+    """Read workspace/rel, refusing symlinks anywhere on the path and non-regular files.
+
+    Raises:
+        WorkspaceViolation: a component is a symlink or the file is not regular, or it holds
+            more than max_bytes.
+        FileNotFoundError: the path does not exist.
+    """
+    chunks: list[bytes] = []
+    with safe_open(workspace, rel) as (f, _):
         remaining = max_bytes + 1
-        while remaining > 0 and (chunk := os.read(fd, min(remaining, 1 << 20))):
+        while remaining > 0 and (chunk := f.read(min(remaining, 1 << 20))):
             chunks.append(chunk)
             remaining -= len(chunk)
-    finally:
-        os.close(fd)
     data = b"".join(chunks)
     if len(data) > max_bytes:
         raise WorkspaceViolation(rel, f"is larger than the {max_bytes}-byte read limit")

@@ -265,6 +265,19 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "source_run_id": "r1",
         "created": False,
     },
+    "guard.found.v1": {
+        "step_key": "export",
+        "attempt": 1,
+        "phase": "step_output",
+        "findings": [
+            {
+                "file": "output/config.json",
+                "where": "/auth/token",
+                "detector": "github_token",
+                "masked": "ghp***(40 chars)",
+            }
+        ],
+    },
     "guard.masked.v1": {
         "event_id": "evt-1",
         "event_type": "tool.called.v1",

@@ -207,6 +207,6 @@ def test_types_lists_the_catalogue():
     types = {t["type"]: t for t in json.loads(result.output)["types"]}
     assert types["step.completed.v1"]["payload"] == "StepCompleted"
     assert types["step.completed.v1"]["schema"]["title"] == "StepCompleted"
-    assert len(types) == 40  # the run, step, gate, budget, tool, capsule, guard and webhook types
+    assert len(types) == 41  # the run, step, gate, budget, tool, capsule, guard and webhook types
     table = runner.invoke(_app(), ["events", "types"], env={"COLUMNS": "200"})
     assert table.exit_code == 0 and "gate.decided.v1" in table.output
