@@ -22,7 +22,7 @@ from schemas.error_codes import ErrorCode
 from schemas.profile import SandboxPolicy
 
 STEP_SCRIPT = "meta/step.py"
-STDERR_SHOWN = 2000  # characters of a failed program's stderr read for its last lines
+STDERR_SHOWN = 8000  # characters of a failed program's stderr kept (its last 5 lines, masked first)
 
 
 @dataclass(frozen=True)

@@ -63,3 +63,20 @@ def lanes(n: int, width: int) -> dict[str, Any]:
             )
         )
     return plan(*steps)
+
+
+def report_profile() -> dict[str, Any]:
+    """The default profile with the guard at step inputs and outputs in report mode.
+
+    Under `block` (the default) the step_input and step_output phases refuse a file holding a
+    credential before anything else sees it; tests of what happens to such files downstream
+    (receipts, prompts, the CLI) run with this profile instead.
+    """
+    from activities.compile.typelib import load_profiles
+
+    layers, _ = load_profiles()
+    profile = layers.builtin["default"].model_dump(mode="json")
+    profile["profile_id"] = "guard-report"
+    for phase in ("step_input", "step_output"):
+        profile["validation"]["phases"][phase]["mode"] = "report"
+    return profile
