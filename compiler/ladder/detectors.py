@@ -77,6 +77,12 @@ PRIVATE_KEY_BODY = re.compile(r"[A-Za-z0-9+/=\s]{0,20000}")
 PRIVATE_KEY_WINDOW = 20_000
 REDACTED = "[REDACTED:"  # how every placeholder the guard writes starts
 _AWS_SECRET = re.compile(r"[A-Za-z0-9/+=]{40}")
+_AWS_ID = re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])")
+_AWS_SECRET_TOKEN = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET_MIXED = re.compile(r"(?=.*[A-Z])(?=.*[a-z])(?=.*[G-Zg-z/+])")
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+_AWS_SECRET_DISTINCT = 20  # 40 random base64 characters hold about 30 distinct ones
+AWS_PAIR_DISTANCE = 100  # characters between a key id and its secret (gitleaks: same line)
 _BARE_SSN = re.compile(r"(?<!\d)\d{3}[- ]?\d{2}[- ]?\d{4}(?!\d)")
 # ISO 13616 country codes that issue IBANs (SWIFT IBAN registry).
 _IBAN_COUNTRIES = frozenset(
@@ -240,6 +246,36 @@ def aws_secret_under_key(key: str, value: str) -> bool:
         "aws" in lowered
         and "secret" in lowered
         and bool(_AWS_SECRET.fullmatch(value))
+        and not example_or_placeholder(value)
+    )
+
+
+def aws_secrets_by_ids(text: str) -> list[tuple[int, int]]:
+    """Spans of unlabelled AWS secret access keys: 40 random characters near a key id.
+
+    As gitleaks pairs them: "AKIA… / wJalr…" names neither, but an access key id within
+    `AWS_PAIR_DISTANCE` characters says what the 40-character token next to it is.
+    """
+    if "IA" not in text and "ACCA" not in text:  # AKIA, ASIA, ABIA
+        return []
+    spans: set[tuple[int, int]] = set()
+    for key_id in _AWS_ID.finditer(text):
+        low = max(0, key_id.start() - AWS_PAIR_DISTANCE - 40)
+        window = text[low : key_id.end() + AWS_PAIR_DISTANCE + 40]
+        for m in _AWS_SECRET_TOKEN.finditer(window):
+            start, end = low + m.start(), low + m.end()
+            if text[start - 1 : start] in _B64_CHARS or text[end : end + 1] in _B64_CHARS:
+                continue  # cut out of a longer run by the window's edge
+            if _aws_secret_like(m.group(0)):
+                spans.add((start, end))
+    return sorted(spans)
+
+
+def _aws_secret_like(value: str) -> bool:
+    """Random base64: both cases, a letter outside hex, many distinct characters, no example."""
+    return (
+        _AWS_SECRET_MIXED.match(value) is not None
+        and len(set(value)) >= _AWS_SECRET_DISTINCT
         and not example_or_placeholder(value)
     )
 

@@ -5,11 +5,19 @@ not swallow the text after it: the other detectors are tried at the same positio
 search resumes one character later ("XX00 AKIAIOSFODNN7EXAMPLE" is a failed IBAN, then an
 AWS key). A private key's END marker is found among the text's END markers (listed once
 per string, then looked up by bisection), so repeated BEGIN headers cost linear time.
+
+Some secrets are found by their body, where the part that names them is missing or split:
+a key's base64 before its END line (secrets/pem.py), a JWT wrapped onto several lines
+(secrets/jwts.py), a 40-character AWS secret next to its key id (`aws_secrets_by_ids`). A
+text that may have been cut before it arrived (`cut`: the masker's case, a stderr tail or a
+failure's last lines) is also searched for a key body with neither armour line and for a
+JWT's first or last part. Such a hit takes in any smaller hit it overlaps.
 """
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from functools import cache
+from typing import Any
 
 from compiler.ladder.detectors import (
     CONFIRM,
@@ -20,6 +28,7 @@ from compiler.ladder.detectors import (
     PRIVATE_KEY_END,
     PRIVATE_KEY_WINDOW,
     aws_secret_under_key,
+    aws_secrets_by_ids,
     bare_ssn,
     card_length,
     card_valid,
@@ -30,6 +39,8 @@ from compiler.ladder.detectors import (
 )
 from compiler.ladder.secrets.allow import forge_value, placeholder
 from compiler.ladder.secrets.engine import SecretScanner, entropy
+from compiler.ladder.secrets.jwts import jwt_spans
+from compiler.ladder.secrets.pem import bare_runs, tails
 
 Hit = tuple[int, int, str]  # start, end, detector
 _SHORTEST = 6  # no detector matches fewer characters
@@ -46,10 +57,12 @@ def secret_scanner() -> SecretScanner:
 
 
 class Detectors:
-    """The chosen detectors, compiled once per contract."""
+    """The chosen detectors, compiled once per contract (`cut`: see the module's docstring)."""
 
-    def __init__(self, names: tuple[str, ...]) -> None:
+    def __init__(self, names: tuple[str, ...], *, cut: bool = False) -> None:
         self.names = frozenset(names)
+        self.cut = cut
+        self._keys, self._aws = "private_key" in self.names, "aws_key" in self.names
         self.kinds = [n for n in PATTERNS if n in self.names]
         self.pattern = compile_detectors(names)
         self.singles = {n: re.compile(PATTERNS[n]) for n in self.kinds}
@@ -58,7 +71,7 @@ class Detectors:
     def quick(self, text: str) -> bool:
         """Whether `text` may hold anything (False: it certainly holds no pattern's match)."""
         return PREFILTER.search(text) is not None or (
-            self.secrets is not None and self.secrets.any(text)
+            self.secrets is not None and (self.secrets.any(text) or _wrapped_jwt(text))
         )
 
     def text(self, text: str, key: str | None = None) -> list[Hit]:
@@ -76,7 +89,7 @@ class Detectors:
             extra = self._hinted(text, key)
             if extra:
                 hits = sorted(hits + [h for h in extra if not _overlaps(h, hits)])
-        return hits
+        return self._bodies(text, hits)
 
     def number(self, value: int, key: str | None = None) -> str | None:
         """The detector an integer's decimal form matches (cards, phones, SSNs), if any."""
@@ -123,6 +136,24 @@ class Detectors:
                 if 8 <= sum(c.isdigit() for c in m.group(0)) <= 15:
                     hits.append((m.start(), m.end(), "phone"))
         return hits
+
+    def _bodies(self, text: str, hits: list[Hit]) -> list[Hit]:
+        """`hits` with the secrets found by their body (see the module's docstring).
+
+        Each search runs only where the text holds what it needs, checked with `in` first:
+        most strings hold no line break, no "-----END", no "ey" and no key id.
+        """
+        extra: list[Hit] = []
+        lines = "\n" in text or "\\n" in text
+        if self._keys and "-----END" in text:
+            extra += [(s, e, "private_key") for s, e in tails(text, hits)]
+        if self._keys and self.cut and lines:
+            extra += [(s, e, "private_key") for s, e in bare_runs(text)]
+        if self.secrets is not None and (self.cut or _wrapped_jwt(text)):
+            extra += [(s, e, "jwt") for s, e in jwt_spans(text, cut=self.cut)]
+        if self._aws:
+            extra += [(s, e, "aws_secret") for s, e in aws_secrets_by_ids(text)]
+        return _absorb(hits, extra) if extra else hits
 
     def _search(self, text: str) -> list[Hit]:
         hits: list[Hit] = []
@@ -204,5 +235,40 @@ def _key_end(text: str, header_end: int, ends: list[tuple[int, int]]) -> int:
     return body.end() if body is not None else header_end
 
 
+def _wrapped_jwt(text: str) -> bool:
+    """A JWT's header ('{"' in base64url) in a text with line breaks: a token a log wrapped."""
+    return ("eyJ" in text or "eyAi" in text) and ("\n" in text or "\\n" in text)
+
+
 def _overlaps(hit: Hit, hits: list[Hit]) -> bool:
     return any(hit[0] < e and s < hit[1] for s, e, _ in hits)
+
+
+def _inside(hit: Hit, hits: list[Hit], starts: list[int]) -> bool:
+    """Whether `hit` lies within one of `hits` (ordered, none overlapping)."""
+    i = bisect_right(starts, hit[0]) - 1
+    return i >= 0 and hit[1] <= hits[i][1]
+
+
+def _absorb(hits: list[Hit], extra: list[Hit]) -> list[Hit]:
+    """`hits` and `extra` as one ordered list without overlaps.
+
+    An extra hit inside one hit adds nothing (a one-line JWT is already a bearer token); one
+    that overlaps hits takes them in, so no part of what either found is left in the open.
+    """
+    starts = [s for s, _, _ in hits]
+    extra = [x for x in extra if not _inside(x, hits, starts)]
+    if not extra:
+        return hits
+    merged: list[list[Any]] = []
+    for start, end, kind, found_by_body in sorted(
+        [(s, e, k, False) for s, e, k in hits] + [(s, e, k, True) for s, e, k in extra]
+    ):
+        if merged and start < merged[-1][1]:
+            last = merged[-1]
+            last[1] = max(last[1], end)
+            if found_by_body and not last[3]:
+                last[2], last[3] = kind, True
+        else:
+            merged.append([start, end, kind, found_by_body])
+    return [(s, e, k) for s, e, k, _ in merged]

@@ -4,7 +4,9 @@ benign high-entropy strings of the kinds Forge and its users write.
 Formats follow gitleaks' rules and detect-secrets' plugins (the issue's anchors) and the
 issuers' own documentation; every sample is generated from a seeded RNG, so the corpus is the
 same in every run and holds no real credential. `FORMATS` maps a format to a generator of one
-sample *in context* (a line as it would appear in a config file, a log or a payload).
+sample *in context* (a line as it would appear in a config file, a log or a payload); its
+`secret(sample)` is the part that must never be shown (a PEM key's body, a token itself).
+`MULTILINE` samples span lines: PEM keys with a wrapped body, a JWT wrapped by a log.
 """
 
 # ruff: noqa: E501  (a table of formats: one generator per line reads best)
@@ -60,17 +62,71 @@ def iban(country: str, length: int) -> Gen:
     return gen
 
 
-def jwt(rng: random.Random) -> str:
-    def part(obj: dict[str, object]) -> str:
-        return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
+def part(obj: dict[str, object], separators: tuple[str, str] = (", ", ": ")) -> str:
+    """A JWT's header or claims: JSON, base64url-encoded without padding."""
+    text = json.dumps(obj, separators=separators)
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
 
+
+def jwt(rng: random.Random) -> str:
     header = part({"alg": "HS256", "typ": "JWT"})
     claims = part({"sub": pick(rng, DIGITS, 10), "name": pick(rng, LOWER, 8), "iat": 1700000000})
     return f"{header}.{claims}.{pick(rng, URLSAFE, 43)}"
 
 
-def ctx(template: str, gen: Gen) -> Gen:
-    return lambda rng: template.format(gen(rng))
+class InContext:
+    """One sample in its context (`template` holds it at `{}`), and which part is the secret."""
+
+    def __init__(self, template: str, gen: Gen) -> None:
+        self.template, self.gen = template, gen
+
+    def __call__(self, rng: random.Random) -> str:
+        return self.template.format(self.gen(rng))
+
+    def secret(self, sample: str) -> str:
+        """What must never be shown: the value in the template; of a PEM key, its body."""
+        head, _, tail = self.template.format("\0").partition("\0")
+        value = sample[len(head) : len(sample) - len(tail)]
+        if value.startswith("-----BEGIN"):
+            return "\n".join(value.splitlines()[1:-1])
+        return value
+
+
+def ctx(template: str, gen: Gen) -> InContext:
+    return InContext(template, gen)
+
+
+def wrap(text: str, width: int) -> str:
+    return "\n".join(text[i : i + width] for i in range(0, len(text), width))
+
+
+def pem(label: str, der: bytes) -> str:
+    """A PEM block as OpenSSL writes one: the base64 body wrapped at 64 characters."""
+    body = wrap(base64.b64encode(der).decode(), 64)
+    return f"-----BEGIN {label}-----\n{body}\n-----END {label}-----"
+
+
+def rsa_der(rng: random.Random) -> bytes:
+    """The shape of a 2048-bit PKCS#1 RSA key (1,192 bytes: 25 lines), its numbers random."""
+    return bytes.fromhex("308204a40201000282010100") + rng.randbytes(1180)
+
+
+def ec_der(rng: random.Random) -> bytes:
+    """A P-521 SEC 1 EC key (223 bytes: 5 lines): version, secret, curve, public point."""
+    secret = bytes.fromhex("020101" + "0442") + rng.randbytes(66)
+    curve = bytes.fromhex("a00706052b81040023")
+    point = bytes.fromhex("a181890381860004") + rng.randbytes(132)
+    return bytes.fromhex("3081dc") + secret + curve + point
+
+
+def jwt_rs256(rng: random.Random) -> str:
+    """An OpenID Connect ID token as a library writes one: compact JSON, a 2048-bit signature."""
+    compact = (",", ":")
+    header = part({"alg": "RS256", "typ": "JWT", "kid": pick(rng, HEX, 16)}, compact)
+    user = {"sub": pick(rng, DIGITS, 12), "email": f"{pick(rng, LOWER, 7)}@acme.internal"}
+    claims = part({"iss": "https://login.acme.internal/", **user, "iat": 1700000000}, compact)
+    signature = base64.urlsafe_b64encode(rng.randbytes(256)).decode().rstrip("=")
+    return f"{header}.{claims}.{signature}"
 
 
 def tok(prefix: str, alphabet: str, n: int, suffix: str = "") -> Gen:
@@ -214,6 +270,32 @@ FORMATS: dict[str, Gen] = {
         "SSN {}", lambda r: f"{r.randint(100, 665)}-{r.randint(10, 99)}-{r.randint(1000, 9999)}"
     ),
 }
+
+
+PERSONAL = frozenset(
+    "email phone-us phone-intl card-visa card-mastercard card-amex iban-de iban-gb-like us-ssn".split()
+)
+# Credentials on several lines: found by a header, and by their body alone when text was cut
+# before Forge saw it. Not in FORMATS, whose recall is measured through `forge guard scan`,
+# which reads a text line by line.
+MULTILINE: dict[str, InContext] = {
+    "private-key-rsa-wrapped": ctx("{}", lambda r: pem("RSA PRIVATE KEY", rsa_der(r))),
+    "private-key-ec-wrapped": ctx("{}", lambda r: pem("EC PRIVATE KEY", ec_der(r))),
+    "jwt-wrapped": ctx("id_token:\n{}", lambda r: wrap(jwt_rs256(r), 76)),
+}
+CREDENTIALS = tuple(name for name in FORMATS if name not in PERSONAL) + tuple(MULTILINE)
+
+
+def generator(name: str) -> InContext:
+    """The generator of format `name`, one line (`FORMATS`) or several (`MULTILINE`)."""
+    gen = MULTILINE.get(name) or FORMATS[name]
+    assert isinstance(gen, InContext), name
+    return gen
+
+
+def secret(name: str, sample: str) -> str:
+    """The part of a sample of format `name` that must never be shown."""
+    return generator(name).secret(sample)
 
 
 def rng_area(rng: random.Random) -> str:

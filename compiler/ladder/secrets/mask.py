@@ -6,6 +6,11 @@ gitleaks' rules, Forge's context rules, and secret-looking values under fields n
 secret), not personal data: an approver's email in an event is the audit trail, a card number
 in a payload is the ladder's to judge. What it finds becomes `[REDACTED:<detector>]`; the
 caller gets each finding as (where, detector, mask) to record, never the value.
+
+What crosses a boundary may have been cut before it got here (a sandbox's stderr kept as its
+last bytes, a failure kept as its last lines) or wrapped by a log, so secrets also count by
+their body: a key's base64 lines without their BEGIN line, a JWT's part or its wrapped whole,
+an AWS secret next to its key id (compiler/ladder/scan.py, `Detectors(..., cut=True)`).
 """
 
 import re
@@ -37,7 +42,9 @@ class Masked(NamedTuple):
 
 @cache
 def _detectors() -> Detectors:
-    return Detectors(BOUNDARY_DETECTORS)
+    # What crosses a boundary may have been cut before it got here (a sandbox's stderr kept
+    # as its last bytes, a failure's last lines): a key's body or a JWT's part counts too.
+    return Detectors(BOUNDARY_DETECTORS, cut=True)
 
 
 def mask_text(text: str, key: str | None = None, path: str = "") -> tuple[str, list[Masked]]:
