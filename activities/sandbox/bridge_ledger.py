@@ -16,11 +16,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from activities import masked_output
 from activities.masked_output import clipped
 from activities.sandbox.client.forge_bridge import MAX_RESPONSE_BYTES
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from compiler.hashing import canonical_json
+from compiler.ladder.secrets.mask import mask_value
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel
 from schemas.bridge import TOOL_REFUSED, TOOL_REPLAYED, BridgePolicy, ToolRefusal, ToolReplayed
@@ -303,7 +305,11 @@ def _json_bytes(value: Any) -> bytes:
 
 def summary(value: Any) -> str:
     """A bounded, redacted one-line JSON rendering of `value` for an event."""
-    text = _SUMMARY_ENCODER.encode(_redacted(value))
+    # Masked as a value, before it is encoded: in JSON text a line break is the two characters
+    # `\n`, which hides a key's or a token's lines from the detectors that know them by body.
+    masked, found = mask_value(_redacted(value))
+    masked_output.note("event", None, found)
+    text = _SUMMARY_ENCODER.encode(masked)
     if len(text) > SUMMARY_CHARS:
         return clipped(text, SUMMARY_CHARS - 1, "event") + "…"
     return text

@@ -142,3 +142,20 @@ def test_a_multiline_key_or_token_cut_where_its_lines_and_parts_meet_is_masked()
             assert shown(mask_text(text[:at])[0], key) == [], (name, "head", at)
             if at in cuts(name, text, start):
                 assert shown(mask_text(text[at:])[0], key) == [], (name, "tail", at)
+
+
+def test_clip_scans_only_the_kept_end_and_its_margin_and_still_masks_it() -> None:
+    """A megabytes-long stderr is not scanned whole; what is kept is masked all the same."""
+    from compiler.ladder.secrets.mask import CLIP_MARGIN
+
+    key_id = "AKIA" + "QX7ZK2M4PW9RT3VB"
+    far = f"{key_id} " + "log line\n" * 300_000  # 2.7 MB: the secret is far from the tail
+    text = far + f"the key was {key_id}\n" + "x" * 50
+    out, found = clip(text, 200, keep="tail")
+    assert key_id not in out and "[REDACTED:aws_key]" in out
+    assert len(found) == 1, "only the kept end and the margin were scanned"
+    # A secret straddling the margin's far edge cannot reach the kept end.
+    pad = "y" * (CLIP_MARGIN - 10)
+    edge = f"{key_id}{pad}" + "z" * 200
+    out, _ = clip(edge, 200, keep="tail")
+    assert out == "z" * 200

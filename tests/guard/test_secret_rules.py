@@ -102,12 +102,16 @@ def test_a_connection_url_with_a_password_is_still_found() -> None:
 
 
 def test_an_aws_secret_next_to_its_key_id_is_found() -> None:
-    """A CSV row or a `key_id:secret` pair: the key id names the 40-character secret."""
+    """A CSV row, a `key_id:secret` pair or prose: a key id names a 40-character secret near it."""
     key_id, secret = "AKIA" + "QYLPMN5HHHFPZAM2", "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzq3vKEY9ab"
     for text in (f"aws-prod,{key_id},{secret}", f'"{key_id}","{secret}"', f"{key_id}\t{secret}"):
         masked, found = mask_text(text)
-        assert [f.detector for f in found] == ["aws_key", "aws-secret-access-key-pair"], text
+        assert [f.detector for f in found] == ["aws_key", "aws_secret"], text
         assert key_id not in masked and secret not in masked
     # Alone, or far from a key id, 40 base64 characters are not known to be a secret.
     assert mask_text(f"checksum {secret}")[1] == []
-    assert [f.detector for f in mask_text(f"{key_id} and later {secret}")[1]] == ["aws_key"]
+    far = f"{key_id} and, much later in the text, " + "more words " * 10 + secret
+    assert [f.detector for f in mask_text(far)[1]] == ["aws_key"]
+    # Near it (within 100 characters), in prose: the id names it too.
+    near = f"using key {key_id} / {secret}"
+    assert [f.detector for f in mask_text(near)[1]] == ["aws_key", "aws_secret"]

@@ -112,8 +112,8 @@ def test_a_headerless_csvs_first_line_loses_its_key_pair(tmp_path: Path) -> None
     assert _leaks(receipt) == ["AKIAQYLP", "wJalrXUt"]
     masked, found = mask_receipt(receipt)
     names = [c["name"] for c in _summary(masked)["columns"]]
-    assert names == ["aws-prod", "[REDACTED:aws_key]", "[REDACTED:aws-secret-access-key-pair]"]
-    assert {f.detector for f in found} == {"aws_key", "aws-secret-access-key-pair"}
+    assert names == ["aws-prod", "[REDACTED:aws_key]", "[REDACTED:aws_key]"]
+    assert {f.detector for f in found} == {"aws_key", "aws_secret"}
     keys = _summary(masked)["candidate_keys"]
     assert all(AWS_ID not in k and AWS_SECRET not in k for k in keys)
     assert _leaks(masked) == [] and _checked(masked) == _checked(receipt)

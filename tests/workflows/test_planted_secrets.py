@@ -161,7 +161,7 @@ async def test_a_headerless_csv_reaches_the_model_with_its_first_line_masked(
         log = eng.services.events.list_events(limit=100_000)
         prompts = json.dumps(server.requests)
     assert result.status == "completed"
-    assert "[REDACTED:aws-secret-access-key-pair]" in prompts  # the evidence names the column
+    assert "[REDACTED:aws_key]" in prompts  # the evidence names the column
     assert key_id not in prompts and secret not in prompts
     [pre] = [
         e
@@ -172,5 +172,5 @@ async def test_a_headerless_csv_reaches_the_model_with_its_first_line_masked(
     ]
     assert {f["detector"] for f in pre.payload["findings"]} == {
         "aws_key",
-        "aws-secret-access-key-pair",
+        "aws_secret",
     }

@@ -77,15 +77,6 @@ FORGE_RULES: tuple[Rule, ...] = (
         entropy=3.0,
     ),
     Rule(
-        id="aws-secret-access-key-pair",
-        description="An AWS secret access key written next to its access key id (a CSV row "
-        "`name,AKIA…,<secret>`, a `AKIA…:<secret>` pair): the key id names the secret.",
-        regex=r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}[\"']?[ \t]{0,3}[,;:|\t=]"
-        r"[ \t]{0,3}[\"']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)",
-        keywords=("akia", "asia", "abia", "acca", "a3t"),
-        entropy=3.0,
-    ),
-    Rule(
         id="azure-storage-account-key",
         description="An Azure storage account key or SAS signature in a connection string.",
         regex=r"(?i)(?:AccountKey|SharedAccessKey)=([a-z0-9+/]{40,100}={0,2})" + _END,

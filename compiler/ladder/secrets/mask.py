@@ -21,13 +21,21 @@ from compiler.ladder.contract import ALL_DETECTORS, Detector
 from compiler.ladder.detectors import REDACTED, aws_secret_under_key, mask, placeholder
 from compiler.ladder.scan import Detectors
 
-__all__ = ["BOUNDARY_DETECTORS", "Masked", "clip", "mask_text", "mask_value"]
+__all__ = [
+    "BOUNDARY_DETECTORS",
+    "CLIP_MARGIN",
+    "Masked",
+    "clip",
+    "mask_text",
+    "mask_value",
+]
 
 # Every detector but the personal-data ones: a detector added to the contract's list is a
 # boundary detector too unless it is personal data.
 PERSONAL_DATA = frozenset({"email", "phone", "us_ssn", "iban", "card"})
 BOUNDARY_DETECTORS: tuple[Detector, ...] = tuple(d for d in ALL_DETECTORS if d not in PERSONAL_DATA)
 _SHORTEST = 6
+CLIP_MARGIN = 4096  # longer than any single-line secret a detector finds (bearer: 2,000)
 _PLACEHOLDER = re.compile(re.escape(REDACTED) + r"[a-z_]{1,40}\]")
 _DEPTH = 64  # nesting deeper than this is masked as text (json-encoded), never skipped
 
@@ -83,9 +91,16 @@ def clip(
     says which end survives; a cut never splits a `[REDACTED:…]` placeholder, so what is kept
     never shows half a mask as if it were text. `lines`: at most that many lines, too (the
     first ones for "head", the last ones for "tail").
+
+    Only the kept end and `CLIP_MARGIN` characters beyond it are scanned (a step's stderr may
+    be megabytes): a single-line secret cut at the margin's far edge cannot reach the kept end,
+    being shorter than the margin, and a multi-line one is known by its body (`cut=True`).
     """
     if limit < 0:
         raise ValueError(f"clip: limit must be 0 or more, not {limit}")
+    window = limit + CLIP_MARGIN
+    if len(text) > window:
+        text = text[:window] if keep == "head" else text[len(text) - window :]
     masked, found = mask_text(text, key)
     if lines is not None:
         kept = masked.splitlines()
