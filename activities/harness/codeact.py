@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from activities.harness.codeact_prompt import RUN_PYTHON, packet_blocks, task_text
 from activities.harness.program_credentials import credential_problem
 from activities.masked_output import clipped
 from activities.models.base import ModelError
@@ -40,7 +41,6 @@ from schemas.models import (
 from schemas.plan import ParameterDecl, Scalar
 from schemas.profile import ConsumerBinding
 
-RUN_PYTHON = "run_python"
 RUN_PYTHON_TOOL = ToolDef(
     name=RUN_PYTHON,
     description=(
@@ -163,80 +163,6 @@ class LoopSpec:
     params: Sequence[tuple[ParameterDecl, Scalar]] = ()
 
 
-def packet_blocks(spec: LoopSpec) -> list[Block]:
-    """The dispatch packet as task sections, in the authority order of seed 000 §6.6."""
-    packet, step = spec.packet, spec.step
-    sections: list[tuple[str, Any]] = [
-        ("1. io_contract (highest authority)", packet.io_contract.model_dump(mode="json")),
-        ("2. execution_contract", packet.execution_contract.model_dump(mode="json")),
-        (
-            "3. compiled_step_contract_v1",
-            step.compiled_step_contract_v1.model_dump(mode="json"),
-        ),
-        (
-            "4. artifact_contracts",
-            {k: v.model_dump(mode="json") for k, v in sorted(packet.artifact_contracts.items())},
-        ),
-        ("5. skill_bindings", [b.model_dump(mode="json") for b in packet.skill_bindings]),
-        (
-            "6. materialized_skill_packages",
-            [m.model_dump(mode="json") for m in packet.materialized_skill_packages],
-        ),
-        (
-            "7. system_guarantees",
-            [
-                "inputs are materialized and hash-verified before your first program runs",
-                "only the io_contract's write_paths and work/ are writable; anything else in "
-                "output/ fails the attempt",
-                "outputs are verified by the platform after every program (exists, non-empty, "
-                "parses, no placeholders, schema); your own claims are not evidence",
-                "the sandbox has no network; governed tools are reached only through "
-                "`import forge_bridge; forge_bridge.call(tool_id, args)`",
-                f"governed tools this step may call: {', '.join(spec.bridge_tools) or 'none'}",
-                "skills are read-only at /skills/<skill_id>/",
-            ],
-        ),
-    ]
-    blocks = [
-        Block(
-            kind="packet",
-            text=f"### {title}\n{json.dumps(body, indent=1, sort_keys=True)}",
-            priority=100 - i,
-        )
-        for i, (title, body) in enumerate(sections)
-    ]
-    if spec.params:
-        blocks.append(params_block(spec.params))
-    if spec.repair is not None:
-        blocks.append(spec.repair.block())
-    return blocks
-
-
-def params_block(params: Sequence[tuple[ParameterDecl, Scalar]]) -> Block:
-    """The run's parameters: values the user may change between runs, read, never hard-coded."""
-    lines = [
-        "### run parameters",
-        "Values the user may change from one run to the next. Read each one in your program "
-        'with `import forge_bridge; forge_bridge.param("name")` (it returns the typed value); '
-        "never write the value itself into the code: the same program must do the right thing "
-        "when the run is started with another value.",
-    ]
-    for decl, value in params:
-        about = f" — {decl.description}" if decl.description else ""
-        lines.append(f"- {decl.name} ({decl.type}) = {json.dumps(value)}{about}")
-    return Block(kind="parameters", text="\n".join(lines), priority=92)
-
-
-def _task(step: CompiledStep) -> str:
-    outputs = ", ".join(step.executable_contract_v2.write_paths) or "none"
-    return (
-        f"Step {step.step_key}: {step.label}\nObjective: {step.objective}\n"
-        f"Success criteria: {step.success_criteria or 'the declared outputs verify'}\n"
-        f"Write exactly: {outputs}\n"
-        f"Call {RUN_PYTHON} with a complete program; the platform runs it and reports back."
-    )
-
-
 def _request(
     spec: LoopSpec, system: str, messages: list[Message], *, tools: list[ToolDef]
 ) -> ModelRequest:
@@ -277,7 +203,7 @@ def run_loop(
         pack,
         spec.run_context,
         InvokeRequest(
-            intent_id="forge.execute", message=_task(spec.step), sections=packet_blocks(spec)
+            intent_id="forge.execute", message=task_text(spec.step), sections=packet_blocks(spec)
         ),
         evidence=lambda _query: list(spec.evidence),
     )
