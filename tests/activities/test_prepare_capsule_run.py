@@ -1,5 +1,6 @@
 """One prepare_capsule_run for the CLI, the API and scheduled runs (issue 32 §4)."""
 
+import inspect
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,11 @@ class _Untouchable:
 
 
 def test_every_caller_uses_the_one_function() -> None:
-    for module in (workers.cli.capsule_run, workers.api.capsules, activities.schedules.prepare):
+    for module in (workers.api.capsules, activities.schedules.prepare):
         assert module.prepare_capsule_run is prepare_capsule_run, module.__name__
+    # The CLI imports it inside its verb, so that `forge` starts without the stores (issue 34 §1).
+    cli_source = inspect.getsource(workers.cli.capsule_run)
+    assert "from activities.capsules.prepare_run import prepare_capsule_run" in cli_source
     assert not hasattr(workers.services.capsule_runs, "prepare_capsule_run")
 
 

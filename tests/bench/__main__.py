@@ -21,6 +21,7 @@ from tests.bench import (
     bench_api,
     bench_bridge,
     bench_capsule,
+    bench_cli,
     bench_compile,
     bench_context,
     bench_guard,
@@ -48,6 +49,7 @@ BENCHES = (
     bench_capsule,
     bench_api,
     bench_tenancy,
+    bench_cli,
 )
 OUT = Path("bench-results.json")
 

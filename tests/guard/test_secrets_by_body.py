@@ -13,13 +13,13 @@ import uuid
 import pytest
 
 from compiler.ladder.detectors import aws_secrets_by_ids
+from compiler.ladder.guard import scan_document
 from compiler.ladder.secrets.jwts import jwt_spans
 from compiler.ladder.secrets.mask import mask_text
 from compiler.ladder.secrets.pem import bare_runs, tails
 from tests.guard.corpus import InContext, ec_der, jwt, jwt_rs256, pem, rsa_der, wrap
 from tests.guard.test_clip_property import shown
 from tests.support.timeouts import SLOW_INPUT_TIMEOUT_S
-from workers.cli.guard import scan_document
 
 RNG = random.Random(33)
 KEY = pem("RSA PRIVATE KEY", rsa_der(RNG))

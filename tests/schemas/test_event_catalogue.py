@@ -16,7 +16,7 @@ from schemas.step_events import StepCompleted
 from tests.schemas.event_samples import REF, SAMPLES
 from tests.support.errors import raises_code
 from tests.support.events import catalogue_problems
-from workers.cli.schemas import EXPORTED
+from workers.cli.schema_list import EXPORTED
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("activities", "compiler", "schemas", "workers", "workflows")

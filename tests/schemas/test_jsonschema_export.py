@@ -5,7 +5,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from workers.cli import app
-from workers.cli.schemas import EXPORTED, render, schema_documents
+from workers.cli.schema_list import EXPORTED
+from workers.cli.schemas import render, schema_documents
 
 COMMITTED = Path(__file__).resolve().parents[2] / "schemas" / "jsonschema"
 

@@ -3,7 +3,6 @@
 import typer
 import typer.main
 
-from schemas.errors import ForgeError
 from workers.cli.access import keys_app, tenants_app
 from workers.cli.api import api_cmd
 from workers.cli.artifacts import artifacts_cmd, receipts_cmd
@@ -26,8 +25,6 @@ from workers.cli.skills import skills_app
 from workers.cli.status import cancel_cmd, runs_cmd, status_cmd, watch_cmd
 from workers.cli.tenant_settings import tenants_show, tenants_update
 from workers.cli.webhooks import webhooks_app
-from workers.process import logmask
-from workers.process.runtime import tune_gc
 
 app = typer.Typer(
     name="forge",
@@ -73,6 +70,10 @@ app.add_typer(webhooks_app, name="webhooks")
 
 def main() -> None:
     """Console-script entry point: a ForgeError no verb handled is one line and exit 2."""
+    from schemas.errors import ForgeError
+    from workers.process import logmask
+    from workers.process.runtime import tune_gc
+
     tune_gc()
     logmask.install()
     try:

@@ -6,18 +6,20 @@ The CLI acts on this machine as each tenant's administrator (workers/access.loca
 the same authorization check the API's keys pass.
 """
 
+from __future__ import annotations
+
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from activities.store.access import AccessStore, open_access_store
-from schemas.access import ROLES
-from schemas.scope import DEFAULT_TENANT, Actor
+from schemas.scope import DEFAULT_TENANT
 from workers.cli.common import TenantOption, fail, one_line_errors, out, scope_of, settings
-from workers.services.access import authorize, local
+
+if TYPE_CHECKING:
+    from activities.store.access import AccessStore
 
 __all__ = ["keys_app", "tenants_app"]
 
@@ -26,6 +28,8 @@ keys_app = typer.Typer(help="API keys of a tenant: shown once, stored hashed, re
 
 
 def _store() -> AccessStore:
+    from activities.store.access import open_access_store
+
     return open_access_store(settings().database_url)
 
 
@@ -80,6 +84,10 @@ def keys_create(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Create a key; its token is printed this once (only its sha256 is stored)."""
+    from schemas.access import ROLES
+    from schemas.scope import Actor
+    from workers.services.access import authorize, local
+
     scope = scope_of(tenant)
     authorize(local(scope.tenant), "keys.write")
     if role not in ROLES:
@@ -103,6 +111,8 @@ def keys_create(
 @one_line_errors
 def keys_list(tenant: TenantOption = DEFAULT_TENANT) -> None:
     """The tenant's keys by prefix: role, actor, gate roles, state. Never a token."""
+    from workers.services.access import authorize, local
+
     scope = scope_of(tenant)
     authorize(local(scope.tenant), "keys.read")
     with _store() as store:
@@ -138,6 +148,8 @@ def keys_revoke(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Revoke a key at once: every request after this one is refused."""
+    from workers.services.access import authorize, local
+
     scope = scope_of(tenant)
     authorize(local(scope.tenant), "keys.write")
     with _store() as store:

@@ -1,19 +1,18 @@
 """`forge artifacts|receipts`: what a run published, and the receipts of a step's files."""
 
+from __future__ import annotations
+
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
-from activities.store.artifacts import open_artifact_store
-from activities.store.errors import StoreError
-from activities.store.events import EventStore, open_event_store
-from schemas.event_catalogue import STEP_RECEIPT_POSTFLIGHT, STEP_RECEIPT_PREFLIGHT
-from schemas.event_ids import stream_id
-from schemas.receipts import Receipt
 from schemas.scope import DEFAULT_TENANT
 from workers.cli.common import TenantOption, fail, masked, out, scope_of, settings
+
+if TYPE_CHECKING:
+    from activities.store.events import EventStore
 
 
 def artifacts_cmd(
@@ -22,6 +21,10 @@ def artifacts_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """`forge artifacts RUN` lists published outputs; `forge artifacts get RUN PATH -o FILE`."""
+    from activities.store.artifacts import open_artifact_store
+    from activities.store.errors import StoreError
+    from activities.store.events import open_event_store
+
     scope = scope_of(tenant)  # the run must be this tenant's; bytes come from its store only
     s = settings()
     events = open_event_store(s.database_url)
@@ -65,6 +68,8 @@ def artifacts_cmd(
 
 def _tenants_run(events: EventStore, run_id: str, tenant: str) -> None:
     """Exit 2 unless `run_id` is a run of `tenant` (another tenant's run is not found either)."""
+    from schemas.event_ids import stream_id
+
     started = events.read_stream(stream_id(run_id, "run"), tenant_id=tenant)
     if not started or started[0].scope.tenant != tenant:
         fail(
@@ -79,6 +84,13 @@ def receipts_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """The preflight and postflight receipts of a step: hashes, parse checks, schema summaries."""
+    from activities.store.artifacts import open_artifact_store
+    from activities.store.errors import StoreError
+    from activities.store.events import open_event_store
+    from schemas.event_catalogue import STEP_RECEIPT_POSTFLIGHT, STEP_RECEIPT_PREFLIGHT
+    from schemas.event_ids import stream_id
+    from schemas.receipts import Receipt
+
     scope = scope_of(tenant)
     s = settings()
     events = open_event_store(s.database_url)

@@ -1,24 +1,22 @@
 """`forge budget show|extend`: a run's caps, its recorded spend, and raising the caps."""
 
+from __future__ import annotations
+
 import asyncio
 import getpass
 import math
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
-from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.service import RPCError
 
-from activities.store.admissions import QuotaExceeded, open_admissions
-from schemas import names
-from schemas.budget import BudgetState, ExtendBudgetInput
-from schemas.events import Actor
 from workers.cli.common import fail, out, refusal, settings
-from workers.services import runs
-from workers.services.runs import connect
-from workflows.run import CompiledRunWorkflow
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from schemas.budget import BudgetState
 
 budget_app = typer.Typer(
     help="A run's token and cost budget: see it, or extend it to unblock the run.",
@@ -63,6 +61,16 @@ def extend_cmd(
     ] = "budget extended from the CLI",
 ) -> None:
     """Raise a run's caps; a run blocked in budget_exhausted goes on when there is room."""
+    from temporalio.client import WorkflowUpdateFailedError
+    from temporalio.service import RPCError
+
+    from activities.store.admissions import open_admissions
+    from schemas import names
+    from schemas.budget import BudgetState, ExtendBudgetInput
+    from schemas.events import Actor
+    from workers.services.runs import connect
+    from workflows.run import CompiledRunWorkflow
+
     _positive_or_zero("--tokens", tokens)
     _positive_or_zero("--cost", cost)
     if tokens == 0 and cost == 0:
@@ -104,6 +112,10 @@ async def _take_from_quota(client: Client, run_id: str, tokens: int) -> str | No
 
     A run admitted under a daily token quota cannot be given more than its tenant has left.
     """
+    from temporalio.service import RPCError
+
+    from activities.store.admissions import QuotaExceeded, open_admissions
+
     if tokens == 0:
         return None
     try:
@@ -123,6 +135,11 @@ async def _take_from_quota(client: Client, run_id: str, tokens: int) -> str | No
 
 def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     """A run's caps and recorded spend."""
+    from temporalio.service import RPCError
+
+    from workers.services import runs
+    from workers.services.runs import connect
+
     s = settings()
 
     async def go() -> None:

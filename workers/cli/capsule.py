@@ -3,22 +3,24 @@
 list, show, versions, diff, export and import are here; extract and run in capsule_run.py.
 """
 
+from __future__ import annotations
+
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from activities.capsules.prepare_run import capsule_ref
-from activities.store.capsule_bundle import export_bytes, export_capsule
-from schemas.capsule import CapsuleVersion
-from schemas.scope import DEFAULT_TENANT, Scope
+from schemas.scope import DEFAULT_TENANT
 from workers.cli.capsule_diff import render_diff
 from workers.cli.capsule_run import capsule_extract_cmd, capsule_run_cmd
 from workers.cli.common import TenantOption, fail, one_line_errors, out, scope_of, settings
-from workers.process.worker import Services
-from workers.services.capsules import MAX_EXPORT_BYTES, diff_versions, import_version
+
+if TYPE_CHECKING:
+    from schemas.capsule import CapsuleVersion
+    from schemas.scope import Scope
+    from workers.process.worker import Services
 
 __all__ = ["capsule_app"]
 
@@ -31,6 +33,8 @@ capsule_app.command("run")(one_line_errors(capsule_run_cmd))
 
 
 def _services() -> Services:
+    from workers.process.worker import Services
+
     return Services.from_settings(settings())
 
 
@@ -65,6 +69,8 @@ def show_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """One version: its goal, parameters, steps and what each runs, governance, provenance."""
+    from activities.capsules.prepare_run import capsule_ref
+
     name, number = capsule_ref(ref)
     v = _services().capsules.get(scope_of(tenant), name, number)
     c = v.content
@@ -116,6 +122,8 @@ def versions_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Every version of capsule NAME, oldest first."""
+    from activities.capsules.prepare_run import capsule_ref
+
     base, number = capsule_ref(name)
     if number is not None:
         fail(f"{name}: `versions` takes a capsule name; see one version with `forge capsule show`")
@@ -143,6 +151,8 @@ def diff_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """What changed between two versions: steps, contracts, code, parameters, governance."""
+    from workers.services.capsules import diff_versions
+
     scope = scope_of(tenant)
     services = _services()
     first, second = (_version(services, scope, ref) for ref in (a, b))
@@ -151,6 +161,8 @@ def diff_cmd(
 
 
 def _version(services: Services, scope: Scope, ref: str) -> CapsuleVersion:
+    from activities.capsules.prepare_run import capsule_ref
+
     name, number = capsule_ref(ref)
     return services.capsules.get(scope, name, number)
 
@@ -163,6 +175,9 @@ def export_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Write a version and every blob it names to FILE, to import in another installation."""
+    from activities.capsules.prepare_run import capsule_ref
+    from activities.store.capsule_bundle import export_bytes, export_capsule
+
     scope = scope_of(tenant)
     services = _services()
     name, number = capsule_ref(ref)
@@ -186,6 +201,8 @@ def import_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Import an exported capsule: every hash verified first; a tampered file changes nothing."""
+    from workers.services.capsules import MAX_EXPORT_BYTES, import_version
+
     scope = scope_of(tenant)
     services = _services()
     try:

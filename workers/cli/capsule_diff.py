@@ -1,14 +1,18 @@
 """`forge capsule diff NAME@A NAME@B`: a CapsuleDiff (compiler/capsule/diff.py) for people."""
 
+from __future__ import annotations
+
 import json
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from schemas.base import PlainData
-from schemas.capsule import CapsuleDiff, StepChange, ValueChange
+if TYPE_CHECKING:
+    from schemas.base import PlainData
+    from schemas.capsule import CapsuleDiff, StepChange, ValueChange
 
 __all__ = ["render_diff"]
 

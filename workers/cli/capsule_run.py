@@ -1,17 +1,13 @@
 """`forge capsule extract|run`: a completed run becomes a capsule; a capsule runs on new data."""
 
+from __future__ import annotations
+
 import asyncio
-from typing import Annotated, get_args
+from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 from rich.markup import escape
-from temporalio.client import WorkflowFailureError
 
-from activities.capsules.prepare_run import prepare_capsule_run
-from schemas.capsule import CapsuleVersion
-from schemas.plan import ScalarType
-from schemas.run import RunResult
-from schemas.run_source import CapsuleSource
 from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers.cli.common import (
     ProjectOption,
@@ -24,14 +20,13 @@ from workers.cli.common import (
     temporal_client,
 )
 from workers.cli.run import run_started
-from workers.process.worker import Services
-from workers.services import runs
-from workers.services.capsule_runs import input_policy
-from workers.services.capsules import CapsuleServices, extract_run
+
+if TYPE_CHECKING:
+    from schemas.capsule import CapsuleVersion
+    from schemas.plan import ScalarType
+    from schemas.run import RunResult
 
 __all__ = ["capsule_extract_cmd", "capsule_run_cmd"]
-
-_TYPES = get_args(ScalarType)
 
 
 def _pairs(pairs: list[str], option: str, value: str) -> dict[str, str]:
@@ -48,11 +43,14 @@ def _pairs(pairs: list[str], option: str, value: str) -> dict[str, str]:
 
 
 def _typed_params(pairs: list[str]) -> dict[str, ScalarType]:
+    from schemas.plan import ScalarType
+
+    scalar_types = get_args(ScalarType)
     named: dict[str, ScalarType] = {}
     for name, type_ in _pairs(pairs, "--param", "TYPE").items():
-        if type_ not in _TYPES:
-            fail(f"--param {name}={type_}: the type is one of {', '.join(_TYPES)}")
-        named[name] = type_  # type: ignore[assignment]  # checked against _TYPES just above
+        if type_ not in scalar_types:
+            fail(f"--param {name}={type_}: the type is one of {', '.join(scalar_types)}")
+        named[name] = type_  # type: ignore[assignment]  # checked just above
     return named
 
 
@@ -80,6 +78,9 @@ def capsule_extract_cmd(
     project: ProjectOption = DEFAULT_PROJECT,
 ) -> None:
     """Extract a completed RUN into a version of capsule NAME (no-op if the content is there)."""
+    from workers.process.worker import Services
+    from workers.services.capsules import CapsuleServices, extract_run
+
     scope = scope_of(tenant, project)
     s = settings()
     services = Services.from_settings(s)
@@ -139,6 +140,15 @@ def capsule_run_cmd(
     project: ProjectOption = DEFAULT_PROJECT,
 ) -> None:
     """Run capsule NAME (newest version, or @V) on new inputs: sealed code, no planning."""
+    from temporalio.client import WorkflowFailureError
+
+    from activities.capsules.prepare_run import prepare_capsule_run
+    from schemas.run import RunResult
+    from schemas.run_source import CapsuleSource
+    from workers.process.worker import Services
+    from workers.services import runs
+    from workers.services.capsule_runs import input_policy
+
     scope = scope_of(tenant, project)
     s = settings()
     services = Services.from_settings(s)

@@ -1,33 +1,31 @@
 """What every `forge` command shares: consoles, exit codes, errors, settings, Temporal, context."""
 
+from __future__ import annotations
+
 import functools
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from temporalio.client import Client, WorkflowUpdateFailedError
-from temporalio.exceptions import ApplicationError
 
-from activities import masked_output
-from activities.compile.typelib import load_library, load_profiles
-from activities.store.events import open_event_store
-from activities.store.output_masking import record_noted
-from compiler.errors import CompilerError, PackError
-from compiler.ladder.secrets.mask import mask_text
-from compiler.plan.context import CompileContext
-from schemas.diagnostics import Diagnostic
-from schemas.errors import ForgeError
-from schemas.scope import DEFAULT_TENANT, SCOPE_ID_PATTERN, Scope
-from workers.process.devserver import DevServerError
-from workers.services import runs
+from schemas.scope import DEFAULT_TENANT
 from workers.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from temporalio.client import Client, WorkflowUpdateFailedError
+
+    from compiler.errors import CompilerError, PackError
+    from compiler.plan.context import CompileContext
+    from schemas.diagnostics import Diagnostic
+    from schemas.errors import ForgeError
+    from schemas.scope import Scope
 
 out = Console()
 err = Console(stderr=True)
@@ -48,6 +46,9 @@ def fail(message: str, detail: str | None = None) -> NoReturn:
 
 def masked(text: str) -> str:
     """`text` as the CLI may print it: credentials masked (and noted), markup escaped."""
+    from activities import masked_output
+    from compiler.ladder.secrets.mask import mask_text
+
     new, found = mask_text(text)
     if found:
         from workers.cli import command_path  # the app, which imports this module
@@ -58,8 +59,16 @@ def masked(text: str) -> str:
 
 def record_masked_output() -> None:
     """Write what this command masked as guard events in its store; say so if it cannot."""
+    if "activities.masked_output" not in sys.modules:
+        return  # nothing was masked: the module that keeps the notes never loaded
+    from activities import masked_output
+
     if not masked_output.pending():
         return
+    from activities.store.events import open_event_store  # the store loads only to record
+    from activities.store.output_masking import record_noted
+    from compiler.ladder.secrets.mask import mask_text
+
     try:
         with open_event_store(Settings.from_env().database_url) as events:
             record_noted(events)
@@ -81,6 +90,9 @@ ProjectOption = Annotated[
 
 def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
     """The Scope a command's --tenant (and --project) name, or exit 2 saying what is wrong."""
+    from activities import masked_output
+    from schemas.scope import SCOPE_ID_PATTERN, Scope
+
     try:
         scope = (
             Scope.of_tenant(tenant) if project is None else Scope(tenant=tenant, project=project)
@@ -99,6 +111,7 @@ def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
 
 def one_line_errors(verb: Callable[P, R]) -> Callable[P, R]:
     """A verb whose ForgeErrors (refusals, missing things, tampered data) exit 2 with one line."""
+    from schemas.errors import ForgeError
 
     @functools.wraps(verb)
     def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -125,6 +138,9 @@ def settings() -> Settings:
 
 async def temporal_client(s: Settings) -> Client:
     """Connect to Temporal (starting the embedded dev server if needed), or exit 2 saying why."""
+    from workers.process.devserver import DevServerError
+    from workers.services import runs
+
     try:
         return await runs.connect(s)
     except DevServerError as exc:
@@ -174,6 +190,10 @@ def reject_packs(exc: PackError) -> NoReturn:
 
 def compile_context(profile: str | None) -> CompileContext:
     """The type library (stdlib + FORGE_PACKS_PATH) and profile layers for this invocation."""
+    from activities.compile.typelib import load_library, load_profiles
+    from compiler.errors import PackError
+    from compiler.plan.context import CompileContext
+
     s = settings()
     try:
         library = load_library(s.packs_path)
@@ -204,6 +224,8 @@ def read_json(path: Path) -> Any:
 
 def read_plan(path: Path) -> dict[str, Any]:
     """A plan file as every verb reads it: JSON, each step's `code_file` inlined as its `code`."""
+    from workers.services import runs
+
     try:
         return runs.load_plan_document(path, read_json(path))
     except runs.PlanFileError as exc:
@@ -212,5 +234,7 @@ def read_plan(path: Path) -> dict[str, Any]:
 
 def refusal(exc: WorkflowUpdateFailedError) -> str:
     """Why a run refused an update, as it said it (without the exception's class)."""
+    from temporalio.exceptions import ApplicationError
+
     cause = exc.cause
     return cause.message if isinstance(cause, ApplicationError) else str(cause)

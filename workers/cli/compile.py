@@ -1,21 +1,22 @@
 """`forge compile` and `forge explain`: a plan in, frozen contracts (or every problem) out."""
 
+from __future__ import annotations
+
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
-from compiler.errors import CompilerError
-from compiler.plan.context import CompileContext
-from compiler.plan.parse import parse_candidate
-from compiler.plan.pipeline import run_passes
-from schemas.base import FrozenModel
-from schemas.compiled import CompiledPlan, CompiledStep
 from workers.cli.common import compile_context, fail, out, read_plan, reject_plan
+
+if TYPE_CHECKING:
+    from compiler.plan.context import CompileContext
+    from schemas.base import FrozenModel
+    from schemas.compiled import CompiledPlan, CompiledStep
 
 ProfileOpt = Annotated[
     str | None,
@@ -24,6 +25,10 @@ ProfileOpt = Annotated[
 
 
 def _stages(plan_file: Path, ctx: CompileContext) -> dict[str, FrozenModel]:
+    from compiler.errors import CompilerError
+    from compiler.plan.parse import parse_candidate
+    from compiler.plan.pipeline import run_passes
+
     raw = read_plan(plan_file)
     try:
         return run_passes(parse_candidate(raw), ctx=ctx)
@@ -42,6 +47,8 @@ def compile_cmd(
     ] = False,
 ) -> None:
     """Compile a plan into hashed step contracts; exit 2 with every problem if rejected."""
+    from schemas.compiled import CompiledPlan
+
     plan = _stages(plan_file, compile_context(profile))["E"]
     assert isinstance(plan, CompiledPlan)
     if out_dir is not None:
@@ -122,6 +129,8 @@ def explain_cmd(
     profile: ProfileOpt = None,
 ) -> None:
     """Follow one step through passes A to E and show what each pass added (seed 000 §5.7)."""
+    from schemas.compiled import CompiledPlan
+
     stages = _stages(plan_file, compile_context(profile))
     views = {letter: _step_view(model, step_key) for letter, model in stages.items()}
     if views["E"] is None:
@@ -154,6 +163,8 @@ def explain_cmd(
 
 
 def _step_view(model: FrozenModel, step_key: str) -> dict[str, Any] | None:
+    from schemas.compiled import CompiledPlan
+
     data = model.model_dump(mode="json", exclude_defaults=False)
     step = next((s for s in data.get("steps", []) if s["step_key"] == step_key), None)
     if step is None:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import NoReturn, TypeVar
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from workers.process.devserver import DevServer, DevServerError, DevServerStatus
 from workers.settings import Settings, SettingsError
+
+if TYPE_CHECKING:
+    from workers.process.devserver import DevServerError, DevServerStatus
 
 __all__ = ["dev_app"]
 
@@ -32,6 +34,8 @@ EXIT_ERROR = 2
 @dev_app.command()
 def up() -> None:
     """Start the dev server, or confirm the recorded one answers."""
+    from workers.process.devserver import DevServer
+
     settings = _guard(Settings.from_env)
     if settings.temporal_address is not None:
         _out.print(
@@ -51,6 +55,8 @@ def up() -> None:
 @dev_app.command()
 def down() -> None:
     """Stop the recorded dev server; a no-op when none is running."""
+    from workers.process.devserver import DevServer
+
     settings = _guard(Settings.from_env)
     with _out.status("Stopping the Temporal dev server…", spinner="dots"):
         stopped = _guard(lambda: asyncio.run(DevServer().down(settings)))
@@ -63,6 +69,8 @@ def down() -> None:
 @dev_app.command()
 def status() -> None:
     """Show the dev server's state; exits 1 when it is not running."""
+    from workers.process.devserver import DevServer
+
     settings = _guard(Settings.from_env)
     state = _guard(lambda: asyncio.run(DevServer().status(settings)))
     _out.print(_status_table(state, settings))
@@ -103,6 +111,8 @@ def _state_text(state: DevServerStatus) -> str:
 def _guard(action: Callable[[], _T]) -> _T:
     # Expected failures become one red line and exit 2; anything else is a bug and
     # keeps its traceback.
+    from workers.process.devserver import DevServerError
+
     try:
         return action()
     except (SettingsError, DevServerError) as err:
@@ -110,6 +120,8 @@ def _guard(action: Callable[[], _T]) -> _T:
 
 
 def _fail(err: SettingsError | DevServerError) -> NoReturn:
+    from workers.process.devserver import DevServerError
+
     if isinstance(err, DevServerError):
         _err.print(f"[red]error:[/] {escape(err.message)}", soft_wrap=True)
         if err.detail:

@@ -1,15 +1,17 @@
 """`forge errors`: the error catalogue, as a table or as the markdown of docs/errors.md."""
 
-from typing import Annotated
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from schemas.diagnostic_codes import DIAGNOSTICS, TEMPLATE_REASONS
-from schemas.error_catalogue import CATALOGUE
-from schemas.error_codes import ErrorCode
 from workers.cli.common import fail, out
+
+if TYPE_CHECKING:
+    from schemas.error_codes import ErrorCode
 
 
 def _cell(text: str) -> str:
@@ -18,6 +20,9 @@ def _cell(text: str) -> str:
 
 def render_markdown() -> str:
     """docs/errors.md: every failure code, diagnostic code and template reason, and what to do."""
+    from schemas.diagnostic_codes import DIAGNOSTICS, TEMPLATE_REASONS
+    from schemas.error_catalogue import CATALOGUE
+
     lines = [
         "# Forge error codes",
         "",
@@ -74,6 +79,9 @@ def errors_cmd(
     ] = False,
 ) -> None:
     """List Forge's error codes: what each means, whether a retry helps, what to do."""
+    from schemas.error_catalogue import CATALOGUE
+    from schemas.error_codes import ErrorCode
+
     if markdown:
         typer.echo(render_markdown(), nl=False)
         return

@@ -5,23 +5,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import partial
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich import box
 from rich.markup import escape
 from rich.table import Table
-from sqlalchemy.exc import SQLAlchemyError
 
-from activities.store.errors import StoreError
-from activities.store.events import EventStore, open_event_store
-from activities.store.migrate import upgrade
-from activities.store.records import ChainVerification, stored_envelope
-from activities.store.roles import AppRoleUnsafe, app_role_of
-from schemas.event_catalogue import CATALOGUE
-from schemas.events import Event
-from schemas.scope import DEFAULT_TENANT
 from workers.cli.common import fail, fail_error, out, settings
+
+if TYPE_CHECKING:
+    from activities.store.events import EventStore
+    from activities.store.records import ChainVerification
+    from schemas.events import Event
 
 __all__ = ["db_app", "events_app"]
 
@@ -37,6 +33,11 @@ _T = TypeVar("_T")
 
 def _guard(action: Callable[[], _T], what: str) -> _T:
     """Run a store action; store and database errors exit 2 with what went wrong."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from activities.store.errors import StoreError
+    from activities.store.roles import AppRoleUnsafe
+
     try:
         return action()
     except (StoreError, AppRoleUnsafe) as exc:
@@ -50,6 +51,8 @@ def _guard(action: Callable[[], _T], what: str) -> _T:
 
 
 def _open() -> EventStore:
+    from activities.store.events import open_event_store
+
     url = settings().database_url
     return _guard(lambda: open_event_store(url), "cannot open the event store")
 
@@ -70,6 +73,8 @@ def list_cmd(
     ] = False,
 ) -> None:
     """List events in tenant chain order (a table that fits 80 columns; --wide, --json)."""
+    from activities.store.records import stored_envelope
+
     with _open() as store:
         found = _guard(
             lambda: store.list_events(run_id=run, type=type_, tenant_id=tenant, limit=limit),
@@ -91,6 +96,8 @@ def types_cmd(
     ] = False,
 ) -> None:
     """The event types Forge writes: version, payload model and what each records."""
+    from schemas.event_catalogue import CATALOGUE
+
     if as_json:
         types = [
             {
@@ -114,6 +121,8 @@ def types_cmd(
 
 def _events_table(found: list[Event]) -> Table:
     """What happened, when, to what: ids and causes are left to --wide and --json."""
+    from schemas.scope import DEFAULT_TENANT
+
     runs = {e.run_id for e in found}
     tenants = {e.scope.tenant for e in found}
     days = {e.timestamp.date() for e in found}
@@ -237,6 +246,9 @@ def upgrade_cmd() -> None:
     With FORGE_DATABASE_OWNER_URL set (PostgreSQL), migrate as that owner and grant the role
     of FORGE_DATABASE_URL what the application needs (docs/isolation.md).
     """
+    from activities.store.migrate import upgrade
+    from activities.store.roles import AppRoleUnsafe, app_role_of
+
     s = settings()
     owner = s.database_owner_url
     try:

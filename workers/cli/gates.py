@@ -1,22 +1,20 @@
 """`forge gates`, `forge approve`, `forge reject`: the approval inbox and its decisions."""
 
+from __future__ import annotations
+
 import asyncio
 from datetime import UTC, datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from activities.store.events import open_event_store
-from schemas.errors import ForgeError
-from schemas.events import Actor
-from schemas.run import Decision
 from schemas.scope import DEFAULT_TENANT
 from workers.cli.common import TenantOption, fail, out, scope_of, settings
-from workers.services.access import local
-from workers.services.gates import decide, pending_gates
-from workers.services.runs import connect
+
+if TYPE_CHECKING:
+    from schemas.run import Decision
 
 
 def _age(since: datetime) -> str:
@@ -32,6 +30,9 @@ def gates_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """The approval inbox: pending gates across runs, oldest first, with their evidence."""
+    from activities.store.events import open_event_store
+    from workers.services.gates import pending_gates
+
     s = settings()
     scope = scope_of(tenant)
     with open_event_store(s.database_url) as store:
@@ -72,6 +73,13 @@ def _decide(
     tenant: str,
 ) -> None:
     """The decision, sent as the API sends it (services.gates.decide), by the local admin."""
+    from activities.store.events import open_event_store
+    from schemas.errors import ForgeError
+    from schemas.events import Actor
+    from workers.services.access import local
+    from workers.services.gates import decide, pending_gates
+    from workers.services.runs import connect
+
     s = settings()
     scope = scope_of(tenant)
     if not reason.strip():

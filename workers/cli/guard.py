@@ -1,16 +1,20 @@
 """`forge guard scan`: what the guard (L3) finds in a JSON document or a text, never the value."""
 
+from __future__ import annotations
+
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from compiler.ladder.guard import Detection, scan_document
 from workers.cli.common import fail, out
+
+if TYPE_CHECKING:
+    from compiler.ladder.guard import Detection
 
 __all__ = ["guard_app"]
 
@@ -46,6 +50,8 @@ def _read(source: str) -> str:
 
 def scan_text(text: str) -> list[Detection]:
     """A JSON document by JSON pointer; anything else line by line (`line N`)."""
+    from compiler.ladder.guard import scan_document
+
     stripped = text.lstrip()
     if stripped[:1] in ("{", "[", '"'):
         try:

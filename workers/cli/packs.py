@@ -1,19 +1,20 @@
 """`forge packs`: list, show and check the type library (stdlib plus FORGE_PACKS_PATH)."""
 
+from __future__ import annotations
+
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from activities.compile.typelib import load_library, load_profiles
-from compiler.errors import PackError
-from compiler.typesystem.library import TypeLibrary
-from schemas.base import FrozenModel
 from workers.cli.common import fail, out, reject_packs, settings
+
+if TYPE_CHECKING:
+    from compiler.typesystem.library import TypeLibrary
 
 packs_app = typer.Typer(
     help="Inspect and check domain/workflow packs and the type library.", no_args_is_help=True
@@ -21,6 +22,9 @@ packs_app = typer.Typer(
 
 
 def _library(extra: tuple[Path, ...] = ()) -> TypeLibrary:
+    from activities.compile.typelib import load_library
+    from compiler.errors import PackError
+
     try:
         return load_library((*settings().packs_path, *extra))
     except PackError as exc:
@@ -76,6 +80,10 @@ def _yes(flag: bool) -> str:
 @packs_app.command("show")
 def show_cmd(item_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     """One pack, policy, kind, slot, adapter, entity or execution profile, as JSON."""
+    from activities.compile.typelib import load_profiles
+    from compiler.errors import PackError
+    from schemas.base import FrozenModel
+
     lib = _library()
     s = settings()
     try:

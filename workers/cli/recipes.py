@@ -3,29 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
-from rapidfuzz import process
 from rich.markup import escape
 from rich.table import Table
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from activities.recipes.disk import RECIPE_FILE, author, import_skill, load_library
-from activities.recipes.fitness import fitness_lookup, library_dirs, recipe_fitness
-from activities.store.errors import StoreError
-from activities.store.events import open_event_store
-from compiler.recipes import (
-    RecipeAuthorError,
-    RecipeImportError,
-    RecipeLibrary,
-    build_plan,
-    effort_signals,
-    match,
-)
-from schemas.recipes import LibraryProblem, LoopSpec, MatchResult, Recipe, RecipeFitness
 from workers.cli.common import err, fail, out, settings
+
+if TYPE_CHECKING:
+    from compiler.recipes import RecipeLibrary
+    from schemas.recipes import LibraryProblem, LoopSpec, MatchResult, Recipe, RecipeFitness
 
 __all__ = ["recipes_app"]
 
@@ -47,12 +35,22 @@ def _problem(message: str, detail: str | None = None) -> NoReturn:
 
 
 def _library() -> RecipeLibrary:
+    from activities.recipes.disk import load_library
+    from activities.recipes.fitness import library_dirs
+
     s = settings()
     return load_library(*library_dirs(s.packs_path, s.home))
 
 
 def _fitness_table() -> tuple[dict[str, RecipeFitness], str | None]:
     """The fitness of every tagged recipe, or ({}, why the library is cold this time)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+    from activities.recipes.fitness import recipe_fitness
+    from activities.store.errors import StoreError
+    from activities.store.events import open_event_store
+
     url = settings().database_url
     try:
         parsed = make_url(url)
@@ -80,6 +78,9 @@ def match_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the MatchResult as JSON.")] = False,
 ) -> None:
     """Score PROMPT against the library: candidates, threshold, and what is selected."""
+    from activities.recipes.fitness import fitness_lookup
+    from compiler.recipes import effort_signals, match
+
     library = _library()
     table, cold = _fitness_table()
     result = match(prompt, library, threshold=threshold, fitness=fitness_lookup(table))
@@ -169,6 +170,8 @@ def _selection(result: MatchResult) -> None:
 @recipes_app.command("show")
 def show_cmd(slug: Annotated[str, typer.Argument(metavar="SLUG")]) -> None:
     """One recipe: its frontmatter, source file and steps."""
+    from rapidfuzz import process
+
     library = _library()
     recipe = library.get(slug)
     if recipe is None:
@@ -267,6 +270,8 @@ def list_cmd() -> None:
 
 
 def _source_dir(recipe: Recipe) -> Path:
+    from activities.recipes.disk import RECIPE_FILE
+
     path = Path(recipe.source)
     return path.parent.parent if path.name == RECIPE_FILE else path.parent
 
@@ -286,6 +291,9 @@ def _problems_table(problems: list[LibraryProblem]) -> Table:
 @recipes_app.command("check")
 def check_cmd(directory: Annotated[Path, typer.Argument(metavar="DIR")]) -> None:
     """Check a directory of recipes: each parses, and composes:/uses: name a known recipe."""
+    from activities.recipes.disk import load_library
+    from compiler.recipes import RecipeLibrary
+
     if not directory.is_dir():
         fail(f"{directory}: not a directory", "give the directory that holds <slug>/recipe.md")
     own = load_library(directory)
@@ -318,6 +326,9 @@ def _overrides(recipe: Recipe, library: RecipeLibrary) -> bool:
 
 def _reference_problems(recipe: Recipe, library: RecipeLibrary) -> list[LibraryProblem]:
     """composes:/uses: targets missing from DIR + the library, and composes cycles."""
+    from compiler.recipes import build_plan
+    from schemas.recipes import LibraryProblem
+
     reasons = [
         f"composes {target!r}, which is neither in this directory nor in the library"
         for target in recipe.composes
@@ -346,6 +357,9 @@ def import_cmd(
     ] = False,
 ) -> None:
     """Transpile a SKILL.md into a recipe (low trust: authoredBy skill-bridge) and write it."""
+    from activities.recipes.disk import author, import_skill
+    from compiler.recipes import RecipeAuthorError, RecipeImportError
+
     target = into if into is not None else settings().home / "recipes"
     try:
         spec = import_skill(skill_dir)

@@ -1,21 +1,16 @@
 """`forge run|worker|resume`: submitting a plan or an objective and running it on Temporal."""
 
+from __future__ import annotations
+
 import asyncio
 import concurrent.futures
 import logging
 import math
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.client import Client
 
-from activities.sandbox.workspace import WorkspaceViolation
-from compiler.errors import CompilerError
-from compiler.plan.params import ParameterInvalid, parse_assignments
-from schemas.run import RunInput
-from schemas.run_source import ResumeSource
 from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers.cli.common import (
     ProjectOption,
@@ -31,10 +26,13 @@ from workers.cli.common import (
     temporal_client,
 )
 from workers.cli.views import follow
-from workers.process.worker import ForgeWorker, Services, build_worker
-from workers.services import queues, runs
-from workers.services.resume import resume_input
 from workers.settings import Settings
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from schemas.run import RunInput
+    from workers.process.worker import ForgeWorker, Services
 
 
 def _parse_inputs(pairs: list[str]) -> dict[str, Path]:
@@ -94,6 +92,11 @@ def run_cmd(
     project: ProjectOption = DEFAULT_PROJECT,
 ) -> None:
     """Compile PLAN.json (or match --objective to a recipe), run it on Temporal, show it live."""
+    from compiler.errors import CompilerError
+    from compiler.plan.params import ParameterInvalid, parse_assignments
+    from workers.process.worker import Services
+    from workers.services import queues, runs
+
     scope = scope_of(tenant, project)  # built once here; the run carries it everywhere
     s = settings()
     if max_cost is not None and not math.isfinite(max_cost):
@@ -176,6 +179,8 @@ async def _unserved(
     client: Client, s: Settings, needs: set[str], own: frozenset[str] = frozenset()
 ) -> set[str]:
     """The model providers the run may need that no worker on its task queue serves now."""
+    from workers.services import queues
+
     return needs - own - await queues.polled_providers(client, s.task_queue, needs - own)
 
 
@@ -195,6 +200,10 @@ async def run_started(
     detach: bool,
     needs: set[str],
 ) -> int:
+    from temporalio.api.enums.v1 import TaskQueueType
+
+    from workers.services import queues, runs
+
     if detach:
         missing = await _unserved(client, s, needs)
         await runs.start_run(client, s, run, services.admissions)
@@ -227,6 +236,9 @@ async def run_started(
 def _worker(
     client: Client, s: Settings, services: Services, pool: concurrent.futures.Executor
 ) -> ForgeWorker:
+    from activities.sandbox.workspace import WorkspaceViolation
+    from workers.process.worker import build_worker
+
     try:
         return build_worker(client, s, services, pool)
     except WorkspaceViolation as exc:
@@ -235,6 +247,8 @@ def _worker(
 
 def worker_cmd() -> None:
     """Run a worker for the task queue until interrupted (Ctrl-C)."""
+    from workers.process.worker import Services
+
     s = settings()
 
     async def go() -> None:
@@ -266,6 +280,12 @@ def resume_cmd(
 
     Reused outputs are verified in the store, not re-executed; the rest runs again.
     """
+    from compiler.errors import CompilerError
+    from schemas.run_source import ResumeSource
+    from workers.process.worker import Services
+    from workers.services import queues, runs
+    from workers.services.resume import resume_input
+
     s = settings()
     services = Services.from_settings(s)
 

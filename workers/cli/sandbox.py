@@ -6,24 +6,17 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from activities.compile.typelib import load_profiles
-from activities.sandbox.runner import (
-    SandboxLimits,
-    SandboxResult,
-    SandboxUnavailable,
-    WorkspaceViolation,
-    run_sandboxed,
-)
-from activities.sandbox.workspace import prepare_workspace_root
-from compiler.errors import PackError
-from schemas.profile import SandboxPolicy
 from workers.cli.common import err, fail, fail_error, out, settings
+
+if TYPE_CHECKING:
+    from activities.sandbox.runner import SandboxResult
+    from schemas.profile import SandboxPolicy
 
 __all__ = ["sandbox_app"]
 
@@ -37,6 +30,9 @@ _TAIL_LINES = 20
 
 
 def _default_policy() -> SandboxPolicy:
+    from activities.compile.typelib import load_profiles
+    from compiler.errors import PackError
+
     try:
         layers, _ = load_profiles()
     except PackError as exc:
@@ -46,6 +42,9 @@ def _default_policy() -> SandboxPolicy:
 
 def _temporary_workspace() -> Path:
     """A fresh workspace under the workspace root (FORGE_WORKSPACE_ROOT), as a step's would be."""
+    from activities.sandbox.runner import WorkspaceViolation
+    from activities.sandbox.workspace import prepare_workspace_root
+
     root = settings().workspace_root
     try:
         return Path(tempfile.mkdtemp(dir=prepare_workspace_root(root), prefix="sandbox-exec-"))
@@ -104,6 +103,13 @@ def exec_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Run SCRIPT in the sandbox with the `default` profile's limits; exit 0 only if it did."""
+    from activities.sandbox.runner import (
+        SandboxLimits,
+        SandboxUnavailable,
+        WorkspaceViolation,
+        run_sandboxed,
+    )
+
     if not script.is_file():
         fail(f"{script}: no such file", "pass the path of a Python script to run")
     policy = _default_policy()

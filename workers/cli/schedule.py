@@ -1,21 +1,22 @@
 """`forge schedule ...`: capsules that run by themselves, on Temporal Schedules."""
 
+from __future__ import annotations
+
 import asyncio
 from datetime import datetime
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from schemas.error_codes import ErrorCode
-from schemas.errors import ForgeError
-from schemas.schedules import ScheduleView
 from schemas.scope import DEFAULT_TENANT
 from workers.cli.common import TenantOption, one_line_errors, out, scope_of, settings
 from workers.cli.common import temporal_client as client_for
-from workers.process.worker import Services
-from workers.services import schedules
+
+if TYPE_CHECKING:
+    from schemas.schedules import ScheduleView
+    from workers.services import schedules
 
 __all__ = ["schedule_app"]
 
@@ -48,6 +49,9 @@ Capsule = Annotated[str, typer.Option("--capsule", metavar="CAP[@V]")]
 
 
 def _pairs(pairs: list[str] | None, option: str) -> dict[str, str]:
+    from schemas.error_codes import ErrorCode
+    from schemas.errors import ForgeError
+
     given: dict[str, str] = {}
     for pair in pairs or []:
         name, sep, value = pair.partition("=")
@@ -72,6 +76,8 @@ def _request(
     inputs: list[str] | None,
     params: list[str] | None,
 ) -> schedules.ScheduleRequest:
+    from workers.services import schedules
+
     return schedules.ScheduleRequest(
         name=name,
         capsule=capsule,
@@ -104,6 +110,9 @@ def create_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Create schedule NAME: run CAP on a calendar (--cron) or an interval (--every)."""
+    from workers.process.worker import Services
+    from workers.services import schedules
+
     scope = scope_of(tenant)
     req = _request(
         name, capsule, cron, every, tz, overlap, catchup_window, pause_on_failure, note,
@@ -135,6 +144,9 @@ def describe_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Next fire times, recent runs and their outcomes, skipped and refused counts."""
+    from workers.process.worker import Services
+    from workers.services import schedules
+
     scope = scope_of(tenant)
     s = settings()
     services = Services.from_settings(s)
@@ -167,6 +179,8 @@ def describe_cmd(
 @one_line_errors
 def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
     """The tenant's schedules."""
+    from workers.services import schedules
+
     scope = scope_of(tenant)
     s = settings()
 
@@ -187,6 +201,9 @@ def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
 
 
 def _act(name: str, tenant: str, what: str) -> None:
+    from workers.process.worker import Services
+    from workers.services import schedules
+
     scope = scope_of(tenant)
     s = settings()
     services = Services.from_settings(s)
@@ -246,6 +263,9 @@ def backfill_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Start every scheduled time in [--start, --end]; a time that already ran runs no more."""
+    from workers.process.worker import Services
+    from workers.services import schedules
+
     scope = scope_of(tenant)
     s = settings()
     services = Services.from_settings(s)
@@ -284,6 +304,9 @@ def update_cmd(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Replace schedule NAME's capsule, calendar, policies and inputs (checked like create)."""
+    from workers.process.worker import Services
+    from workers.services import schedules
+
     scope = scope_of(tenant)
     req = _request(
         name, capsule, cron, every, tz, overlap, catchup_window, pause_on_failure, note,

@@ -6,29 +6,18 @@ import os
 import pwd
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
 from rich.markup import escape
 from rich.table import Table
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from activities.compile.typelib import STDLIB_DIR, load_library
-from activities.store.artifacts import open_artifact_store
-from activities.store.errors import StoreError
-from activities.store.skills_registry import (
-    RegisteredSkill,
-    SkillNotRegistered,
-    SkillPackageRefused,
-    SkillRegistry,
-    open_skill_registry,
-    registry_skills_for,
-)
-from compiler.errors import PackError
 from schemas.scope import DEFAULT_TENANT
-from schemas.skills import SkillPackage
 from workers.cli.common import err, fail, out, reject_packs, scope_of, settings
+
+if TYPE_CHECKING:
+    from activities.store.skills_registry import RegisteredSkill, SkillRegistry
+    from schemas.skills import SkillPackage
 
 __all__ = ["skills_app"]
 
@@ -51,6 +40,11 @@ def _problem(message: str, detail: str | None = None) -> NoReturn:
 
 def _guard(action: Callable[[], _T], what: str) -> _T:
     """Run a registry action: a refused package or unknown skill exits 1, the rest exits 2."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from activities.store.errors import StoreError
+    from activities.store.skills_registry import SkillNotRegistered, SkillPackageRefused
+
     try:
         return action()
     except (SkillPackageRefused, SkillNotRegistered) as exc:
@@ -63,6 +57,9 @@ def _guard(action: Callable[[], _T], what: str) -> _T:
 
 
 def _library() -> dict[str, SkillPackage]:
+    from activities.compile.typelib import load_library
+    from compiler.errors import PackError
+
     try:
         return load_library(settings().packs_path).skills
     except PackError as exc:
@@ -71,6 +68,9 @@ def _library() -> dict[str, SkillPackage]:
 
 def _existing_registry() -> SkillRegistry | None:
     """The registry, or None when the embedded database does not exist yet (reads only)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     s = settings()
     try:
         url = make_url(s.database_url)
@@ -83,6 +83,9 @@ def _existing_registry() -> SkillRegistry | None:
 
 def _open_registry() -> SkillRegistry:
     """The registry in FORGE_DATABASE_URL, its files in FORGE_ARTIFACTS_URL."""
+    from activities.store.artifacts import open_artifact_store
+    from activities.store.skills_registry import open_skill_registry
+
     s = settings()
     try:
         artifacts = open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint)
@@ -94,6 +97,8 @@ def _open_registry() -> SkillRegistry:
 
 
 def _lookup(registry: SkillRegistry, tenant: str, skill_id: str) -> RegisteredSkill | None:
+    from activities.store.skills_registry import SkillNotRegistered
+
     try:
         return registry.get(tenant, skill_id)
     except SkillNotRegistered:
@@ -109,6 +114,8 @@ def _os_user() -> str:
 
 
 def _origin(skill: SkillPackage) -> str:
+    from activities.compile.typelib import STDLIB_DIR
+
     path = Path(skill.source).absolute()
     return "stdlib" if path.is_relative_to(STDLIB_DIR) else f"pack {path.parent.parent}"
 
@@ -120,6 +127,8 @@ def _short(sha256: str) -> str:
 @skills_app.command("list")
 def list_cmd(tenant: Tenant = DEFAULT_TENANT) -> None:
     """Every skill a run of TENANT can bind: stdlib and pack skills, then registry skills."""
+    from activities.store.skills_registry import registry_skills_for
+
     tenant = scope_of(tenant).tenant  # a valid tenant id, or exit 2 saying why
     library = _library()
     registry = _existing_registry()

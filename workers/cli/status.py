@@ -1,22 +1,23 @@
 """`forge status|watch|runs|cancel`: the runs on Temporal, one or all, and stopping one."""
 
+from __future__ import annotations
+
 import asyncio
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
-from temporalio.client import WorkflowExecutionStatus
-from temporalio.service import RPCError
 
-from schemas.event_catalogue import RUN_FAILED
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out, settings, temporal_client
 from workers.cli.views import follow, recipe_lines, run_outcome, steps_table, view_lines
-from workers.process.worker import Services
-from workers.services import runs
 from workers.settings import Settings
-from workflows.run import CompiledRunWorkflow
+
+if TYPE_CHECKING:
+    from temporalio.client import WorkflowExecutionStatus
+
+    from workers.process.worker import Services
 
 
 def status_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
@@ -27,6 +28,10 @@ def status_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
 
 
 async def _status(s: Settings, run_id: str) -> int:
+    from temporalio.service import RPCError
+
+    from workers.services import runs
+
     client = await temporal_client(s)
     try:
         status, view, result = await runs.describe(client, run_id)
@@ -66,6 +71,11 @@ async def _status(s: Settings, run_id: str) -> int:
 
 def watch_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     """Follow a running run live until it ends."""
+    from temporalio.service import RPCError
+
+    from workers.process.worker import Services
+    from workflows.run import CompiledRunWorkflow
+
     s = settings()
 
     async def go() -> int:
@@ -88,6 +98,9 @@ def runs_cmd(
     limit: Annotated[int, typer.Option("--limit")] = 50,
 ) -> None:
     """Recent runs, newest first."""
+    from workers.process.worker import Services
+    from workflows.run import CompiledRunWorkflow
+
     s = settings()
     query = f'WorkflowType = "{CompiledRunWorkflow.__name__}"'
     if status:
@@ -135,6 +148,10 @@ def run_outcome_of(run_id: str, status: WorkflowExecutionStatus | None, services
     A run whose steps failed (or whose gate was rejected) ends its workflow normally, with a
     failed RunResult; the event log's run.failed.v1 says so.
     """
+    from temporalio.client import WorkflowExecutionStatus
+
+    from schemas.event_catalogue import RUN_FAILED
+
     if status is None:
         return "?"
     if status == WorkflowExecutionStatus.COMPLETED:
@@ -149,6 +166,9 @@ def run_outcome_of(run_id: str, status: WorkflowExecutionStatus | None, services
 
 def cancel_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     """Ask a run to stop; steps in flight are cancelled, nothing published is taken back."""
+    from temporalio.client import WorkflowExecutionStatus
+    from temporalio.service import RPCError
+
     s = settings()
 
     async def go() -> None:

@@ -1,19 +1,19 @@
 """`forge tenants update|show`: a tenant's quotas and the input locations its runs may read."""
 
+from __future__ import annotations
+
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
-from activities.store.access import open_access_store
-from activities.store.admissions import open_admissions
-from activities.store.tenant_settings import KEEP, SettingsChange, open_tenant_settings
-from schemas.quota import QuotaUsage
-from schemas.scope import DEFAULT_TENANT
-from schemas.tenant_settings import TenantSettings
 from workers.cli.common import fail, one_line_errors, out, settings
+
+if TYPE_CHECKING:
+    from schemas.quota import QuotaUsage
+    from schemas.tenant_settings import TenantSettings
 
 __all__ = ["tenants_show", "tenants_update"]
 
@@ -23,6 +23,8 @@ TenantArg = Annotated[str, typer.Argument(metavar="TENANT")]
 
 def _limit(option: str, raw: str | None) -> object:
     """A quota option's value: a whole number, `unlimited`, or (not given) unchanged."""
+    from activities.store.tenant_settings import KEEP
+
     if raw is None:
         return KEEP
     if raw.lower() in _UNLIMITED:
@@ -33,12 +35,17 @@ def _limit(option: str, raw: str | None) -> object:
 
 
 def _known(tenant: str) -> None:
+    from activities.store.access import open_access_store
+    from schemas.scope import DEFAULT_TENANT
+
     if tenant != DEFAULT_TENANT:
         with open_access_store(settings().database_url) as access:
             access.tenant(tenant)
 
 
 def _show(s: TenantSettings, usage: QuotaUsage | None = None) -> None:
+    from schemas.scope import DEFAULT_TENANT
+
     table = Table(title=f"tenant {s.tenant_id}", title_justify="left", show_header=False)
     table.add_column("setting")
     table.add_column("value")
@@ -96,6 +103,8 @@ def tenants_update(
     ] = None,
 ) -> None:
     """Set a tenant's quotas and readable input locations; shows the result."""
+    from activities.store.tenant_settings import SettingsChange, open_tenant_settings
+
     change = SettingsChange(
         max_concurrent_runs=_limit("--max-runs", max_runs),
         max_tokens_per_day=_limit("--max-tokens-per-day", max_tokens),
@@ -120,6 +129,9 @@ def tenants_update(
 @one_line_errors
 def tenants_show(tenant: TenantArg) -> None:
     """A tenant's quotas (and what it uses of them) and input locations."""
+    from activities.store.admissions import open_admissions
+    from activities.store.tenant_settings import open_tenant_settings
+
     _known(tenant)
     url = settings().database_url
     with open_tenant_settings(url) as store, open_admissions(url) as admissions:

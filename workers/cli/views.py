@@ -1,7 +1,10 @@
 """The live views of a run: progress and steps table while it runs, its outputs when done."""
 
+from __future__ import annotations
+
 import asyncio
 import shlex
+from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
 from rich.live import Live
@@ -9,17 +12,17 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
-from temporalio.client import WorkflowFailureError, WorkflowHandle
-from temporalio.service import RPCError
 
-from activities.store.errors import StoreError
-from schemas.run import RecipeView, RunResult, RunStatusView, StepState
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out
-from workers.process.worker import Services
-from workers.services import runs
 from workers.settings import Settings
-from workflows.run import CompiledRunWorkflow
+
+if TYPE_CHECKING:
+    from temporalio.client import WorkflowHandle
+
+    from schemas.run import RecipeView, RunResult, RunStatusView, StepState
+    from workers.process.worker import Services
+    from workflows.run import CompiledRunWorkflow
 
 EXIT_RUN_FAILED = 1
 # One style per StepStatus (a test holds them equal): an unstyled status once broke the markup.
@@ -37,6 +40,12 @@ async def follow(
     handle: WorkflowHandle[CompiledRunWorkflow, RunResult], s: Settings, services: Services
 ) -> int:
     """Live view until the run ends; then the outputs and where they are."""
+    from temporalio.client import WorkflowFailureError
+    from temporalio.service import RPCError
+
+    from workers.services import runs
+    from workflows.run import CompiledRunWorkflow
+
     result_task = asyncio.ensure_future(handle.result())
     progress = Progress(
         TextColumn("{task.description}"),
@@ -71,6 +80,9 @@ async def follow(
 
 
 def _report(result: RunResult, s: Settings, services: Services) -> int:
+    from activities.store.errors import StoreError
+    from workers.services import runs
+
     for line in recipe_lines(result.recipes):
         out.print(line)
     if result.recipes.effort is not None and not result.steps and result.status == "completed":

@@ -5,20 +5,20 @@ derives from the server's key (workers/services/webhook_keys.py), so this comman
 FORGE_HOME or FORGE_WEBHOOK_SIGNING_KEY as the workers that deliver.
 """
 
-from typing import Annotated
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from activities.store.access import open_access_store
-from activities.store.webhooks import WebhookStore, open_webhook_store
-from activities.webhooks.signing import webhook_secret
 from schemas.scope import DEFAULT_TENANT
 from schemas.webhooks import WEBHOOK_EVENTS
 from workers.cli.common import TenantOption, one_line_errors, out, scope_of, settings
-from workers.services.access import authorize, local
-from workers.services.webhook_keys import server_signing_key
+
+if TYPE_CHECKING:
+    from activities.store.webhooks import WebhookStore
 
 __all__ = ["webhooks_app"]
 
@@ -28,6 +28,8 @@ webhooks_app = typer.Typer(
 
 
 def _store() -> WebhookStore:
+    from activities.store.webhooks import open_webhook_store
+
     return open_webhook_store(settings().database_url)
 
 
@@ -44,6 +46,11 @@ def webhooks_create(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Register a webhook; its signing secret is printed this once."""
+    from activities.store.access import open_access_store
+    from activities.webhooks.signing import webhook_secret
+    from workers.services.access import authorize, local
+    from workers.services.webhook_keys import server_signing_key
+
     scope = scope_of(tenant)
     who = local(scope.tenant)
     authorize(who, "webhooks.write")
@@ -64,6 +71,8 @@ def webhooks_list(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """The tenant's webhooks, newest first. Never a secret."""
+    from workers.services.access import authorize, local
+
     scope = scope_of(tenant)
     authorize(local(scope.tenant), "webhooks.read")
     with _store() as store:
@@ -90,6 +99,8 @@ def webhooks_delete(
     tenant: TenantOption = DEFAULT_TENANT,
 ) -> None:
     """Remove a webhook: it hears nothing more (deliveries under way still finish)."""
+    from workers.services.access import authorize, local
+
     scope = scope_of(tenant)
     authorize(local(scope.tenant), "webhooks.write")
     with _store() as store:

@@ -11,9 +11,6 @@ import logging
 import traceback
 from typing import Any
 
-from activities import masked_output
-from compiler.ladder.secrets.mask import mask_text
-
 __all__ = ["install"]
 
 _installed = False
@@ -27,6 +24,11 @@ def install() -> None:
     original = logging.getLogRecordFactory()
 
     def masking(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        # Imported by the first record, not by `install`: `forge --help` logs nothing and
+        # should not load the credential rules.
+        from activities import masked_output
+        from compiler.ladder.secrets.mask import mask_text
+
         record = original(*args, **kwargs)
         try:
             message = record.getMessage()

@@ -1,5 +1,7 @@
 """Client-side run operations shared by the CLI (and later the API): load, submit, observe."""
 
+from __future__ import annotations
+
 import json
 import re
 import secrets
@@ -8,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from temporalio.client import (
     Client,
@@ -25,12 +27,6 @@ from temporalio.exceptions import (
 )
 from temporalio.service import RPCError
 
-from activities.store.admissions import AdmissionStore
-from activities.store.artifacts import ArtifactStore
-from compiler.plan.context import CompileContext
-from compiler.plan.params import bind_params
-from compiler.plan.parse import parse_candidate
-from compiler.plan.pipeline import compile_plan
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan
@@ -42,10 +38,14 @@ from schemas.run_source import ObjectiveSource, PlanSource
 from schemas.scope import DEFAULT_TENANT, Scope, tenant_tag
 from workers.plugin import ForgePlugin
 from workers.process.devserver import ensure_address
-from workers.services import quotas
 from workers.settings import Settings
 from workflows.policies import TENANT_ATTRIBUTE, tenant_attributes
 from workflows.run import CompiledRunWorkflow
+
+if TYPE_CHECKING:
+    from activities.store.admissions import AdmissionStore
+    from activities.store.artifacts import ArtifactStore
+    from compiler.plan.context import CompileContext
 
 _QUERY_TIMEOUT = timedelta(seconds=10)
 
@@ -161,6 +161,9 @@ def check_plan(document: dict[str, Any], ctx: CompileContext) -> CheckedPlan:
     Raises:
         CompilerError: every problem of the plan, each with its step and field.
     """
+    from compiler.plan.parse import parse_candidate
+    from compiler.plan.pipeline import compile_plan
+
     candidate = parse_candidate(document)
     return CheckedPlan(document, candidate, compile_plan(candidate, ctx=ctx), ctx.profile_ref)
 
@@ -188,6 +191,8 @@ def prepare_plan_run(
             a parameter with no default that was not given.
         PlanFileError: an input the plan does not declare, a required one missing, or no file.
     """
+    from compiler.plan.params import bind_params
+
     given = params or {}
     bound = bind_params(plan.candidate.parameters, given)
     refs = bind_inputs(plan.candidate, inputs, store, scope)
@@ -273,6 +278,8 @@ async def start_run(
         ValueError: the run id does not end with its tenant's tag (make it with new_run_id).
         QuotaExceeded: the tenant is at a quota (workers/services/quotas.py); nothing started.
     """
+    from workers.services import quotas
+
     tag = tenant_tag(run.scope.tenant)
     if not run.run_id.endswith(tag):
         raise ValueError(
