@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
+import typer.core
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
+from typer._click.exceptions import NoArgsIsHelpError  # typer vendors click; no public name
 
 from activities import masked_output
 from activities.compile.typelib import load_library, load_profiles
@@ -23,6 +25,7 @@ from compiler.errors import CompilerError, PackError
 from compiler.ladder.secrets.mask import mask_text
 from compiler.plan.context import CompileContext
 from schemas.diagnostics import Diagnostic
+from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.scope import DEFAULT_TENANT, SCOPE_ID_PATTERN, Scope
 from workers.process.devserver import DevServerError
@@ -38,12 +41,11 @@ EXIT_OK = 0
 EXIT_REJECTED = 2
 
 
-def fail(message: str, detail: str | None = None) -> NoReturn:
-    """Print one red line (and optional dim detail) to stderr and exit 2."""
-    err.print(f"[red]error:[/] {masked(message)}", soft_wrap=True)
-    if detail:
-        err.print(f"[dim]{masked(detail)}[/]")
-    raise typer.Exit(EXIT_REJECTED)
+def fail(
+    message: str, hint: str | None = None, *, code: ErrorCode = ErrorCode.USAGE_INVALID
+) -> NoReturn:
+    """`error: CODE: message — hint` as one stderr line (no hint: the catalogue's); exit 2."""
+    fail_error(ForgeError(message, code=code, hint=hint))
 
 
 def masked(text: str) -> str:
@@ -112,8 +114,51 @@ def one_line_errors(verb: Callable[P, R]) -> Callable[P, R]:
 
 def fail_error(exc: ForgeError) -> NoReturn:
     """A ForgeError as its one line, `CODE: message (where) — what to do`, on stderr; exit 2."""
-    err.print(f"[red]error:[/] {masked(exc.line())}", soft_wrap=True)
+    err.print(f"[red]error:[/] {masked(_one_line(exc.line()))}", soft_wrap=True)
     raise typer.Exit(EXIT_REJECTED)
+
+
+def _one_line(text: str) -> str:
+    # A message listing several problems keeps them, on the one line a script reads.
+    return "; ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def fail_usage(exc: typer.TyperException) -> NoReturn:
+    """A usage or type error click found (`--tokens abc`, a missing option): USAGE_INVALID."""
+    if isinstance(exc, NoArgsIsHelpError):
+        raise exc  # `forge budget` alone: its help, as asked
+    message = exc.format_message().rstrip(".")
+    ctx = getattr(exc, "ctx", None)
+    hint = f"`{ctx.command_path} --help` lists its arguments and options" if ctx else None
+    fail(message, hint, code=ErrorCode.USAGE_INVALID)
+
+
+class OneErrorFormat(typer.core.TyperGroup):
+    """The root group: every error any verb meets leaves through fail_usage or fail_error.
+
+    Click's own errors (a bad type, an unknown option, a missing argument) would otherwise be its
+    boxed usage panel; a ForgeError no verb caught would be a traceback.
+    """
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: typer.Context | None = None,
+        **extra: Any,
+    ) -> typer.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except typer.TyperException as exc:
+            fail_usage(exc)
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except typer.TyperException as exc:
+            fail_usage(exc)
+        except ForgeError as exc:
+            fail_error(exc)
 
 
 def settings() -> Settings:
@@ -128,11 +173,14 @@ async def temporal_client(s: Settings) -> Client:
     try:
         return await runs.connect(s)
     except DevServerError as exc:
-        fail(exc.line(), exc.detail)  # the detail is a log tail: its own, dim lines
+        if exc.detail:  # a log tail: its own dim lines, above the one error line
+            err.print(f"[dim]{masked(exc.detail)}[/]")
+        fail_error(exc)
     except RuntimeError as exc:
         fail(
             f"cannot reach Temporal: {exc}",
             "check FORGE_TEMPORAL_ADDRESS, or unset it to use the embedded dev server",
+            code=ErrorCode.DEV_SERVER,
         )
 
 
