@@ -15,7 +15,8 @@ from rich.markup import escape
 from rich.table import Table
 from temporalio.client import Client, WorkflowUpdateFailedError
 from temporalio.exceptions import ApplicationError
-from typer._click.exceptions import NoArgsIsHelpError  # typer vendors click; no public name
+from typer._click.core import Context as ClickContext  # typer vendors click: no public names
+from typer._click.exceptions import NoArgsIsHelpError
 
 from activities import masked_output
 from activities.compile.typelib import load_library, load_profiles
@@ -144,15 +145,15 @@ class OneErrorFormat(typer.core.TyperGroup):
         self,
         info_name: str | None,
         args: list[str],
-        parent: typer.Context | None = None,
+        parent: ClickContext | None = None,
         **extra: Any,
-    ) -> typer.Context:
+    ) -> ClickContext:
         try:
             return super().make_context(info_name, args, parent, **extra)
         except typer.TyperException as exc:
             fail_usage(exc)
 
-    def invoke(self, ctx: typer.Context) -> Any:
+    def invoke(self, ctx: ClickContext) -> Any:
         try:
             return super().invoke(ctx)
         except typer.TyperException as exc:
