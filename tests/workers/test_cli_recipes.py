@@ -373,7 +373,9 @@ def test_a_bad_skill_is_one_error_line_and_nothing_written(
 ) -> None:
     result = forge("import", skill_dir(tmp_path, text, name))
     assert result.exit_code == 2, result.output
-    assert re.match(r"error: RECIPE_[A-Z_]+: not imported:", result.output), result.output and reason in result.output
+    assert re.match(r"error: RECIPE_[A-Z_]+: not imported:", result.output), (
+        result.output and reason in result.output
+    )
     assert "Traceback" not in result.output
     assert written_recipes(home) == []
 

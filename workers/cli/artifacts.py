@@ -9,6 +9,7 @@ from rich.table import Table
 from activities.store.artifacts import open_artifact_store
 from activities.store.errors import StoreError
 from activities.store.events import EventStore, open_event_store
+from schemas.error_codes import ErrorCode
 from schemas.event_catalogue import STEP_RECEIPT_POSTFLIGHT, STEP_RECEIPT_PREFLIGHT
 from schemas.event_ids import stream_id
 from schemas.receipts import Receipt
@@ -70,6 +71,7 @@ def _tenants_run(events: EventStore, run_id: str, tenant: str) -> None:
         fail(
             f"no run {run_id!r} for tenant {tenant!r}",
             "check the run id with `forge runs`, and pass --tenant with the run's tenant",
+            code=ErrorCode.NOT_FOUND,
         )
 
 

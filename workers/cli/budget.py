@@ -14,6 +14,7 @@ from temporalio.service import RPCError
 from activities.store.admissions import QuotaExceeded, open_admissions
 from schemas import names
 from schemas.budget import BudgetState, ExtendBudgetInput
+from schemas.error_codes import ErrorCode
 from schemas.events import Actor
 from workers.cli.common import fail, out, refusal, settings
 from workers.services import runs
@@ -130,7 +131,7 @@ def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
         try:
             status, view, result = await runs.describe(client, run_id)
         except LookupError as exc:
-            fail(str(exc), "list runs with `forge runs`")
+            fail(str(exc), "list runs with `forge runs`", code=ErrorCode.NOT_FOUND)
         except RPCError as exc:
             fail(
                 f"{run_id} is running but could not be queried: {exc.message}",

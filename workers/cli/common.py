@@ -95,6 +95,7 @@ def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
             + " is not a valid id",
             f"ids match {SCOPE_ID_PATTERN}: a lower-case letter or digit, then lower-case "
             "letters, digits, '_', '-', '.'",
+            code=ErrorCode.TENANT_INVALID,
         )
     masked_output.act_for(scope)  # what this command masks is recorded in its tenant's log
     return scope
@@ -237,17 +238,18 @@ def read_json(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        fail(f"{path}: no such file")
+        fail(f"{path}: no such file", code=ErrorCode.PLAN_FILE_INVALID)
     except IsADirectoryError:
-        fail(f"{path}: is a directory, expected a plan JSON file")
+        fail(f"{path}: is a directory, expected a plan JSON file", code=ErrorCode.PLAN_FILE_INVALID)
     except UnicodeDecodeError as exc:
-        fail(f"{path}: not UTF-8 text (byte {exc.start})")
+        fail(f"{path}: not UTF-8 text (byte {exc.start})", code=ErrorCode.PLAN_FILE_INVALID)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         fail(
             f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}",
             "a plan is one JSON object in the forge.plan/1 schema",
+            code=ErrorCode.PLAN_FILE_INVALID,
         )
 
 

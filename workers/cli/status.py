@@ -9,6 +9,7 @@ from rich.table import Table
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
 
+from schemas.error_codes import ErrorCode
 from schemas.event_catalogue import RUN_FAILED
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out, settings, temporal_client
@@ -31,7 +32,7 @@ async def _status(s: Settings, run_id: str) -> int:
     try:
         status, view, result = await runs.describe(client, run_id)
     except LookupError as exc:
-        fail(str(exc))
+        fail(str(exc), "list runs with `forge runs`", code=ErrorCode.NOT_FOUND)
     except RPCError as exc:
         fail(
             f"{run_id} is running but could not be queried: {exc.message}",
@@ -74,7 +75,11 @@ def watch_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
         try:
             await handle.describe()
         except RPCError as exc:
-            fail(f"no run {run_id!r}: {exc.message}", "list runs with `forge runs`")
+            fail(
+                f"no run {run_id!r}: {exc.message}",
+                "list runs with `forge runs`",
+                code=ErrorCode.NOT_FOUND,
+            )
         return await follow(handle, s, Services.from_settings(s))
 
     raise typer.Exit(asyncio.run(go()))
@@ -161,10 +166,15 @@ def cancel_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
                 fail(
                     f"cannot cancel {run_id}: it already ended ({ended}); nothing was changed",
                     f"see how with `forge status {run_id}`",
+                    code=ErrorCode.RUN_ENDED,
                 )
             await handle.cancel()
         except RPCError as exc:
-            fail(f"cannot cancel {run_id}: {exc.message}", "list runs with `forge runs`")
+            fail(
+                f"cannot cancel {run_id}: {exc.message}",
+                "list runs with `forge runs`",
+                code=ErrorCode.NOT_FOUND,
+            )
         out.print(f"cancellation requested for {run_id}")
 
     asyncio.run(go())
