@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-import re
 from pathlib import Path
 
 import pytest
