@@ -450,6 +450,13 @@ _OTHER_CODES: dict[C, I] = {
         "The embedded Temporal dev server could not be found, started, reached or stopped.",
         "Set FORGE_TEMPORAL_ADDRESS to a running server, or check the message's detail.",
     ),
+    C.USAGE_INVALID: I(
+        False,
+        "config",
+        "A command was given an argument or option it does not take, one it needs was left "
+        "out, or a value is not of its form (a word for a number, an unknown choice).",
+        "Fix the argument or option the message names; the command's --help lists each.",
+    ),
 }
 
 CATALOGUE: dict[C, I] = {**_OTHER_CODES, **STEP_CODES}

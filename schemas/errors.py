@@ -90,7 +90,8 @@ class ForgeError(Exception):
             return text
         if self.where:
             text += f" ({self.where})"
-        if self.hint and self.hint not in self.message:
+        # A message that already ends "see `forge schedule list`" gets no second "See …" hint.
+        if self.hint and self.hint.rstrip(".").casefold() not in self.message.casefold():
             text += f" — {self.hint}"
         return text
 

@@ -68,5 +68,5 @@ def check_replace(existing: str, current: Recipe, *, overwrite: bool) -> None:
     if not overwrite:
         raise RecipeAuthorError(
             f"{existing} exists (authoredBy {current.authored_by}); "
-            "pass overwrite=True to replace it"
+            "replace it with `forge recipes import --overwrite` (overwrite=True)"
         )

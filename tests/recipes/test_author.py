@@ -99,7 +99,7 @@ def test_a_curated_flat_file_is_never_overwritten(tmp_path: Path) -> None:
 
 def test_an_authored_recipe_is_overwritten_only_when_asked(tmp_path: Path) -> None:
     author(spec("mine", title="First"), tmp_path)
-    with pytest.raises(RecipeAuthorError, match="pass overwrite=True"):
+    with pytest.raises(RecipeAuthorError, match=r"--overwrite` \(overwrite=True\)"):
         author(spec("mine", title="Second"), tmp_path)
     assert load_library(tmp_path)["mine"].title == "First"
     author(spec("mine", title="Second"), tmp_path, overwrite=True)

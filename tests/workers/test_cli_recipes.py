@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -207,12 +208,12 @@ def test_show_prints_frontmatter_source_and_steps(forge: Invoke) -> None:
 
 def test_show_an_unknown_slug_suggests_close_ones(forge: Invoke) -> None:
     result = forge("show", "biling-audit")
-    assert result.exit_code == 1
-    assert "error: no recipe 'biling-audit' in the library" in result.output
+    assert result.exit_code == 2
+    assert "error: RECIPE_NOT_FOUND: no recipe 'biling-audit' in the library" in result.output
     assert "did you mean billing-audit" in result.output
     assert "Traceback" not in result.output
     far = forge("show", "qqqqqqqq")
-    assert far.exit_code == 1 and "see `forge recipes list`" in far.output
+    assert far.exit_code == 2 and "see `forge recipes list`" in far.output
 
 
 def test_list_shows_every_recipe_overrides_and_problems(forge: Invoke, home: Path) -> None:
@@ -343,8 +344,9 @@ def test_import_writes_a_low_trust_recipe_that_becomes_matchable(
     assert "tidy-changelog" in matched.output and "SELECTED tidy-changelog" in matched.output
 
     again = forge("import", skill)
-    assert again.exit_code == 1
-    assert "error: not imported:" in again.output and "exists" in again.output
+    assert again.exit_code == 2
+    assert "error: RECIPE_AUTHOR_REFUSED: not imported:" in again.output
+    assert "exists" in again.output and "--overwrite" in again.output
     assert "nothing was written" in again.output
     replaced = forge("import", skill, "--overwrite")
     assert replaced.exit_code == 0, replaced.output
@@ -370,8 +372,10 @@ def test_a_bad_skill_is_one_error_line_and_nothing_written(
     forge: Invoke, home: Path, tmp_path: Path, text: str, name: str, reason: str
 ) -> None:
     result = forge("import", skill_dir(tmp_path, text, name))
-    assert result.exit_code == 1, result.output
-    assert result.output.startswith("error: not imported:") and reason in result.output
+    assert result.exit_code == 2, result.output
+    assert re.match(r"error: RECIPE_[A-Z_]+: not imported:", result.output), (
+        result.output and reason in result.output
+    )
     assert "Traceback" not in result.output
     assert written_recipes(home) == []
 
@@ -398,7 +402,7 @@ def test_good_skill_fixtures_import(forge: Invoke, home: Path, skill: Path) -> N
 @pytest.mark.parametrize("skill", _fixtures("bad"), ids=lambda p: p.name)
 def test_bad_skill_fixtures_are_refused(forge: Invoke, home: Path, skill: Path) -> None:
     result = forge("import", skill)
-    assert result.exit_code == 1, result.output
-    assert result.output.startswith("error: not imported:")
+    assert result.exit_code == 2, result.output
+    assert re.match(r"error: RECIPE_[A-Z_]+: not imported:", result.output), result.output
     assert "Traceback" not in result.output
     assert written_recipes(home) == []

@@ -84,10 +84,10 @@ def test_deprecate_hides_the_skill_from_runs(forge: Invoke) -> None:
     row = next(line for line in forge("list").output.splitlines() if "acme-report-builder" in line)
     assert "deprecated" in row
     missing = forge("deprecate", "no-such-skill")
-    assert missing.exit_code == 1
+    assert missing.exit_code == 2
     assert "has no registered skill 'no-such-skill'" in missing.output
     library = forge("deprecate", "csv-profile")
-    assert library.exit_code == 1 and "forge-deprecated" in library.output
+    assert library.exit_code == 2 and "forge-deprecated" in library.output
 
 
 def test_unsafe_invalid_and_shadowing_packages_are_refused(forge: Invoke, tmp_path: Path) -> None:
@@ -95,15 +95,15 @@ def test_unsafe_invalid_and_shadowing_packages_are_refused(forge: Invoke, tmp_pa
     shutil.copytree(PACKAGE, copy)
     (copy / "assets" / "logo.png").symlink_to("/etc/hostname")
     unsafe = forge("register", copy)
-    assert unsafe.exit_code == 1
+    assert unsafe.exit_code == 2
     assert "assets/logo.png is a symlink" in unsafe.output
     clash = tmp_path / "csv-profile"
     clash.mkdir()
     shadow = forge("register", clash)
-    assert shadow.exit_code == 1 and "cannot shadow" in shadow.output
+    assert shadow.exit_code == 2 and "cannot shadow" in shadow.output
     wrong = tmp_path / "renamed-report"
     shutil.copytree(PACKAGE, wrong)
     invalid = forge("register", wrong)
-    assert invalid.exit_code == 1 and "equal its directory" in invalid.output
+    assert invalid.exit_code == 2 and "equal its directory" in invalid.output
     unknown = forge("show", "no-such-skill")
-    assert unknown.exit_code == 1 and "forge skills list" in unknown.output
+    assert unknown.exit_code == 2 and "forge skills list" in unknown.output

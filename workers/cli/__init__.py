@@ -8,7 +8,14 @@ from workers.cli.api import api_cmd
 from workers.cli.artifacts import artifacts_cmd, receipts_cmd
 from workers.cli.budget import budget_app
 from workers.cli.capsule import capsule_app
-from workers.cli.common import EXIT_REJECTED, err, masked, one_line_errors, record_masked_output
+from workers.cli.common import (
+    EXIT_REJECTED,
+    OneErrorFormat,
+    err,
+    masked,
+    one_line_errors,
+    record_masked_output,
+)
 from workers.cli.compile import compile_cmd, explain_cmd
 from workers.cli.dev import dev_app
 from workers.cli.errors import errors_cmd
@@ -32,6 +39,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    cls=OneErrorFormat,  # click's usage errors and stray ForgeErrors: one line, exit 2
 )
 app.command("compile")(compile_cmd)
 app.command("explain")(explain_cmd)

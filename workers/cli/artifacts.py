@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from schemas.scope import DEFAULT_TENANT
 from workers.cli.common import TenantOption, fail, masked, out, scope_of, settings
 
@@ -75,6 +76,7 @@ def _tenants_run(events: EventStore, run_id: str, tenant: str) -> None:
         fail(
             f"no run {run_id!r} for tenant {tenant!r}",
             "check the run id with `forge runs`, and pass --tenant with the run's tenant",
+            code=ErrorCode.NOT_FOUND,
         )
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
+from schemas.error_codes import ErrorCode
 from workers.cli.common import fail, out, refusal, settings
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
         try:
             status, view, result = await runs.describe(client, run_id)
         except LookupError as exc:
-            fail(str(exc), "list runs with `forge runs`")
+            fail(str(exc), "list runs with `forge runs`", code=ErrorCode.NOT_FOUND)
         except RPCError as exc:
             fail(
                 f"{run_id} is running but could not be queried: {exc.message}",

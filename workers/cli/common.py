@@ -10,11 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
+import typer.core
 from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from typer._click.core import Context as ClickContext  # typer vendors click: no public names
+from typer._click.exceptions import NoArgsIsHelpError
 
+from schemas.error_codes import ErrorCode
 from schemas.scope import DEFAULT_TENANT
 from workers.settings import Settings, SettingsError
 
@@ -36,12 +40,11 @@ EXIT_OK = 0
 EXIT_REJECTED = 2
 
 
-def fail(message: str, detail: str | None = None) -> NoReturn:
-    """Print one red line (and optional dim detail) to stderr and exit 2."""
-    err.print(f"[red]error:[/] {masked(message)}", soft_wrap=True)
-    if detail:
-        err.print(f"[dim]{masked(detail)}[/]")
-    raise typer.Exit(EXIT_REJECTED)
+def fail(
+    message: str, hint: str | None = None, *, code: ErrorCode = ErrorCode.USAGE_INVALID
+) -> NoReturn:
+    """`error: CODE: message — hint` as one stderr line (no hint: the catalogue's); exit 2."""
+    fail_error(ForgeError(message, code=code, hint=hint))
 
 
 def masked(text: str) -> str:
@@ -104,6 +107,7 @@ def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
             + " is not a valid id",
             f"ids match {SCOPE_ID_PATTERN}: a lower-case letter or digit, then lower-case "
             "letters, digits, '_', '-', '.'",
+            code=ErrorCode.TENANT_INVALID,
         )
     masked_output.act_for(scope)  # what this command masks is recorded in its tenant's log
     return scope
@@ -125,8 +129,51 @@ def one_line_errors(verb: Callable[P, R]) -> Callable[P, R]:
 
 def fail_error(exc: ForgeError) -> NoReturn:
     """A ForgeError as its one line, `CODE: message (where) — what to do`, on stderr; exit 2."""
-    err.print(f"[red]error:[/] {masked(exc.line())}", soft_wrap=True)
+    err.print(f"[red]error:[/] {masked(_one_line(exc.line()))}", soft_wrap=True)
     raise typer.Exit(EXIT_REJECTED)
+
+
+def _one_line(text: str) -> str:
+    # A message listing several problems keeps them, on the one line a script reads.
+    return "; ".join(part.strip() for part in text.splitlines() if part.strip())
+
+
+def fail_usage(exc: typer.TyperException) -> NoReturn:
+    """A usage or type error click found (`--tokens abc`, a missing option): USAGE_INVALID."""
+    if isinstance(exc, NoArgsIsHelpError):
+        raise exc  # `forge budget` alone: its help, as asked
+    message = exc.format_message().rstrip(".")
+    ctx = getattr(exc, "ctx", None)
+    hint = f"`{ctx.command_path} --help` lists its arguments and options" if ctx else None
+    fail(message, hint, code=ErrorCode.USAGE_INVALID)
+
+
+class OneErrorFormat(typer.core.TyperGroup):
+    """The root group: every error any verb meets leaves through fail_usage or fail_error.
+
+    Click's own errors (a bad type, an unknown option, a missing argument) would otherwise be its
+    boxed usage panel; a ForgeError no verb caught would be a traceback.
+    """
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: ClickContext | None = None,
+        **extra: Any,
+    ) -> ClickContext:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except typer.TyperException as exc:
+            fail_usage(exc)
+
+    def invoke(self, ctx: ClickContext) -> Any:
+        try:
+            return super().invoke(ctx)
+        except typer.TyperException as exc:
+            fail_usage(exc)
+        except ForgeError as exc:
+            fail_error(exc)
 
 
 def settings() -> Settings:
@@ -144,11 +191,14 @@ async def temporal_client(s: Settings) -> Client:
     try:
         return await runs.connect(s)
     except DevServerError as exc:
-        fail(exc.line(), exc.detail)  # the detail is a log tail: its own, dim lines
+        if exc.detail:  # a log tail: its own dim lines, above the one error line
+            err.print(f"[dim]{masked(exc.detail)}[/]")
+        fail_error(exc)
     except RuntimeError as exc:
         fail(
             f"cannot reach Temporal: {exc}",
             "check FORGE_TEMPORAL_ADDRESS, or unset it to use the embedded dev server",
+            code=ErrorCode.DEV_SERVER,
         )
 
 
@@ -208,17 +258,18 @@ def read_json(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        fail(f"{path}: no such file")
+        fail(f"{path}: no such file", code=ErrorCode.PLAN_FILE_INVALID)
     except IsADirectoryError:
-        fail(f"{path}: is a directory, expected a plan JSON file")
+        fail(f"{path}: is a directory, expected a plan JSON file", code=ErrorCode.PLAN_FILE_INVALID)
     except UnicodeDecodeError as exc:
-        fail(f"{path}: not UTF-8 text (byte {exc.start})")
+        fail(f"{path}: not UTF-8 text (byte {exc.start})", code=ErrorCode.PLAN_FILE_INVALID)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         fail(
             f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}",
             "a plan is one JSON object in the forge.plan/1 schema",
+            code=ErrorCode.PLAN_FILE_INVALID,
         )
 
 

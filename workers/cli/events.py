@@ -12,6 +12,8 @@ from rich import box
 from rich.markup import escape
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
+from schemas.scope import DEFAULT_TENANT
 from workers.cli.common import fail, fail_error, out, settings
 
 if TYPE_CHECKING:
@@ -48,6 +50,16 @@ def _guard(action: Callable[[], _T], what: str) -> _T:
         # The driver's first line says what failed (refused, auth, unknown database).
         detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         fail(f"{what}: {detail}", "check FORGE_DATABASE_URL and that the database is reachable")
+
+
+def _known_tenants(store: EventStore) -> set[str]:
+    """Tenants with events, tenants created (`forge tenants create`) and the default one."""
+    from activities.store.access import open_access_store
+
+    url = settings().database_url
+    with _guard(lambda: open_access_store(url), "cannot open the tenants") as access:
+        created = {t.tenant_id for t in _guard(access.tenants, "cannot read tenants")}
+    return {DEFAULT_TENANT, *created, *_guard(store.tenants, "cannot read tenants")}
 
 
 def _open() -> EventStore:
@@ -207,6 +219,12 @@ def verify(
     """Re-hash every event and check each chain link; exit 1 at the first broken link."""
     with _open() as store:
         tenants = [tenant] if tenant else _guard(store.tenants, "cannot read tenants")
+        if tenant is not None and tenant not in _known_tenants(store):
+            fail(
+                f"no tenant {tenant!r}: it has no events and was never created",
+                "see `forge tenants list`; leave --tenant out to verify every tenant",
+                code=ErrorCode.TENANT_INVALID,
+            )
         results = [
             _guard(partial(store.verify_chain, t), f"cannot verify tenant {t!r}") for t in tenants
         ]

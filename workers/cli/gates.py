@@ -10,8 +10,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from schemas.scope import DEFAULT_TENANT
-from workers.cli.common import TenantOption, fail, out, scope_of, settings
+from workers.cli.common import TenantOption, fail, fail_error, out, scope_of, settings
 
 if TYPE_CHECKING:
     from schemas.run import Decision
@@ -90,8 +91,10 @@ def _decide(
         match = [g for g in pending_gates(events) if g.gate_id == gate_id]
         if not match:
             fail(
-                f"no pending gate {gate_id!r} in run {run_id!r} of tenant {scope.tenant!r}",
+                f"no pending gate {gate_id!r} in run {run_id!r} of tenant {scope.tenant!r}; "
+                "nothing changed",
                 f"see the inbox with `forge gates --run {run_id}`",
+                code=ErrorCode.DECISION_REFUSED,
             )
         contract_hash = match[0].contract_hash
     actor = Actor(id=actor_id, name=name or actor_id, role=role, kind="human")
@@ -104,7 +107,7 @@ def _decide(
                 contract_hash, role=role,
             )  # fmt: skip
         except ForgeError as exc:
-            fail(str(exc).removesuffix("; nothing changed"), "nothing changed")
+            fail_error(exc)  # its code (DECISION_REFUSED, FORBIDDEN, NOT_FOUND …), one line
         out.print(
             f"[green]✓[/] {gate_id}: {recorded.decision} by {recorded.actor.id} "
             f"({recorded.actor.role}) at {recorded.decided_at:%Y-%m-%d %H:%M:%S}"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from workers.cli.common import err, fail, out, settings
 
 if TYPE_CHECKING:
@@ -24,14 +25,6 @@ recipes_app = typer.Typer(
 
 EXIT_PROBLEMS = 1
 _ALTERNATIVES = 4  # a low-confidence selection lists this many runners-up
-
-
-def _problem(message: str, detail: str | None = None) -> NoReturn:
-    """One red line (and an optional dim hint) on stderr; exit 1: the recipes were the problem."""
-    err.print(f"[red]error:[/] {escape(message)}")
-    if detail:
-        err.print(f"[dim]{escape(detail)}[/]")
-    raise typer.Exit(EXIT_PROBLEMS)
 
 
 def _library() -> RecipeLibrary:
@@ -177,7 +170,7 @@ def show_cmd(slug: Annotated[str, typer.Argument(metavar="SLUG")]) -> None:
     if recipe is None:
         close = [m[0] for m in process.extract(slug, library.slugs, limit=3, score_cutoff=50)]
         hint = f"did you mean {', '.join(close)}?" if close else "see `forge recipes list`"
-        _problem(f"no recipe {slug!r} in the library", hint)
+        fail(f"no recipe {slug!r} in the library", hint, code=ErrorCode.RECIPE_NOT_FOUND)
     out.print(f"[bold]{escape(recipe.title)}[/] ({escape(recipe.key)})")
     out.print(f"[dim]{escape(recipe.source)}[/]")
     for note in library.shadowed.get(recipe.slug, []):
@@ -365,9 +358,13 @@ def import_cmd(
         spec = import_skill(skill_dir)
         recipe = author(spec, target, overwrite=overwrite)
     except (RecipeImportError, RecipeAuthorError) as exc:
-        _problem(f"not imported: {exc}", "nothing was written")
+        fail(f"not imported: {exc}; nothing was written", code=exc.code)
     except OSError as exc:
-        _problem(f"not imported: cannot write to {target}: {exc.strerror or exc}")
+        fail(
+            f"not imported: cannot write to {target}: {exc.strerror or exc}",
+            "give --into a directory you may write to",
+            code=ErrorCode.RECIPE_IMPORT_REFUSED,
+        )
     out.print(_steps_table(recipe))
     out.print(
         f"[green]✓[/] imported skill {escape(skill_dir.name)} as {escape(recipe.key)} "

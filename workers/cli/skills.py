@@ -6,14 +6,15 @@ import os
 import pwd
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from schemas.scope import DEFAULT_TENANT
-from workers.cli.common import err, fail, out, reject_packs, scope_of, settings
+from workers.cli.common import fail, fail_error, out, reject_packs, scope_of, settings
 
 if TYPE_CHECKING:
     from activities.store.skills_registry import RegisteredSkill, SkillRegistry
@@ -26,16 +27,8 @@ skills_app = typer.Typer(
     no_args_is_help=True,
 )
 
-EXIT_PROBLEMS = 1  # the package or skill named was the problem (exit 2: configuration, database)
 _T = TypeVar("_T")
 Tenant = Annotated[str, typer.Option("--tenant", help="The tenant whose registry is used.")]
-
-
-def _problem(message: str, detail: str | None = None) -> NoReturn:
-    err.print(f"[red]error:[/] {escape(message)}")
-    if detail:
-        err.print(f"[dim]{escape(detail)}[/]")
-    raise typer.Exit(EXIT_PROBLEMS)
 
 
 def _guard(action: Callable[[], _T], what: str) -> _T:
@@ -47,9 +40,9 @@ def _guard(action: Callable[[], _T], what: str) -> _T:
 
     try:
         return action()
-    except (SkillPackageRefused, SkillNotRegistered) as exc:
-        _problem(str(exc))
-    except (StoreError, ValueError) as exc:
+    except (SkillPackageRefused, SkillNotRegistered, StoreError) as exc:
+        fail_error(exc)
+    except ValueError as exc:
         fail(str(exc))
     except SQLAlchemyError as exc:
         detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
@@ -186,9 +179,10 @@ def show_cmd(
             found = _guard(lambda: _lookup(registry, tenant, skill_id), "cannot read skills")
     skill = library.get(skill_id) or (found.package if found else None)
     if skill is None:
-        _problem(
+        fail(
             f"no skill {skill_id!r} in the library or in tenant {tenant!r}'s registry",
             f"see `forge skills list --tenant {tenant}`",
+            code=ErrorCode.SKILL_NOT_REGISTERED,
         )
     grid = Table(show_header=False, title=f"skill {escape(skill_id)}", title_justify="left")
     grid.add_column("field", style="cyan", no_wrap=True)
@@ -230,10 +224,11 @@ def register_cmd(
     library = _library()
     name = Path(directory).absolute().name
     if name in library:
-        _problem(
+        fail(
             f"{directory}: skill {name!r} is a curated library skill ({library[name].source}); "
             "a registry skill cannot shadow it",
             "rename the package (its directory and the SKILL.md name) and register it again",
+            code=ErrorCode.SKILL_PACKAGE_REFUSED,
         )
     with _open_registry() as registry:
         reg = _guard(
@@ -261,9 +256,10 @@ def deprecate_cmd(
     tenant = scope_of(tenant).tenant  # a valid tenant id, or exit 2 saying why
     library = _library()
     if skill_id in library:
-        _problem(
+        fail(
             f"{skill_id!r} is a library skill ({library[skill_id].source}), not a registry skill",
             'deprecate it with `metadata: forge-deprecated: "true"` in its SKILL.md',
+            code=ErrorCode.SKILL_NOT_REGISTERED,
         )
     with _open_registry() as registry:
         reg = _guard(lambda: registry.deprecate(tenant, skill_id), "cannot deprecate the skill")

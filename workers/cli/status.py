@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out, settings, temporal_client
 from workers.cli.views import follow, recipe_lines, run_outcome, steps_table, view_lines
@@ -36,7 +37,7 @@ async def _status(s: Settings, run_id: str) -> int:
     try:
         status, view, result = await runs.describe(client, run_id)
     except LookupError as exc:
-        fail(str(exc))
+        fail(str(exc), "list runs with `forge runs`", code=ErrorCode.NOT_FOUND)
     except RPCError as exc:
         fail(
             f"{run_id} is running but could not be queried: {exc.message}",
@@ -84,7 +85,11 @@ def watch_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
         try:
             await handle.describe()
         except RPCError as exc:
-            fail(f"no run {run_id!r}: {exc.message}", "list runs with `forge runs`")
+            fail(
+                f"no run {run_id!r}: {exc.message}",
+                "list runs with `forge runs`",
+                code=ErrorCode.NOT_FOUND,
+            )
         return await follow(handle, s, Services.from_settings(s))
 
     raise typer.Exit(asyncio.run(go()))
@@ -181,10 +186,15 @@ def cancel_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
                 fail(
                     f"cannot cancel {run_id}: it already ended ({ended}); nothing was changed",
                     f"see how with `forge status {run_id}`",
+                    code=ErrorCode.RUN_ENDED,
                 )
             await handle.cancel()
         except RPCError as exc:
-            fail(f"cannot cancel {run_id}: {exc.message}", "list runs with `forge runs`")
+            fail(
+                f"cannot cancel {run_id}: {exc.message}",
+                "list runs with `forge runs`",
+                code=ErrorCode.NOT_FOUND,
+            )
         out.print(f"cancellation requested for {run_id}")
 
     asyncio.run(go())

@@ -10,6 +10,7 @@ from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
 from compiler.run.sources import objective_of, plan_ref_of
 from schemas.artifacts import ArtifactRef
+from schemas.error_codes import ErrorCode
 from schemas.event_catalogue import (
     RUN_TAGGED,
     STEP_COMPLETED,
@@ -44,16 +45,25 @@ async def resume_input(
     try:
         history = await handle.fetch_history()
     except RPCError as exc:
-        raise PlanFileError(f"no run {run_id!r}: {exc.message}") from None
+        raise PlanFileError(
+            f"no run {run_id!r}: {exc.message}",
+            code=ErrorCode.NOT_FOUND,
+            hint="list runs with `forge runs`",
+        ) from None
     started = history.events[0].workflow_execution_started_event_attributes
     [old] = await client.data_converter.decode(started.input.payloads, [RunInput])
     if not isinstance(old, RunInput):
-        raise PlanFileError(f"{run_id} is not a Forge run")
+        raise PlanFileError(
+            f"{run_id} is not a Forge run",
+            code=ErrorCode.NOT_FOUND,
+            hint="list runs with `forge runs`",
+        )
     tenant = old.scope.tenant
     plan_ref = plan_ref_of(old.source) or _seeded_plan(services, run_id, tenant)
     if plan_ref is None:
         raise PlanFileError(
-            f"{run_id} was started from an objective and never got a plan; start it again"
+            f"{run_id} was started from an objective and never got a plan",
+            hint="start it again with `forge run`",
         )
     plan_doc = json.loads(
         services.artifacts.read_bytes(old.scope, plan_ref.sha256, 64 * 1024 * 1024)
@@ -64,7 +74,9 @@ async def resume_input(
     if from_step is not None:
         if from_step not in keys:
             raise PlanFileError(
-                f"--from {from_step!r} is not a step of {run_id}; steps: {', '.join(keys)}"
+                f"--from {from_step!r} is not a step of {run_id}; steps: {', '.join(keys)}",
+                code=ErrorCode.USAGE_INVALID,
+                hint="give --from one of the steps listed",
             )
         rerun = {from_step}
         for step in compiled.steps:  # topological order: descendants follow their parents

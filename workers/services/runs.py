@@ -96,18 +96,26 @@ def bind_inputs(
     if unknown:
         raise PlanFileError(
             f"--input {', '.join(unknown)} is not a run input of this plan; "
-            f"declared: {', '.join(sorted(declared)) or 'none'}"
+            f"declared: {', '.join(sorted(declared)) or 'none'}",
+            code=ErrorCode.PARAMETER_INVALID,
+            hint="give --input NAME=PATH for each run input the plan declares (its run_inputs)",
         )
     missing = sorted(n for n, d in declared.items() if d.required and n not in given)
     if missing:
         raise PlanFileError(
             "missing required input(s): "
-            + ", ".join(f"--input {n}=PATH ({declared[n].path})" for n in missing)
+            + ", ".join(f"--input {n}=PATH ({declared[n].path})" for n in missing),
+            code=ErrorCode.PARAMETER_INVALID,
+            hint="give --input NAME=PATH for each run input the plan declares (its run_inputs)",
         )
     refs = {}
     for name, path in given.items():
         if not path.is_file():
-            raise PlanFileError(f"--input {name}={path}: no such file")
+            raise PlanFileError(
+                f"--input {name}={path}: no such file",
+                code=ErrorCode.PARAMETER_INVALID,
+                hint="give --input NAME=PATH with the path of an existing file",
+            )
         refs[name] = store.put_file(
             scope, path, logical_path=declared[name].path.removeprefix("./")
         )
@@ -137,10 +145,16 @@ def bind_objective_inputs(
         if not _INPUT_NAME.fullmatch(name):
             raise PlanFileError(
                 f"--input {name}=...: a run input name is letters, digits, '_' or '-' "
-                "(it becomes the file name under input/)"
+                "(it becomes the file name under input/)",
+                code=ErrorCode.PARAMETER_INVALID,
+                hint="rename the input: letters, digits, '_' or '-'",
             )
         if not path.is_file():
-            raise PlanFileError(f"--input {name}={path}: no such file")
+            raise PlanFileError(
+                f"--input {name}={path}: no such file",
+                code=ErrorCode.PARAMETER_INVALID,
+                hint="give --input NAME=PATH with the path of an existing file",
+            )
         refs[name] = store.put_file(scope, path, logical_path=f"input/{name}{path.suffix.lower()}")
     return refs
 
