@@ -19,6 +19,7 @@ from typer._click.core import Context as ClickContext  # typer vendors click: no
 from typer._click.exceptions import NoArgsIsHelpError
 
 from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.scope import DEFAULT_TENANT
 from workers.settings import Settings, SettingsError
 
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from compiler.errors import CompilerError, PackError
     from compiler.plan.context import CompileContext
     from schemas.diagnostics import Diagnostic
-    from schemas.errors import ForgeError
     from schemas.scope import Scope
 
 out = Console()
