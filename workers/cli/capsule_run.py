@@ -9,6 +9,7 @@ from temporalio.client import WorkflowFailureError
 
 from activities.capsules.prepare_run import prepare_capsule_run
 from schemas.capsule import CapsuleVersion
+from schemas.error_codes import ErrorCode
 from schemas.plan import ScalarType
 from schemas.run import RunResult
 from schemas.run_source import CapsuleSource
@@ -42,7 +43,11 @@ def _pairs(pairs: list[str], option: str, value: str) -> dict[str, str]:
         if not sep or not name or not text:
             fail(f"{option} {pair!r}: expected NAME={value}")
         if name in given:
-            fail(f"{option} {name} is given twice")
+            fail(
+                f"{option} {name} is given twice",
+                f"give {option} {name}= once",
+                code=ErrorCode.PARAMETER_INVALID,
+            )
         given[name] = text
     return given
 
