@@ -321,4 +321,5 @@ def test_a_name_given_twice_is_refused_even_with_spaces(tmp_path, monkeypatch, a
     result = CliRunner().invoke(app, ["capsule", *args])
     assert result.exit_code == 2, (result.output, result.exception)
     [line] = result.output.strip().splitlines()
-    assert line.startswith(f"error: {args[-2]} ") and line.endswith("is given twice"), line
+    assert line.startswith(f"error: PARAMETER_INVALID: {args[-2]} "), line
+    assert "is given twice" in line, line

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, get_args
 import typer
 from rich.markup import escape
 
+from schemas.error_codes import ErrorCode
 from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers.cli.common import (
     ProjectOption,
@@ -37,7 +38,11 @@ def _pairs(pairs: list[str], option: str, value: str) -> dict[str, str]:
         if not sep or not name or not text:
             fail(f"{option} {pair!r}: expected NAME={value}")
         if name in given:
-            fail(f"{option} {name} is given twice")
+            fail(
+                f"{option} {name} is given twice",
+                f"give {option} {name}= once",
+                code=ErrorCode.PARAMETER_INVALID,
+            )
         given[name] = text
     return given
 
