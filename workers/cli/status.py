@@ -37,7 +37,7 @@ async def _status(s: Settings, run_id: str) -> int:
             f"{run_id} is running but could not be queried: {exc.message}",
             f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
         )
-    shown = view.status if view is not None else result.status if result else status.lower()
+    shown = runs.run_state(status, view, result)
     why = ""
     if view is None and result is None and status != "RUNNING":
         # It ended before it had steps to show (while planning or compiling): say why.

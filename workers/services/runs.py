@@ -328,6 +328,18 @@ async def describe(
     return status, None, None
 
 
+def run_state(status: str, view: RunStatusView | None, result: RunResult | None) -> str:
+    """The run's state as every command shows it (`describe`'s triple): the run's own word first.
+
+    Temporal says RUNNING for a run blocked by its budget; the run says budget_exhausted.
+    """
+    if view is not None:
+        return view.status
+    if result is not None:
+        return result.status
+    return status.lower()
+
+
 async def failure(client: Client, run_id: str) -> str | None:
     """Why a closed run did not complete, as its workflow failed (None if it did not fail)."""
     handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
