@@ -89,7 +89,7 @@ def runs_cmd(
 ) -> None:
     """Recent runs, newest first."""
     s = settings()
-    query = f'WorkflowType = "{CompiledRunWorkflow.__name__}"'
+    kept: str | None = None
     if status:
         names = {
             "running": "Running",
@@ -102,7 +102,8 @@ def runs_cmd(
             fail(f"--status {status!r}: use one of {', '.join(names)}")
         # A run whose steps failed completes its workflow: both are read, the log decides.
         closed = "Completed" if status in ("completed", "failed") else names[status]
-        query += f' AND ExecutionStatus IN ("{closed}", "{names[status]}")'
+        kept = f'"{closed}", "{names[status]}"'
+    query = runs.list_query(kept)
 
     async def go() -> None:
         client = await temporal_client(s)

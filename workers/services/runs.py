@@ -31,6 +31,7 @@ from compiler.plan.context import CompileContext
 from compiler.plan.params import bind_params
 from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
+from schemas import names
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan
@@ -326,6 +327,22 @@ async def describe(
         view = await handle.query(CompiledRunWorkflow.status, rpc_timeout=_QUERY_TIMEOUT)
         return status, view, None
     return status, None, None
+
+
+def list_query(status: str | None = None) -> str:
+    """The visibility query of `forge runs`: every run, and each scheduled time that failed.
+
+    A scheduled time whose capsule run never started (its input was missing) is a failed
+    ScheduledCapsuleWorkflow and nothing else: listed, so that its `scheduled-…` id is found.
+    `status` is Temporal's ExecutionStatus names to keep (None: all).
+    """
+    query = (
+        f'(WorkflowType = "{names.WORKFLOW}" OR (WorkflowType = "{names.SCHEDULED_WORKFLOW}" '
+        'AND ExecutionStatus = "Failed"))'
+    )
+    if status:
+        query += f" AND ExecutionStatus IN ({status})"
+    return query
 
 
 def run_state(status: str, view: RunStatusView | None, result: RunResult | None) -> str:
