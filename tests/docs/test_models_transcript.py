@@ -6,8 +6,12 @@ shown line must be printed, in order, after the usual normalisation (run ids, du
 """
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from activities.models.script import Script
 from tests.docs.running import assert_prints_shown, printed_by
@@ -26,7 +30,9 @@ def _joined(shown: Shown) -> Shown:
     return replace(shown, command=command, output=output)
 
 
-def test_the_scripted_model_run_prints_what_the_page_shows(cli, tmp_path, monkeypatch):
+def test_the_scripted_model_run_prints_what_the_page_shows(
+    cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shown = list(shown_commands(PAGE))
     server_cmd = next(s for s in shown if s.command.startswith("python -m tests.support"))
     block = [s for s in shown if s.block == server_cmd.block]
@@ -46,7 +52,9 @@ def test_the_scripted_model_run_prints_what_the_page_shows(cli, tmp_path, monkey
     assert_prints_shown(budget, printed_by(budget, command), home)
 
 
-def test_a_run_with_no_model_worker_prints_what_the_page_shows(cli, tmp_path, monkeypatch):
+def test_a_run_with_no_model_worker_prints_what_the_page_shows(
+    cli: Callable[..., Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The page's run without a key or a script: warned up front, failed after the short wait."""
     shown = [_joined(s) for s in shown_commands(PAGE) if s.command.startswith("forge run")]
     [unserved] = [s for s in shown if 'echo "exit $?"' in s.command]
