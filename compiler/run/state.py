@@ -185,9 +185,20 @@ def carry_of(
         generation=1,
         gates={g.gate_id: GateState(spec=g, approver_role=g.approver_role) for g in frozen.gates},
         budget=BudgetState(
-            limits=(limits or frozen.budget).capped(quota_tokens), spent=state.budget.spent
+            limits=_overridden(frozen.budget, limits).capped(quota_tokens),
+            spent=state.budget.spent,
         ),
         recipes=recipes,
+    )
+
+
+def _overridden(profile: BudgetLimits, given: BudgetLimits | None) -> BudgetLimits:
+    """The profile's caps with each cap the submitter gave in its place; the others stay."""
+    if given is None:
+        return profile
+    return BudgetLimits(
+        max_tokens=profile.max_tokens if given.max_tokens is None else given.max_tokens,
+        max_cost_usd=profile.max_cost_usd if given.max_cost_usd is None else given.max_cost_usd,
     )
 
 

@@ -59,6 +59,16 @@ def test_a_tenant_and_its_keys_from_creation_to_revocation(tmp_path, monkeypatch
     assert other.exit_code == 2 and "has no key" in other.output
 
 
+def test_the_default_tenant_exists_from_the_first_command(tmp_path, monkeypatch):
+    """Every run is the default tenant's: keys for it need no `tenants create` (issue 34 §6)."""
+    monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
+    made = forge("keys", "create", "--role", "viewer")
+    assert made.exit_code == 0, made.output
+    assert "default" in forge("tenants", "list").output
+    again = forge("tenants", "create", "default")
+    assert again.exit_code == 2 and "exists already" in again.output
+
+
 def test_bad_key_options_are_one_line_and_exit_2(tmp_path, monkeypatch):
     monkeypatch.setenv("FORGE_HOME", str(tmp_path / "home"))
     role = forge("keys", "create", "--tenant", "acme", "--role", "root")

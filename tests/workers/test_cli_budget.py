@@ -40,6 +40,8 @@ async def test_blocked_run_shown_and_extended_from_the_cli(cli, temporal_env, ta
             assert message in bad.output, bad.output
         unchanged = await asyncio.to_thread(cli, "budget", "show", run_id)
         assert "400 / 400 tokens" in unchanged.output and "extended" not in unchanged.output
+        # One source of the run's state: budget show agrees with status (issue 34 §4).
+        assert f"run {run_id}: budget_exhausted" in unchanged.output, unchanged.output
         ok = await asyncio.to_thread(
             cli, "budget", "extend", run_id, "--tokens", "2000", "--as", "ana", "--reason", "ok"
         )

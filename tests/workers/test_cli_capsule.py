@@ -323,3 +323,21 @@ def test_a_name_given_twice_is_refused_even_with_spaces(tmp_path, monkeypatch, a
     [line] = result.output.strip().splitlines()
     assert line.startswith(f"error: PARAMETER_INVALID: {args[-2]} "), line
     assert "is given twice" in line, line
+
+
+def test_closing_line_credits_sealed_code_only_with_steps_that_ran():
+    """No step ran (a model worker never came): the line does not say sealed code ran (§5)."""
+    from schemas.run import RunResult, StepState
+    from workers.cli.capsule_run import spending_line
+
+    def result(status: str, *steps: str) -> RunResult:
+        states = {k: StepState(step_key=k, status=st) for k, st in zip("ab", steps, strict=False)}
+        return RunResult(run_id="r", status=status, steps=states)
+
+    none_ran = spending_line(result("failed", "error", "skipped"), [])
+    assert none_ran == "tokens: 0 (no step ran: the run failed)"
+    assert "sealed" not in spending_line(result("failed"), [])
+    assert spending_line(result("failed", "done", "error"), []) == (
+        "tokens: 0 (1 of 2 steps ran, all sealed code)"
+    )
+    assert "every step ran sealed code" in spending_line(result("completed", "done", "done"), [])

@@ -70,6 +70,14 @@ def test_timeout_kills_and_fails(run, tmp_path):
 
 
 @needs_bwrap
+def test_timeout_summary_says_what_killed_it(run, tmp_path):
+    result = run(script(tmp_path, "while True:\n    pass\n"), "--timeout", "1")
+    assert result.exit_code == 1
+    assert "None" not in result.stdout, result.stdout
+    assert "137 (killed: wall_clock limit)" in result.stdout, result.stdout
+
+
+@needs_bwrap
 def test_memory_option_and_kept_workspace(run, tmp_path):
     ws = tmp_path / "ws"
     code = "open('/workspace/output/o.txt', 'w').write('x'); bytearray(512 * 1024 * 1024)"

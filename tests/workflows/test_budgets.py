@@ -266,7 +266,11 @@ async def test_an_extension_during_the_blocking_round_is_not_lost(
 
 async def test_refused_extensions_change_nothing(temporal_env, task_queue, tmp_path):
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
-        handle = await eng.start(gated_plan(), budget=BudgetLimits(max_tokens=1000))
+        handle = await eng.start(
+            gated_plan(),
+            budget=BudgetLimits(max_tokens=1000),
+            profile_document=profile(max_cost_usd_per_run=None),  # a run with no cost cap
+        )
         await pending_gate(handle)
         before = (await status(handle)).budget
         bad = [

@@ -46,6 +46,8 @@ async def test_resume_reuses_completed_steps_and_reruns_the_rest(
         resumed = await asyncio.to_thread(cli, "resume", handle.id, "--detach")
         assert resumed.exit_code == 0, resumed.output
         assert "may reuse: a" in resumed.output
+        # A plan with no model step needs no model worker: no warning (issue 34 §5).
+        assert "no worker serves" not in resumed.output, resumed.output
         new_id = resumed.output.split("resuming ")[1].split(" as ")[1].split(";")[0]
         new = eng.client.get_workflow_handle(new_id)
         events = await wait_for_event(eng.services.events, new_id, "step.started.v1", "b")

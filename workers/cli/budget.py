@@ -155,9 +155,10 @@ def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
                 f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
             )
         budget = view.budget if view else result.budget if result else None
+        state = runs.run_state(status, view, result)  # as `forge status` says it
         if budget is None:
-            fail(f"run {run_id} is {status.lower()}: it recorded no budget state")
-        out.print(f"run [bold]{run_id}[/]: {status.lower()}")
+            fail(f"run {run_id} is {state}: it recorded no budget state")
+        out.print(f"run [bold]{run_id}[/]: {state}")
         out.print(budget_line(budget))
 
     asyncio.run(go())

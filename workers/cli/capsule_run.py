@@ -198,6 +198,11 @@ def spending_line(result: RunResult, fresh: list[str]) -> str:
     spent = {k: st.usage.tokens for k, st in result.steps.items() if st.usage.tokens}
     total = sum(spent.values())
     if not total:
+        ran = sum(st.status == "done" for st in result.steps.values())
+        if not ran:  # nothing to credit to sealed code: say what happened instead
+            return f"tokens: 0 (no step ran: the run {result.status})"
+        if ran < len(result.steps):
+            return f"tokens: 0 ({ran} of {len(result.steps)} steps ran, all sealed code)"
         return "tokens: 0 (no planning, no code generation: every step ran sealed code)"
     where = ", ".join(f"{escape(k)} {n:,}" for k, n in sorted(spent.items()))
     sealed = sorted(set(spent) - set(fresh))

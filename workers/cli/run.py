@@ -293,7 +293,7 @@ def resume_cmd(
         client = await temporal_client(s)
         ctx = compile_context(None)
         try:
-            run = await resume_input(client, services, run_id, from_step, ctx)
+            run, plan = await resume_input(client, services, run_id, from_step, ctx)
         except runs.PlanFileError as exc:
             fail_error(exc)
         except CompilerError as exc:
@@ -301,7 +301,7 @@ def resume_cmd(
         assert isinstance(run.source, ResumeSource)
         names = ", ".join(r.step_key for r in run.source.reusable) or "none"
         out.print(f"resuming {run_id} as [bold]{run.run_id}[/]; may reuse: {names}")
-        needs = queues.profile_providers(ctx, planner=False)
+        needs = queues.model_providers(plan)  # as `forge run PLAN` decides: its model steps
         return await run_started(client, s, services, run, detach, needs)
 
     raise typer.Exit(asyncio.run(go()))

@@ -65,12 +65,28 @@ def _tail(text: str) -> str:
     return "\n".join(text.rstrip("\n").splitlines()[-_TAIL_LINES:])
 
 
+def _exit_line(result: SandboxResult) -> str:
+    """The exit code as a shell reports it (128+N for signal N) and, if a limit killed it, which."""
+    import signal  # here, not at the top: the CLI's import block is kept for heavy imports
+
+    killed, code = result.killed_by, result.exit_code
+    if killed is None:
+        return f"[green]{code}[/]" if code == 0 else f"[red]{code}[/]"
+    # The supervisor SIGKILLs at the wall clock; RLIMIT_CPU and RLIMIT_FSIZE raise SIGXCPU, SIGXFSZ.
+    by_limit = {"wall_clock": signal.SIGKILL, "cpu": signal.SIGXCPU, "file_size": signal.SIGXFSZ}
+    number = killed.removeprefix("signal:")
+    what = f"signal {number}" if number != killed else f"{killed} limit"
+    if code is None:
+        sig = int(number) if number != killed else by_limit.get(killed)
+        code = 128 + sig if sig is not None else EXIT_FAILED
+    return f"[red]{code}[/] (killed: {escape(what)})"
+
+
 def _summary(result: SandboxResult, workspace: Path | None) -> None:
-    ok = result.exit_code == 0 and result.killed_by is None
     table = Table(show_header=False, title_justify="left", title="sandbox run")
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
-    table.add_row("exit code", "[green]0[/]" if ok else f"[red]{result.exit_code}[/]")
+    table.add_row("exit code", _exit_line(result))
     table.add_row("killed by", escape(result.killed_by or "-"))
     table.add_row("duration", f"{result.duration_ms} ms")
     table.add_row("isolation", result.isolation)

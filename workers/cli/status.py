@@ -43,7 +43,7 @@ async def _status(s: Settings, run_id: str) -> int:
             f"{run_id} is running but could not be queried: {exc.message}",
             f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
         )
-    shown = view.status if view is not None else result.status if result else status.lower()
+    shown = runs.run_state(status, view, result)
     why = ""
     if view is None and result is None and status != "RUNNING":
         # It ended before it had steps to show (while planning or compiling): say why.
@@ -104,10 +104,10 @@ def runs_cmd(
 ) -> None:
     """Recent runs, newest first."""
     from workers.process.worker import Services
-    from workflows.run import CompiledRunWorkflow
+    from workers.services import runs
 
     s = settings()
-    query = f'WorkflowType = "{CompiledRunWorkflow.__name__}"'
+    kept: str | None = None
     if status:
         names = {
             "running": "Running",
@@ -120,7 +120,8 @@ def runs_cmd(
             fail(f"--status {status!r}: use one of {', '.join(names)}")
         # A run whose steps failed completes its workflow: both are read, the log decides.
         closed = "Completed" if status in ("completed", "failed") else names[status]
-        query += f' AND ExecutionStatus IN ("{closed}", "{names[status]}")'
+        kept = f'"{closed}", "{names[status]}"'
+    query = runs.list_query(kept)
 
     async def go() -> None:
         client = await temporal_client(s)

@@ -42,7 +42,7 @@ from compiler.ladder.secrets.mask import mask_text
 from compiler.plan.context import ProfileLayers
 from schemas import names
 from workers.plugin import activities_of
-from workers.process import logmask
+from workers.process import activity_log, logmask
 from workers.process.guard_recorder import recording
 from workers.process.webhook_dispatch import dispatching
 from workers.services import quotas
@@ -286,6 +286,7 @@ def build_worker(
     """
     sweep_orphans()
     logmask.install()  # credentials masked in every log record of this process
+    activity_log.install()  # an expected activity failure logs one line, no traceback
     mask_text("warm up")  # compile the credential rules now, not in a workflow task
     plan = worker_plan(settings, services)
     model_queues = [

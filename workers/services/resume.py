@@ -10,6 +10,7 @@ from compiler.plan.parse import parse_candidate
 from compiler.plan.pipeline import compile_plan
 from compiler.run.sources import objective_of, plan_ref_of
 from schemas.artifacts import ArtifactRef
+from schemas.compiled import CompiledPlan
 from schemas.error_codes import ErrorCode
 from schemas.event_catalogue import (
     RUN_TAGGED,
@@ -36,10 +37,11 @@ def _seeded_plan(services: Any, run_id: str, tenant: str) -> ArtifactRef | None:
 
 async def resume_input(
     client: Client, services: Any, run_id: str, from_step: str | None, ctx: Any
-) -> RunInput:
-    """A new run of RUN's plan and inputs that may reuse RUN's completed steps.
+) -> tuple[RunInput, CompiledPlan]:
+    """A new run of RUN's plan and inputs that may reuse RUN's completed steps, and that plan.
 
-    `from_step` forces that step and everything downstream of it to run again.
+    `from_step` forces that step and everything downstream of it to run again. The plan comes
+    back compiled so that the caller can tell what its steps need (a model worker, or none).
     """
     handle = client.get_workflow_handle(run_id)
     try:
@@ -113,6 +115,7 @@ async def resume_input(
         reusable=reusable,
         objective=objective_of(old.source),
     )
-    return old.model_copy(
+    run = old.model_copy(
         update={"run_id": new_run_id(old.scope.tenant), "carry": None, "source": source}
     )
+    return run, compiled

@@ -27,6 +27,7 @@ from temporalio.exceptions import (
 )
 from temporalio.service import RPCError
 
+from schemas import names
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan
@@ -347,6 +348,34 @@ async def describe(
         view = await handle.query(CompiledRunWorkflow.status, rpc_timeout=_QUERY_TIMEOUT)
         return status, view, None
     return status, None, None
+
+
+def list_query(status: str | None = None) -> str:
+    """The visibility query of `forge runs`: every run, and each scheduled time that failed.
+
+    A scheduled time whose capsule run never started (its input was missing) is a failed
+    ScheduledCapsuleWorkflow and nothing else: listed, so that its `scheduled-…` id is found.
+    `status` is Temporal's ExecutionStatus names to keep (None: all).
+    """
+    query = (
+        f'(WorkflowType = "{names.WORKFLOW}" OR (WorkflowType = "{names.SCHEDULED_WORKFLOW}" '
+        'AND ExecutionStatus = "Failed"))'
+    )
+    if status:
+        query += f" AND ExecutionStatus IN ({status})"
+    return query
+
+
+def run_state(status: str, view: RunStatusView | None, result: RunResult | None) -> str:
+    """The run's state as every command shows it (`describe`'s triple): the run's own word first.
+
+    Temporal says RUNNING for a run blocked by its budget; the run says budget_exhausted.
+    """
+    if view is not None:
+        return view.status
+    if result is not None:
+        return result.status
+    return status.lower()
 
 
 async def failure(client: Client, run_id: str) -> str | None:

@@ -26,6 +26,7 @@ from temporalio.client import (
     ScheduleState,
     ScheduleUpdate,
     ScheduleUpdateInput,
+    WorkflowFailureError,
 )
 from temporalio.service import RPCError
 
@@ -46,6 +47,7 @@ from schemas.schedules import (
     ScheduleView,
 )
 from schemas.scope import Scope, tenant_tag
+from workers.services.runs import failure_text
 from workflows.policies import tenant_attributes
 from workflows.scheduled_capsule import ScheduledCapsuleWorkflow
 
@@ -346,7 +348,12 @@ async def _outcome(client: Client, at: datetime, action: object) -> RecentRun:
     except RPCError:
         return RecentRun(scheduled_at=at, run_id=workflow_id, outcome="unknown")
     status = desc.status.name.lower() if desc.status else "unknown"
-    if status != "completed":
+    if status == "failed":  # e.g. its input was missing: no capsule run started, say why
+        try:
+            await handle.result()
+        except WorkflowFailureError as exc:
+            status = f"failed: {failure_text(exc)}"
+    if not status.startswith("completed"):
         return RecentRun(scheduled_at=at, run_id=workflow_id, outcome=status)
     result = await handle.result()
     forced = f" (re-run {result.attempt})" if result.attempt > 1 and not result.already_ran else ""

@@ -380,3 +380,33 @@ def test_gate_timers_remind_then_escalate_to_the_escalation_role():
     state = waits.gates_settled(waits.gate_decided(state, rejected, NOW), NOW)
     assert state.states["a"].status == "error"
     assert state.states["a"].error.failure_class == "GATE_REJECTED"
+
+
+def test_a_cap_given_at_submit_keeps_the_profiles_other_caps():
+    """`forge run "OBJECTIVE" --max-tokens 3000`: the profile's cost cap stays (issue 34 §3)."""
+    frozen = FreezeResult(
+        compiled_ref=COMPILED,
+        plan_hash="sha256:" + "p" * 64,
+        nodes=[node("a", [])],
+        max_parallel=4,
+        history_threshold=500,
+        profile_id="default",
+        budget=BudgetLimits(max_tokens=200_000, max_cost_usd=5.0),
+    )
+
+    def limits(given: BudgetLimits | None) -> BudgetLimits:
+        carry = rs.carry_of(
+            frozen,
+            root_event_id="x",
+            history_threshold=None,
+            limits=given,
+            quota_tokens=None,
+            state=rs.RunState(),
+        )
+        return carry.budget.limits
+
+    assert limits(BudgetLimits(max_tokens=3000)) == BudgetLimits(max_tokens=3000, max_cost_usd=5.0)
+    assert limits(BudgetLimits(max_cost_usd=0.5)) == BudgetLimits(
+        max_tokens=200_000, max_cost_usd=0.5
+    )
+    assert limits(None) == frozen.budget
