@@ -22,7 +22,12 @@ with workflow.unsafe.imports_passed_through():
     from workflows import operations as ops
     from workflows.causes import cause_message, cause_type, own_details
     from workflows.core import RunCore
-    from workflows.patches import PATCH_FRONT_END, PATCH_PLANNER, PATCH_RECIPES
+    from workflows.patches import (
+        PATCH_FRONT_END,
+        PATCH_PLANNER,
+        PATCH_PROFILE_CAPS,
+        PATCH_RECIPES,
+    )
     from workflows.routing import model_routing, unserved, unserved_message
 
 Out = TypeVar("Out", bound=BaseModel)
@@ -242,6 +247,7 @@ class FrontEnd(RunCore):
             limits=inp.budget,
             quota_tokens=inp.quota_tokens,
             state=self._state,
+            keep_profile_caps=workflow.patched(PATCH_PROFILE_CAPS),
         )
 
     async def _compile_per_pass(self, compile_: CompileCall, plan_ref: ArtifactRef) -> FreezeResult:

@@ -26,3 +26,6 @@ PATCH_SCHEDULED_CHILD_CANCEL = "scheduled-child-cancel-v1"
 # A child workflow (a scheduled time's capsule run, a sub-recipe's run) carries its tenant as
 # the ForgeTenant search attribute, as every workflow a client starts does.
 PATCH_CHILD_TENANT_ATTRIBUTE = "child-tenant-attribute-v1"
+# A budget cap given at submit replaces only that cap: the profile's other caps stay (runs
+# before it dropped them, so a budget they never hit could now block them).
+PATCH_PROFILE_CAPS = "profile-caps-kept-v1"

@@ -162,6 +162,7 @@ def carry_of(
     limits: BudgetLimits | None,
     quota_tokens: int | None,
     state: RunState,
+    keep_profile_caps: bool = True,
 ) -> RunCarry:
     """The compiled run a DAG starts from: every step pending, every gate dormant.
 
@@ -185,7 +186,11 @@ def carry_of(
         generation=1,
         gates={g.gate_id: GateState(spec=g, approver_role=g.approver_role) for g in frozen.gates},
         budget=BudgetState(
-            limits=_overridden(frozen.budget, limits).capped(quota_tokens),
+            limits=(
+                _overridden(frozen.budget, limits)
+                if keep_profile_caps
+                else (limits or frozen.budget)  # as runs before PATCH_PROFILE_CAPS
+            ).capped(quota_tokens),
             spent=state.budget.spent,
         ),
         recipes=recipes,
