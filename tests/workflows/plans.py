@@ -80,3 +80,16 @@ def report_profile() -> dict[str, Any]:
     for phase in ("step_input", "step_output"):
         profile["validation"]["phases"][phase]["mode"] = "report"
     return profile
+
+
+def reading_plan() -> dict[str, Any]:
+    """One step reading the run input `data` (input/data.csv)."""
+    return plan(
+        code_step(
+            "read",
+            "open('input/data.csv').read()\n" + write_json("output/r.json"),
+            ["output/r.json"],
+            reads=["input/data.csv"],
+        ),
+        run_inputs=[{"name": "data", "path": "input/data.csv", "kind_key": "table.csv"}],
+    )

@@ -7,7 +7,7 @@ import pytest
 from schemas.run_source import PlanSource
 from schemas.scope import Scope
 from tests.workflows.engine import engine, wait_for_event
-from tests.workflows.plans import code_step, plan, write_json
+from tests.workflows.plans import code_step, plan, reading_plan, write_json
 
 OK = write_json("output/a.json")
 
@@ -161,19 +161,6 @@ async def test_cancel_stops_the_run_and_records_it(temporal_env, task_queue, tmp
         )
         published = eng.services.events.list_published(handle.id)
         assert [p.path for p in published] == ["output/a.json"]  # kept, not clawed back
-
-
-def reading_plan() -> dict:
-    """One step reading the run input `data` (input/data.csv)."""
-    return plan(
-        code_step(
-            "read",
-            "open('input/data.csv').read()\n" + write_json("output/r.json"),
-            ["output/r.json"],
-            reads=["input/data.csv"],
-        ),
-        run_inputs=[{"name": "data", "path": "input/data.csv", "kind_key": "table.csv"}],
-    )
 
 
 async def test_missing_required_input_fails_closed(temporal_env, task_queue, tmp_path):

@@ -13,7 +13,7 @@ from activities.compile.typelib import load_profiles
 from schemas.guard import GUARD_FOUND
 from schemas.scope import Scope
 from tests.workflows.engine import engine
-from tests.workflows.plans import code_step, plan, write_json
+from tests.workflows.plans import code_step, plan, reading_plan, write_json
 
 ANTHROPIC = "sk-ant-api03-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z" * 2
 LEAKY = json.dumps({"service": "billing", "config": {"api_key": ANTHROPIC}})
@@ -116,15 +116,7 @@ async def test_a_credential_in_a_declared_input_is_refused_before_the_step_runs(
 ):
     data = tmp_path / "creds.csv"
     data.write_text(f"service,note\nbilling,ok\nbilling,use key {ANTHROPIC}\n")
-    doc = plan(
-        code_step(
-            "read",
-            "open('input/data.csv').read()\n" + write_json("output/r.json"),
-            ["output/r.json"],
-            reads=["input/data.csv"],
-        ),
-        run_inputs=[{"name": "data", "path": "input/data.csv", "kind_key": "table.csv"}],
-    )
+    doc = reading_plan()
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         result = await eng.run(doc, {"data": data})
         events = eng.services.events.list_events(run_id=result.run_id)

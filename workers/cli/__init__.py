@@ -11,9 +11,8 @@ from workers.cli.capsule import capsule_app
 from workers.cli.common import (
     EXIT_REJECTED,
     OneErrorFormat,
-    err,
-    masked,
     one_line_errors,
+    print_error,
     record_masked_output,
 )
 from workers.cli.compile import compile_cmd, explain_cmd
@@ -86,8 +85,8 @@ def main() -> None:
     logmask.install()
     try:
         app()
-    except ForgeError as exc:
-        err.print(f"[red]error:[/] {masked(exc.line())}", soft_wrap=True)
+    except ForgeError as exc:  # raised outside a verb (the root group sends a verb's to fail_error)
+        print_error(exc)
         raise SystemExit(EXIT_REJECTED) from None
     finally:
         record_masked_output()  # what it masked in its lines and logs, as guard events

@@ -129,8 +129,13 @@ def one_line_errors(verb: Callable[P, R]) -> Callable[P, R]:
 
 def fail_error(exc: ForgeError) -> NoReturn:
     """A ForgeError as its one line, `CODE: message (where) — what to do`, on stderr; exit 2."""
-    err.print(f"[red]error:[/] {masked(_one_line(exc.line()))}", soft_wrap=True)
+    print_error(exc)
     raise typer.Exit(EXIT_REJECTED)
+
+
+def print_error(exc: ForgeError) -> None:
+    """The one error line of `exc` on stderr, credentials masked."""
+    err.print(f"[red]error:[/] {masked(_one_line(exc.line()))}", soft_wrap=True)
 
 
 def _one_line(text: str) -> str:

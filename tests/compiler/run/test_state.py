@@ -86,6 +86,19 @@ def passed(key: str, tokens: int = 0, note: str | None = None) -> StepExecuteRes
     )
 
 
+def one_step_frozen(budget: BudgetLimits | None = None) -> FreezeResult:
+    """A frozen one-step plan (step a), with the profile's budget when given."""
+    return FreezeResult(
+        compiled_ref=COMPILED,
+        plan_hash="sha256:" + "p" * 64,
+        nodes=[node("a", [])],
+        max_parallel=4,
+        history_threshold=500,
+        profile_id="default",
+        **({"budget": budget} if budget is not None else {}),
+    )
+
+
 def frozen_dump(state: rs.RunState) -> str:
     return state.model_dump_json()
 
@@ -325,14 +338,7 @@ def test_the_front_end_records_effort_trail_and_compiles_with_its_parallelism():
     assert (start, second) == (0, 3)
     assert state.recipes.recorded == len(entries) and len(state.recipes.trail) == rs.TRAIL_KEPT
     state = rs.spent(state, Usage(output_tokens=7))  # the planner's spend
-    frozen = FreezeResult(
-        compiled_ref=COMPILED,
-        plan_hash="sha256:" + "p" * 64,
-        nodes=[node("a", [])],
-        max_parallel=4,
-        history_threshold=500,
-        profile_id="default",
-    )
+    frozen = one_step_frozen()
     carry = rs.carry_of(
         frozen,
         root_event_id="r:run.compiled.v1",
@@ -384,15 +390,7 @@ def test_gate_timers_remind_then_escalate_to_the_escalation_role():
 
 def test_a_cap_given_at_submit_keeps_the_profiles_other_caps():
     """`forge run "OBJECTIVE" --max-tokens 3000`: the profile's cost cap stays (issue 34 §3)."""
-    frozen = FreezeResult(
-        compiled_ref=COMPILED,
-        plan_hash="sha256:" + "p" * 64,
-        nodes=[node("a", [])],
-        max_parallel=4,
-        history_threshold=500,
-        profile_id="default",
-        budget=BudgetLimits(max_tokens=200_000, max_cost_usd=5.0),
-    )
+    frozen = one_step_frozen(BudgetLimits(max_tokens=200_000, max_cost_usd=5.0))
 
     def limits(given: BudgetLimits | None) -> BudgetLimits:
         carry = rs.carry_of(
