@@ -12,9 +12,7 @@ catalogue (schemas.diagnostic_codes): each is one problem inside a failure, neve
 """
 
 from enum import StrEnum
-from typing import Annotated, Any, Literal, NamedTuple
-
-from pydantic import BeforeValidator
+from typing import Any, Literal, NamedTuple
 
 Category = Literal[
     "plan",
@@ -183,11 +181,6 @@ def parse_code(value: str) -> ErrorCode:
         return ErrorCode.ERROR
 
 
-def _recorded(value: Any) -> Any:
+def recorded_code(value: Any) -> Any:
+    """A recorded failure type as its code (schemas.run.RecordedCode's validator); else as is."""
     return parse_code(value) if isinstance(value, str) else value
-
-
-# A code read back from a recorded failure (StepError.failure_class): workflow state carried in
-# histories may hold a type no catalogue entry has (an exception class a bug let through); it
-# reads as ERROR instead of failing the replay.
-RecordedCode = Annotated[ErrorCode, BeforeValidator(_recorded)]

@@ -1,15 +1,15 @@
 """Inputs and results of the run workflow and its activities (one payload in, one out)."""
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel, PlainData
 from schemas.budget import BudgetLimits, BudgetState, StepProjection, Usage
 from schemas.compiled import GateSpec
-from schemas.error_codes import RecordedCode
+from schemas.error_codes import ErrorCode, recorded_code
 from schemas.events import Actor, EventDraft
 from schemas.plan import Scalar
 from schemas.recipes import EffortPolicy, LoopSpec, TrailEntry
@@ -25,6 +25,11 @@ StepStatus = Literal["pending", "awaiting_approval", "in_progress", "done", "err
 GateStatus = Literal["dormant", "pending", "approved", "rejected", "changes_requested"]
 Decision = Literal["approve", "reject", "request_changes"]
 RunStatus = Literal["compiling", "running", "budget_exhausted", "completed", "failed", "cancelled"]
+
+# A code read back from a recorded failure (StepError.failure_class): workflow state carried in
+# histories may hold a type no catalogue entry has (an exception class a bug let through); it
+# reads as ERROR instead of failing the replay.
+RecordedCode = Annotated[ErrorCode, BeforeValidator(recorded_code)]
 
 
 class StepNode(FrozenModel):

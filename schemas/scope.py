@@ -1,7 +1,7 @@
 """Scope: the tenant, project and actor every run, step, call and event belongs to.
 
-The only place the default tenant and project are spelled (`DEFAULT_TENANT`, `DEFAULT_PROJECT`);
-a test walks `schemas/`, `activities/`, `workers/` and `workflows/` to keep it so.
+The default tenant and project (`DEFAULT_TENANT`, `DEFAULT_PROJECT`) are spelled once, in
+`schemas.scope_ids` (pydantic-free, for the CLI's start), and re-exported here.
 
 Serialised form. A model that carries a scope writes the new shape, `{"scope": {"tenant": ...,
 "project": ..., "actor": {...}}}`. It still reads the shape written before Scope existed, flat
@@ -21,6 +21,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self
 from pydantic import StringConstraints, model_validator
 
 from schemas.base import FrozenModel
+from schemas.scope_ids import DEFAULT_PROJECT, DEFAULT_TENANT, SCOPE_ID_PATTERN
 
 __all__ = [
     "DEFAULT_PROJECT",
@@ -39,15 +40,8 @@ __all__ = [
 
 ActorKind = Literal["human", "agent", "system"]
 
-# Tenant and project ids name key prefixes in the artifact store and rows in the event log:
-# a lower-case letter or digit first (never "." or ".."), then lower-case letters, digits, "_",
-# "-" or ".", no "/". Lower case only: on a case-insensitive filesystem "Acme" and "acme" would
-# be one directory of the local artifact store, and so one tenant.
-SCOPE_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,127}$"
+# The pattern's reasons are in schemas.scope_ids.
 ScopeId = Annotated[str, StringConstraints(pattern=SCOPE_ID_PATTERN)]
-
-DEFAULT_TENANT = "default"
-DEFAULT_PROJECT = "default"
 
 
 class Actor(FrozenModel):

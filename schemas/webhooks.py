@@ -7,13 +7,13 @@ is shown once, at registration, and never stored (workers/services/webhook_keys.
 """
 
 import hashlib
-from typing import Literal
 
 from pydantic import AwareDatetime, Field
 
 from schemas.base import FrozenModel, PlainData
 from schemas.events import Event
 from schemas.scope import Actor, Scope
+from schemas.webhook_events import WEBHOOK_EVENTS, WebhookEventType
 
 __all__ = [
     "WEBHOOK_DELIVERED",
@@ -38,10 +38,6 @@ __all__ = [
 
 WEBHOOK_DELIVERED = "webhook.delivered.v1"
 WEBHOOK_FAILED = "webhook.failed.v1"
-
-# What a webhook may hear: a gate opened, a run finished, a run failed (event catalogue names).
-WebhookEventType = Literal["gate.requested.v1", "run.completed.v1", "run.failed.v1"]
-WEBHOOK_EVENTS: tuple[str, ...] = WebhookEventType.__args__  # type: ignore[attr-defined]
 
 
 def delivery_id(webhook_id: str, event_id: str) -> str:

@@ -145,7 +145,9 @@ def run() -> list[dict[str, Any]]:
     with tempfile.TemporaryDirectory(prefix="forge-bench-cli-") as tmp:
         root = Path(tmp)
         env = {**os.environ, "FORGE_HOME": str(root / "home"), "COLUMNS": "200"}
-        for name in ("FORGE_TEMPORAL_ADDRESS", "FORGE_TASK_QUEUE"):
+        # An installed `forge` writes its bytecode on first use: without it every start would
+        # compile the changed modules again (PYTHONDONTWRITEBYTECODE is set in some shells).
+        for name in ("FORGE_TEMPORAL_ADDRESS", "FORGE_TASK_QUEUE", "PYTHONDONTWRITEBYTECODE"):
             env.pop(name, None)
         results = [_help(env)]
         results.append(asyncio.run(_status(env, root)))

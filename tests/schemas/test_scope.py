@@ -150,7 +150,7 @@ def test_the_defaults_and_helpers() -> None:
 # ---- "default" is spelled in one place ------------------------------------------------------
 
 _PACKAGES = ("schemas", "activities", "workers", "workflows")
-_OWNER = ROOT / "schemas" / "scope.py"
+_OWNER = ROOT / "schemas" / "scope_ids.py"
 
 
 def _scoped_name(name: str | None) -> bool:
@@ -198,7 +198,7 @@ def _spellings(tree: ast.AST) -> list[int]:
     return lines
 
 
-def test_default_tenant_and_project_are_spelled_only_in_schemas_scope() -> None:
+def test_default_tenant_and_project_are_spelled_only_in_schemas_scope_ids() -> None:
     found = [
         f"{path.relative_to(ROOT)}:{line}"
         for package in _PACKAGES
@@ -206,7 +206,7 @@ def test_default_tenant_and_project_are_spelled_only_in_schemas_scope() -> None:
         if path != _OWNER
         for line in _spellings(ast.parse(path.read_text(encoding="utf-8")))
     ]
-    assert found == [], "use schemas.scope.DEFAULT_TENANT / DEFAULT_PROJECT or Scope.default()"
+    assert found == [], "use schemas.scope_ids.DEFAULT_TENANT / DEFAULT_PROJECT or Scope.default()"
 
 
 @pytest.mark.parametrize(

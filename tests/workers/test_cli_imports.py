@@ -1,4 +1,5 @@
-"""Importing the `forge` CLI loads no model SDK, Temporal worker or SQLAlchemy (issue 34 §1)."""
+"""Importing the `forge` CLI loads no model SDK, Temporal worker, SQLAlchemy or pydantic, and
+`forge --help` renders without typer's rich help machinery (issue 34 §1)."""
 
 import json
 import subprocess
@@ -13,8 +14,20 @@ ROOT = Path(__file__).resolve().parents[2]
 # - `temporalio.worker`: the Temporal worker (and the workflow sandbox it pulls in), needed
 #   only by the verbs that host a worker; `temporalio.client` alone is allowed;
 # - `sqlalchemy` and `sqlalchemy.engine`: the store's engine, needed only by verbs that open
-#   a store (`sqlalchemy` is the package every SQLAlchemy import loads first).
-HEAVY = ("anthropic", "temporalio.worker", "sqlalchemy", "sqlalchemy.engine")
+#   a store (`sqlalchemy` is the package every SQLAlchemy import loads first);
+# - `pydantic` and `temporalio.client`: the models and the client, needed by the verbs that
+#   read or start work, not by `--help` (option defaults come from pydantic-free modules:
+#   schemas/scope_ids.py, schemas/webhook_events.py);
+# - `asyncio`: only the verbs that run a coroutine load it (common.run_async).
+HEAVY = (
+    "anthropic",
+    "temporalio.worker",
+    "sqlalchemy",
+    "sqlalchemy.engine",
+    "pydantic",
+    "temporalio.client",
+    "asyncio",
+)
 
 _PROBE = (
     "import json, sys, workers.cli; "
@@ -33,3 +46,28 @@ def test_importing_the_cli_loads_none_of_the_heavy_modules() -> None:
         [sys.executable, "-c", _PROBE], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert json.loads(done.stdout) == []
+
+
+# `forge --help` through the console script's own entry point; what it loaded, printed at exit.
+_HELP_PROBE = (
+    "import atexit, json, sys\n"
+    "atexit.register(lambda: sys.stderr.write(json.dumps(sorted(sys.modules))))\n"
+    "from workers.cli import main\n"
+    "sys.argv = ['forge', '--help']\n"
+    "main()\n"
+)
+
+
+def test_help_renders_without_typers_rich_help_or_any_model() -> None:
+    """`typer.rich_utils` loads Markdown and traceback renderers (over 100 ms) on every help.
+
+    The root app sets `rich_markup_mode=None`, so every group and verb shows click's plain help.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", _HELP_PROBE], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stderr))
+    assert "workers.cli" in loaded  # the probe saw the CLI load
+    assert {"typer.rich_utils", "rich.markdown", "pydantic", *HEAVY} & loaded == set()
+    assert "Commands:" in done.stdout

@@ -39,6 +39,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     cls=OneErrorFormat,  # click's usage errors and stray ForgeErrors: one line, exit 2
+    rich_markup_mode=None,  # click's plain help, for every group and verb: see VerbGroup
 )
 app.command("compile")(compile_cmd)
 app.command("explain")(explain_cmd)

@@ -15,16 +15,28 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from schemas.scope import DEFAULT_TENANT
-from workers.cli.common import TenantOption, fail, one_line_errors, out, scope_of, settings
+from schemas.scope_ids import DEFAULT_TENANT
+from workers.cli.common import (
+    TenantOption,
+    VerbGroup,
+    fail,
+    one_line_errors,
+    out,
+    scope_of,
+    settings,
+)
 
 if TYPE_CHECKING:
     from activities.store.access import AccessStore
 
 __all__ = ["keys_app", "tenants_app"]
 
-tenants_app = typer.Typer(help="Tenants: the isolation boundary of runs, capsules and keys.")
-keys_app = typer.Typer(help="API keys of a tenant: shown once, stored hashed, revocable.")
+tenants_app = typer.Typer(
+    cls=VerbGroup, help="Tenants: the isolation boundary of runs, capsules and keys."
+)
+keys_app = typer.Typer(
+    cls=VerbGroup, help="API keys of a tenant: shown once, stored hashed, revocable."
+)
 
 
 def _store() -> AccessStore:

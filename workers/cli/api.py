@@ -1,11 +1,10 @@
 """`forge api`: serve the HTTP API on this machine (FastAPI under uvicorn)."""
 
-import asyncio
 from typing import Annotated
 
 import typer
 
-from workers.cli.common import out, settings, temporal_client
+from workers.cli.common import out, run_async, settings, temporal_client
 
 __all__ = ["api_cmd"]
 
@@ -20,7 +19,7 @@ def api_cmd(
     from workers.api.app import create_app  # noqa: PLC0415 - FastAPI loads only for this verb
 
     s = settings()
-    asyncio.run(temporal_client(s))  # exits 2 with one line when Temporal cannot be reached
+    run_async(temporal_client(s))  # exits 2 with one line when Temporal cannot be reached
     out.print(
         f"Forge API on http://{host}:{port} · OpenAPI at /openapi.json · docs at /docs · "
         "Ctrl-C to stop"

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from schemas.error_codes import ErrorCode
-from schemas.scope import DEFAULT_TENANT
+from schemas.scope_ids import DEFAULT_TENANT
 from workers.cli.common import TenantOption, fail, masked, out, scope_of, settings
 
 if TYPE_CHECKING:

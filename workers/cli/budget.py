@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import getpass
 import math
 from datetime import UTC, datetime
@@ -12,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from schemas.error_codes import ErrorCode
-from workers.cli.common import fail, out, refusal, settings
+from workers.cli.common import VerbGroup, fail, out, refusal, run_async, settings
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -20,6 +19,7 @@ if TYPE_CHECKING:
     from schemas.budget import BudgetState
 
 budget_app = typer.Typer(
+    cls=VerbGroup,
     help="A run's token and cost budget: see it, or extend it to unblock the run.",
     no_args_is_help=True,
 )
@@ -89,6 +89,8 @@ def extend_cmd(
     s = settings()
 
     async def go() -> None:
+        import asyncio
+
         client = await connect(s)
         handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
         taken = await _take_from_quota(client, run_id, tokens)
@@ -105,7 +107,7 @@ def extend_cmd(
         out.print(f"[green]✓[/] {run_id} extended by {who}")
         out.print(budget_line(state))
 
-    asyncio.run(go())
+    run_async(go())
 
 
 async def _take_from_quota(client: Client, run_id: str, tokens: int) -> str | None:
@@ -113,6 +115,8 @@ async def _take_from_quota(client: Client, run_id: str, tokens: int) -> str | No
 
     A run admitted under a daily token quota cannot be given more than its tenant has left.
     """
+    import asyncio
+
     from temporalio.service import RPCError
 
     from activities.store.admissions import QuotaExceeded, open_admissions
@@ -161,7 +165,7 @@ def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
         out.print(f"run [bold]{run_id}[/]: {state}")
         out.print(budget_line(budget))
 
-    asyncio.run(go())
+    run_async(go())
 
 
 budget_app.command("extend")(extend_cmd)

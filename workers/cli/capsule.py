@@ -12,10 +12,18 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from schemas.scope import DEFAULT_TENANT
+from schemas.scope_ids import DEFAULT_TENANT
 from workers.cli.capsule_diff import render_diff
 from workers.cli.capsule_run import capsule_extract_cmd, capsule_run_cmd
-from workers.cli.common import TenantOption, fail, one_line_errors, out, scope_of, settings
+from workers.cli.common import (
+    TenantOption,
+    VerbGroup,
+    fail,
+    one_line_errors,
+    out,
+    scope_of,
+    settings,
+)
 
 if TYPE_CHECKING:
     from schemas.capsule import CapsuleVersion
@@ -25,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["capsule_app"]
 
 capsule_app = typer.Typer(
+    cls=VerbGroup,
     help="Capsules: a proven run sealed into a versioned program that runs again on new data.",
     no_args_is_help=True,
 )

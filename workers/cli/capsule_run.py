@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 from rich.markup import escape
 
 from schemas.error_codes import ErrorCode
-from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
+from schemas.scope_ids import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers.cli.common import (
     ProjectOption,
     TenantOption,
     compile_context,
     fail,
     out,
+    run_async,
     scope_of,
     settings,
     temporal_client,
@@ -190,7 +190,7 @@ def capsule_run_cmd(
             out.print(spending_line(result, spec.fresh))
         return code
 
-    raise typer.Exit(asyncio.run(go()))
+    raise typer.Exit(run_async(go()))
 
 
 def spending_line(result: RunResult, fresh: list[str]) -> str:

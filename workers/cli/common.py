@@ -5,23 +5,22 @@ from __future__ import annotations
 import functools
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, ParamSpec, TypeVar
 
 import typer
 import typer.core
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from typer._click.core import Context as ClickContext  # typer vendors click: no public names
 from typer._click.exceptions import NoArgsIsHelpError
+from typer._click.formatting import HelpFormatter
 
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
-from schemas.scope import DEFAULT_TENANT
-from workers.settings import Settings, SettingsError
+from schemas.scope_ids import DEFAULT_TENANT
 
 if TYPE_CHECKING:
     from temporalio.client import Client, WorkflowUpdateFailedError
@@ -30,6 +29,7 @@ if TYPE_CHECKING:
     from compiler.plan.context import CompileContext
     from schemas.diagnostics import Diagnostic
     from schemas.scope import Scope
+    from workers.settings import Settings
 
 out = Console()
 err = Console(stderr=True)
@@ -71,6 +71,7 @@ def record_masked_output() -> None:
     from activities.store.events import open_event_store  # the store loads only to record
     from activities.store.output_masking import record_noted
     from compiler.ladder.secrets.mask import mask_text
+    from workers.settings import Settings
 
     try:
         with open_event_store(Settings.from_env().database_url) as events:
@@ -93,6 +94,8 @@ ProjectOption = Annotated[
 
 def scope_of(tenant: str = DEFAULT_TENANT, project: str | None = None) -> Scope:
     """The Scope a command's --tenant (and --project) name, or exit 2 saying what is wrong."""
+    from pydantic import ValidationError
+
     from activities import masked_output
     from schemas.scope import SCOPE_ID_PATTERN, Scope
 
@@ -153,7 +156,29 @@ def fail_usage(exc: typer.TyperException) -> NoReturn:
     fail(message, hint, code=ErrorCode.USAGE_INVALID)
 
 
-class OneErrorFormat(typer.core.TyperGroup):
+class VerbGroup(typer.core.TyperGroup):
+    """A group whose help lists each verb with its whole first sentence, wrapped to the terminal.
+
+    Help is click's plain format (the root app sets `rich_markup_mode=None`): typer's rich help
+    loads its Markdown and traceback renderers, over 100 ms, on every `--help` (issue 34 §1).
+    Click cuts a verb's line at the terminal's width with "..."; this wraps it instead.
+    """
+
+    def format_commands(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            verb = self.get_command(ctx, name)
+            if verb is not None and not verb.hidden:
+                rows.append((name, verb.get_short_help_str(limit=_WHOLE_SENTENCE)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+_WHOLE_SENTENCE = 1_000  # click stops a short help at its first sentence's end
+
+
+class OneErrorFormat(VerbGroup):
     """The root group: every error any verb meets leaves through fail_usage or fail_error.
 
     Click's own errors (a bad type, an unknown option, a missing argument) would otherwise be its
@@ -181,7 +206,17 @@ class OneErrorFormat(typer.core.TyperGroup):
             fail_error(exc)
 
 
+def run_async(coro: Coroutine[Any, Any, R]) -> R:
+    """`asyncio.run(coro)`, asyncio imported only by the verbs that run one (issue 34 §1)."""
+    import asyncio
+
+    return asyncio.run(coro)
+
+
 def settings() -> Settings:
+    """This invocation's settings, or exit 2 naming the variable that is wrong."""
+    from workers.settings import Settings, SettingsError
+
     try:
         return Settings.from_env()
     except SettingsError as exc:

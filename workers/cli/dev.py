@@ -2,33 +2,31 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from workers.settings import Settings, SettingsError
+from workers.cli.common import VerbGroup, err, fail_error, masked, out, run_async
+from workers.cli.common import settings as forge_settings
 
 if TYPE_CHECKING:
     from workers.process.devserver import DevServerError, DevServerStatus
+    from workers.settings import Settings
 
 __all__ = ["dev_app"]
 
 dev_app = typer.Typer(
+    cls=VerbGroup,
     help="Run the embedded Temporal dev server (state and logs live in FORGE_HOME).",
     no_args_is_help=True,
 )
 
-_out = Console()
-_err = Console(stderr=True)
 _T = TypeVar("_T")
 
 EXIT_NOT_RUNNING = 1
-EXIT_ERROR = 2
 
 
 @dev_app.command()
@@ -36,17 +34,17 @@ def up() -> None:
     """Start the dev server, or confirm the recorded one answers."""
     from workers.process.devserver import DevServer
 
-    settings = _guard(Settings.from_env)
+    settings = forge_settings()
     if settings.temporal_address is not None:
-        _out.print(
+        out.print(
             f"FORGE_TEMPORAL_ADDRESS is set: using [bold]{escape(settings.temporal_address)}"
             "[/], nothing to start."
         )
         return
-    with _out.status("Starting the Temporal dev server…", spinner="dots"):
-        info = _guard(lambda: asyncio.run(DevServer().up(settings)))
+    with out.status("Starting the Temporal dev server…", spinner="dots"):
+        info = _guard(lambda: run_async(DevServer().up(settings)))
     verb = "already running" if info.already_running else "ready"
-    _out.print(
+    out.print(
         f"[green]✓[/] Temporal dev server {verb} at [bold]{info.address}[/] "
         f"(pid {info.pid}, namespace {escape(info.namespace)})"
     )
@@ -57,13 +55,13 @@ def down() -> None:
     """Stop the recorded dev server; a no-op when none is running."""
     from workers.process.devserver import DevServer
 
-    settings = _guard(Settings.from_env)
-    with _out.status("Stopping the Temporal dev server…", spinner="dots"):
-        stopped = _guard(lambda: asyncio.run(DevServer().down(settings)))
+    settings = forge_settings()
+    with out.status("Stopping the Temporal dev server…", spinner="dots"):
+        stopped = _guard(lambda: run_async(DevServer().down(settings)))
     if stopped:
-        _out.print("[green]✓[/] Temporal dev server stopped.")
+        out.print("[green]✓[/] Temporal dev server stopped.")
     else:
-        _out.print("No Temporal dev server was running.")
+        out.print("No Temporal dev server was running.")
 
 
 @dev_app.command()
@@ -71,9 +69,9 @@ def status() -> None:
     """Show the dev server's state; exits 1 when it is not running."""
     from workers.process.devserver import DevServer
 
-    settings = _guard(Settings.from_env)
-    state = _guard(lambda: asyncio.run(DevServer().status(settings)))
-    _out.print(_status_table(state, settings))
+    settings = forge_settings()
+    state = _guard(lambda: run_async(DevServer().status(settings)))
+    out.print(_status_table(state, settings))
     if not state.running:
         raise typer.Exit(EXIT_NOT_RUNNING)
 
@@ -109,23 +107,17 @@ def _state_text(state: DevServerStatus) -> str:
 
 
 def _guard(action: Callable[[], _T]) -> _T:
-    # Expected failures become one red line and exit 2; anything else is a bug and
-    # keeps its traceback.
+    # An expected failure is the one error line (its log tail dim above it) and exit 2;
+    # anything else is a bug and keeps its traceback.
     from workers.process.devserver import DevServerError
 
     try:
         return action()
-    except (SettingsError, DevServerError) as err:
-        _fail(err)
+    except DevServerError as exc:
+        _fail(exc)
 
 
-def _fail(err: SettingsError | DevServerError) -> NoReturn:
-    from workers.process.devserver import DevServerError
-
-    if isinstance(err, DevServerError):
-        _err.print(f"[red]error:[/] {escape(err.message)}", soft_wrap=True)
-        if err.detail:
-            _err.print(escape(err.detail), style="dim", soft_wrap=True)
-    else:
-        _err.print(f"[red]error:[/] {escape(str(err))}", soft_wrap=True)
-    raise typer.Exit(EXIT_ERROR)
+def _fail(exc: DevServerError) -> NoReturn:
+    if exc.detail:
+        err.print(f"[dim]{masked(exc.detail)}[/]", soft_wrap=True)
+    fail_error(exc)

@@ -13,8 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from schemas.error_codes import ErrorCode
-from schemas.scope import DEFAULT_TENANT
-from workers.cli.common import fail, fail_error, out, settings
+from schemas.scope_ids import DEFAULT_TENANT
+from workers.cli.common import VerbGroup, fail, fail_error, out, settings
 
 if TYPE_CHECKING:
     from activities.store.events import EventStore
@@ -24,10 +24,13 @@ if TYPE_CHECKING:
 __all__ = ["db_app", "events_app"]
 
 events_app = typer.Typer(
+    cls=VerbGroup,
     help="Inspect the event log (FORGE_DATABASE_URL) and verify its hash chains.",
     no_args_is_help=True,
 )
-db_app = typer.Typer(help="Manage the event store's database schema.", no_args_is_help=True)
+db_app = typer.Typer(
+    cls=VerbGroup, help="Manage the event store's database schema.", no_args_is_help=True
+)
 
 EXIT_BROKEN = 1
 _T = TypeVar("_T")
@@ -133,7 +136,7 @@ def types_cmd(
 
 def _events_table(found: list[Event]) -> Table:
     """What happened, when, to what: ids and causes are left to --wide and --json."""
-    from schemas.scope import DEFAULT_TENANT
+    from schemas.scope_ids import DEFAULT_TENANT
 
     runs = {e.run_id for e in found}
     tenants = {e.scope.tenant for e in found}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,8 +10,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from schemas.error_codes import ErrorCode
-from schemas.scope import DEFAULT_TENANT
-from workers.cli.common import TenantOption, fail, fail_error, out, scope_of, settings
+from schemas.scope_ids import DEFAULT_TENANT
+from workers.cli.common import TenantOption, fail, fail_error, out, run_async, scope_of, settings
 
 if TYPE_CHECKING:
     from schemas.run import Decision
@@ -113,7 +112,7 @@ def _decide(
             f"({recorded.actor.role}) at {recorded.decided_at:%Y-%m-%d %H:%M:%S}"
         )
 
-    asyncio.run(go())
+    run_async(go())
 
 
 _As = Annotated[str, typer.Option("--as", help="Your id (recorded as the actor).")]

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from workers.cli.common import fail, out
+from workers.cli.common import VerbGroup, fail, out
 
 if TYPE_CHECKING:
     from compiler.ladder.guard import Detection
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["guard_app"]
 
 guard_app = typer.Typer(
+    cls=VerbGroup,
     help="The guard (ladder stage L3): credentials and personal data in a document.",
     no_args_is_help=True,
 )

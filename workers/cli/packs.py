@@ -11,13 +11,15 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from workers.cli.common import fail, out, reject_packs, settings
+from workers.cli.common import VerbGroup, fail, out, reject_packs, settings
 
 if TYPE_CHECKING:
     from compiler.typesystem.library import TypeLibrary
 
 packs_app = typer.Typer(
-    help="Inspect and check domain/workflow packs and the type library.", no_args_is_help=True
+    cls=VerbGroup,
+    help="Inspect and check domain/workflow packs and the type library.",
+    no_args_is_help=True,
 )
 
 

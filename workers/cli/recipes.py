@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from schemas.error_codes import ErrorCode
-from workers.cli.common import err, fail, out, settings
+from workers.cli.common import VerbGroup, err, fail, out, settings
 
 if TYPE_CHECKING:
     from compiler.recipes import RecipeLibrary
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = ["recipes_app"]
 
 recipes_app = typer.Typer(
+    cls=VerbGroup,
     help="The recipe library: match a prompt, show, list, check and import recipes.",
     no_args_is_help=True,
 )

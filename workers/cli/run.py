@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import logging
 import math
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from schemas.scope import DEFAULT_PROJECT, DEFAULT_TENANT
+from schemas.scope_ids import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers.cli.common import (
     ProjectOption,
     TenantOption,
@@ -21,18 +20,19 @@ from workers.cli.common import (
     out,
     read_plan,
     reject_plan,
+    run_async,
     scope_of,
     settings,
     temporal_client,
 )
 from workers.cli.views import follow
-from workers.settings import Settings
 
 if TYPE_CHECKING:
     from temporalio.client import Client
 
     from schemas.run import RunInput
     from workers.process.worker import ForgeWorker, Services
+    from workers.settings import Settings
 
 
 def _parse_inputs(pairs: list[str]) -> dict[str, Path]:
@@ -138,7 +138,7 @@ def run_cmd(
         except runs.PlanFileError as exc:
             fail_error(exc)
         out.print(f"run [bold]{run.run_id}[/]: matching the objective to a recipe or the planner …")
-        raise typer.Exit(asyncio.run(_run(s, services, run, detach, needs)))
+        raise typer.Exit(run_async(_run(s, services, run, detach, needs)))
     assert plan_file is not None
     document = read_plan(plan_file)
     ctx = compile_context(profile)
@@ -165,7 +165,7 @@ def run_cmd(
         f"run [bold]{run.run_id}[/]"
     )
     needs = queues.model_providers(plan.compiled)
-    code = asyncio.run(_run(s, services, run, detach, needs))
+    code = run_async(_run(s, services, run, detach, needs))
     raise typer.Exit(code)
 
 
@@ -261,7 +261,7 @@ def worker_cmd() -> None:
             await worker.run()
 
     try:
-        asyncio.run(go())
+        run_async(go())
     except KeyboardInterrupt:
         out.print("worker stopped")
 
@@ -304,4 +304,4 @@ def resume_cmd(
         needs = queues.model_providers(plan)  # as `forge run PLAN` decides: its model steps
         return await run_started(client, s, services, run, detach, needs)
 
-    raise typer.Exit(asyncio.run(go()))
+    raise typer.Exit(run_async(go()))

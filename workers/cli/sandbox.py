@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from workers.cli.common import err, fail, fail_error, out, settings
+from workers.cli.common import VerbGroup, err, fail, fail_error, out, settings
 
 if TYPE_CHECKING:
     from activities.sandbox.runner import SandboxResult
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["sandbox_app"]
 
 sandbox_app = typer.Typer(
+    cls=VerbGroup,
     help="Run code in the step sandbox (bubblewrap, the sealed step runtime, rlimits, no network).",
     no_args_is_help=True,
 )

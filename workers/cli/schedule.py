@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,8 +9,16 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from schemas.scope import DEFAULT_TENANT
-from workers.cli.common import TenantOption, one_line_errors, out, scope_of, settings
+from schemas.scope_ids import DEFAULT_TENANT
+from workers.cli.common import (
+    TenantOption,
+    VerbGroup,
+    one_line_errors,
+    out,
+    run_async,
+    scope_of,
+    settings,
+)
 from workers.cli.common import temporal_client as client_for
 
 if TYPE_CHECKING:
@@ -21,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["schedule_app"]
 
 schedule_app = typer.Typer(
+    cls=VerbGroup,
     help="Schedules: a capsule that runs by itself on a calendar, on new data each time.",
     no_args_is_help=True,
 )
@@ -128,7 +136,7 @@ def create_cmd(
         out.print(f"[green]✓[/] schedule [bold]{escape(name)}[/] runs {escape(view.capsule)}")
         _when(view)
 
-    asyncio.run(go())
+    run_async(go())
 
 
 def _when(view: ScheduleView) -> None:
@@ -155,7 +163,7 @@ def describe_cmd(
         client = await client_for(s)
         return await schedules.describe(client, services.capsules, services.claims, scope, name)
 
-    view = asyncio.run(go())
+    view = run_async(go())
     state = "paused" if view.paused else "active"
     out.print(f"[bold]{escape(view.name)}[/] ({state}) runs {escape(view.capsule)}")
     if view.note:
@@ -187,7 +195,7 @@ def list_cmd(tenant: TenantOption = DEFAULT_TENANT) -> None:
     async def go() -> list[schedules.Listed]:
         return await schedules.listed(await client_for(s), scope)
 
-    found = asyncio.run(go())
+    found = run_async(go())
     if not found:
         out.print(f"no schedules for tenant {tenant}: create one with `forge schedule create`")
         return
@@ -211,7 +219,7 @@ def _act(name: str, tenant: str, what: str) -> None:
     async def go() -> None:
         await schedules.act(await client_for(s), services.claims, scope, name, what)
 
-    asyncio.run(go())
+    run_async(go())
 
 
 Name = Annotated[str, typer.Argument(metavar="NAME")]
@@ -276,7 +284,7 @@ def backfill_cmd(
             client, services.claims, scope, name, start, end, overlap, force=force
         )
 
-    asyncio.run(go())
+    run_async(go())
     span = f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}"
     if force:
         out.print(
@@ -318,5 +326,5 @@ def update_cmd(
     async def go() -> None:
         await schedules.update(await client_for(s), s.task_queue, services.capsules, scope, req)
 
-    asyncio.run(go())
+    run_async(go())
     out.print(f"[green]✓[/] schedule {escape(name)} updated")

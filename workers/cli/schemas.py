@@ -6,10 +6,10 @@ from typing import Annotated, Any
 
 import typer
 
-from workers.cli.common import fail, out
+from workers.cli.common import VerbGroup, fail, out
 
 schemas_app = typer.Typer(
-    help="Export the JSON Schemas of Forge's public models.", no_args_is_help=True
+    cls=VerbGroup, help="Export the JSON Schemas of Forge's public models.", no_args_is_help=True
 )
 
 

@@ -13,8 +13,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from schemas.error_codes import ErrorCode
-from schemas.scope import DEFAULT_TENANT
-from workers.cli.common import fail, fail_error, out, reject_packs, scope_of, settings
+from schemas.scope_ids import DEFAULT_TENANT
+from workers.cli.common import VerbGroup, fail, fail_error, out, reject_packs, scope_of, settings
 
 if TYPE_CHECKING:
     from activities.store.skills_registry import RegisteredSkill, SkillRegistry
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 __all__ = ["skills_app"]
 
 skills_app = typer.Typer(
+    cls=VerbGroup,
     help="Skill packages: the stdlib/pack library and each tenant's database registry.",
     no_args_is_help=True,
 )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -11,20 +10,20 @@ from rich.table import Table
 
 from schemas.error_codes import ErrorCode
 from workers.cli.budget import budget_line
-from workers.cli.common import fail, out, settings, temporal_client
+from workers.cli.common import fail, out, run_async, settings, temporal_client
 from workers.cli.views import follow, recipe_lines, run_outcome, steps_table, view_lines
-from workers.settings import Settings
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowExecutionStatus
 
     from workers.process.worker import Services
+    from workers.settings import Settings
 
 
 def status_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     """A run's steps: state, attempts, timings, outputs or the reason they failed."""
     s = settings()
-    code = asyncio.run(_status(s, run_id))
+    code = run_async(_status(s, run_id))
     raise typer.Exit(code)
 
 
@@ -92,7 +91,7 @@ def watch_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
             )
         return await follow(handle, s, Services.from_settings(s))
 
-    raise typer.Exit(asyncio.run(go()))
+    raise typer.Exit(run_async(go()))
 
 
 def runs_cmd(
@@ -145,7 +144,7 @@ def runs_cmd(
                 break
         out.print(table)
 
-    asyncio.run(go())
+    run_async(go())
 
 
 def run_outcome_of(run_id: str, status: WorkflowExecutionStatus | None, services: Services) -> str:
@@ -198,4 +197,4 @@ def cancel_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
             )
         out.print(f"cancellation requested for {run_id}")
 
-    asyncio.run(go())
+    run_async(go())

@@ -36,7 +36,7 @@ def _limit(option: str, raw: str | None) -> object:
 
 def _known(tenant: str) -> None:
     from activities.store.access import open_access_store
-    from schemas.scope import DEFAULT_TENANT
+    from schemas.scope_ids import DEFAULT_TENANT
 
     if tenant != DEFAULT_TENANT:
         with open_access_store(settings().database_url) as access:
@@ -44,7 +44,7 @@ def _known(tenant: str) -> None:
 
 
 def _show(s: TenantSettings, usage: QuotaUsage | None = None) -> None:
-    from schemas.scope import DEFAULT_TENANT
+    from schemas.scope_ids import DEFAULT_TENANT
 
     table = Table(title=f"tenant {s.tenant_id}", title_justify="left", show_header=False)
     table.add_column("setting")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import shlex
 from typing import TYPE_CHECKING
 
@@ -15,13 +14,13 @@ from rich.text import Text
 
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out
-from workers.settings import Settings
 
 if TYPE_CHECKING:
     from temporalio.client import WorkflowHandle
 
     from schemas.run import RecipeView, RunResult, RunStatusView, StepState
     from workers.process.worker import Services
+    from workers.settings import Settings
     from workflows.run import CompiledRunWorkflow
 
 EXIT_RUN_FAILED = 1
@@ -40,6 +39,8 @@ async def follow(
     handle: WorkflowHandle[CompiledRunWorkflow, RunResult], s: Settings, services: Services
 ) -> int:
     """Live view until the run ends; then the outputs and where they are."""
+    import asyncio
+
     from temporalio.client import WorkflowFailureError
     from temporalio.service import RPCError
 

@@ -13,9 +13,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from schemas.scope import DEFAULT_TENANT
-from schemas.webhooks import WEBHOOK_EVENTS
-from workers.cli.common import TenantOption, one_line_errors, out, scope_of, settings
+from schemas.scope_ids import DEFAULT_TENANT
+from schemas.webhook_events import WEBHOOK_EVENTS
+from workers.cli.common import TenantOption, VerbGroup, one_line_errors, out, scope_of, settings
 
 if TYPE_CHECKING:
     from activities.store.webhooks import WebhookStore
@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 __all__ = ["webhooks_app"]
 
 webhooks_app = typer.Typer(
-    help="Webhooks of a tenant: gates opened and runs finished or failed, POSTed signed."
+    cls=VerbGroup,
+    help="Webhooks of a tenant: gates opened and runs finished or failed, POSTed signed.",
 )
 
 
