@@ -71,3 +71,22 @@ def test_help_renders_without_typers_rich_help_or_any_model() -> None:
     assert "workers.cli" in loaded  # the probe saw the CLI load
     assert {"typer.rich_utils", "rich.markdown", "pydantic", *HEAVY} & loaded == set()
     assert "Commands:" in done.stdout
+
+
+# What `forge status`, `forge runs` and `forge budget show` load to read a run.
+_READ_PROBE = (
+    "import json, sys\n"
+    "import workers.cli.status, workers.services.run_reads, workers.process.devserver\n"
+    "print(json.dumps(sorted(sys.modules)))\n"
+)
+
+
+def test_reading_a_run_loads_no_workflow_worker_or_store() -> None:
+    """The read path connects without ForgePlugin: no workflows, no worker (issue 34 §1)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _READ_PROBE], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    loaded = set(json.loads(done.stdout))
+    assert "temporalio.client" in loaded and "schemas.run" in loaded  # what reading needs
+    heavy = {"workflows.run", "workers.plugin", "temporalio.worker", "anthropic", "sqlalchemy"}
+    assert heavy & loaded == set()

@@ -16,7 +16,7 @@ from tests.store.s3 import CREDENTIALS, moto_endpoint, use_test_credentials
 from tests.workflows.engine import Engine, engine
 from tests.workflows.plans import code_step
 from tests.workflows.test_capsules import SCOPE, output, services
-from workers.services import runs, schedules
+from workers.services import run_reads, schedules
 from workers.services.capsules import extract_run
 from workers.settings import Settings
 
@@ -130,7 +130,7 @@ async def test_a_backfill_runs_each_time_once_and_a_second_backfill_runs_none(
         )
         reasons = [r.outcome for r in view.recent if r.outcome.startswith("failed")]
         assert len(reasons) == 1 and "sales" in reasons[0], view.recent
-        listed = [wf.id async for wf in eng.client.list_workflows(runs.list_query('"Failed"'))]
+        listed = [wf.id async for wf in eng.client.list_workflows(run_reads.list_query('"Failed"'))]
         assert any(i.startswith("scheduled-hourly") for i in listed), listed
         for r in ran:
             started = eng.services.events.list_events(run_id=r.run_id, type="run.started.v1")

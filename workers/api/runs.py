@@ -24,7 +24,7 @@ from workers.api.context import ApiContext
 from workers.api.idempotency import IdempotencyKey, once
 from workers.api.inputs import materialized, param_strings
 from workers.api.problems import problem_responses
-from workers.services import quotas, runs
+from workers.services import quotas, run_reads, runs
 from workers.services.access import Principal
 from workers.services.capsule_runs import input_policy
 
@@ -196,13 +196,13 @@ async def get_run(
 ) -> RunDetail:
     await tenant_run(ctx, who, run_id)
     try:
-        status, view, result = await runs.describe(ctx.client, run_id)
+        status, view, result = await run_reads.describe(ctx.client, run_id)
     except LookupError:
         raise ForgeError(f"no run {run_id!r}", code=ErrorCode.NOT_FOUND) from None
     shown = view.status if view is not None else result.status if result else status.lower()
     error = None
     if view is None and result is None and status != "RUNNING":
-        error = await runs.failure(ctx.client, run_id)
+        error = await run_reads.failure(ctx.client, run_id)
     return RunDetail(
         run_id=run_id, status=shown, workflow_status=status, view=view, result=result, error=error
     )

@@ -11,7 +11,7 @@ import typer
 from rich.markup import escape
 
 from schemas.error_codes import ErrorCode
-from workers.cli.common import VerbGroup, fail, out, refusal, run_async, settings
+from workers.cli.common import VerbGroup, fail, out, refusal, run_async, settings, temporal_client
 
 if TYPE_CHECKING:
     from temporalio.client import Client
@@ -142,15 +142,14 @@ def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
     """A run's caps and recorded spend."""
     from temporalio.service import RPCError
 
-    from workers.services import runs
-    from workers.services.runs import connect
+    from workers.services import run_reads
 
     s = settings()
 
     async def go() -> None:
-        client = await connect(s)
+        client = await temporal_client(s, read_only=True)
         try:
-            status, view, result = await runs.describe(client, run_id)
+            status, view, result = await run_reads.describe(client, run_id)
         except LookupError as exc:
             fail(str(exc), "list runs with `forge runs`", code=ErrorCode.NOT_FOUND)
         except RPCError as exc:
@@ -159,7 +158,7 @@ def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
                 f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
             )
         budget = view.budget if view else result.budget if result else None
-        state = runs.run_state(status, view, result)  # as `forge status` says it
+        state = run_reads.run_state(status, view, result)  # as `forge status` says it
         if budget is None:
             fail(f"run {run_id} is {state}: it recorded no budget state")
         out.print(f"run [bold]{run_id}[/]: {state}")

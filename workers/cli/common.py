@@ -223,13 +223,20 @@ def settings() -> Settings:
         fail_error(exc)
 
 
-async def temporal_client(s: Settings) -> Client:
-    """Connect to Temporal (starting the embedded dev server if needed), or exit 2 saying why."""
-    from workers.process.devserver import DevServerError
-    from workers.services import runs
+async def temporal_client(s: Settings, *, read_only: bool = False) -> Client:
+    """Connect to Temporal (starting the embedded dev server if needed), or exit 2 saying why.
 
+    `read_only`: a verb that only reads or signals runs (`status`, `runs`, `budget show`)
+    connects without ForgePlugin, which loads the workflows and the worker (issue 34 §1).
+    """
+    from workers.process.devserver import DevServerError
+
+    if read_only:
+        from workers.services.run_reads import connect_reader as connect
+    else:
+        from workers.services.runs import connect
     try:
-        return await runs.connect(s)
+        return await connect(s)
     except DevServerError as exc:
         if exc.detail:  # a log tail: its own dim lines, above the one error line
             err.print(f"[dim]{masked(exc.detail)}[/]")

@@ -30,11 +30,11 @@ def status_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
 async def _status(s: Settings, run_id: str) -> int:
     from temporalio.service import RPCError
 
-    from workers.services import runs
+    from workers.services import run_reads
 
-    client = await temporal_client(s)
+    client = await temporal_client(s, read_only=True)
     try:
-        status, view, result = await runs.describe(client, run_id)
+        status, view, result = await run_reads.describe(client, run_id)
     except LookupError as exc:
         fail(str(exc), "list runs with `forge runs`", code=ErrorCode.NOT_FOUND)
     except RPCError as exc:
@@ -42,12 +42,12 @@ async def _status(s: Settings, run_id: str) -> int:
             f"{run_id} is running but could not be queried: {exc.message}",
             f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
         )
-    shown = runs.run_state(status, view, result)
+    shown = run_reads.run_state(status, view, result)
     why = ""
     if view is None and result is None and status != "RUNNING":
         # It ended before it had steps to show (while planning or compiling): say why.
         try:
-            reason = await runs.failure(client, run_id)
+            reason = await run_reads.failure(client, run_id)
         except RPCError as exc:
             reason = f"(its failure could not be read: {exc.message})"
         why = f": {escape(reason)}" if reason else ""
@@ -103,7 +103,7 @@ def runs_cmd(
 ) -> None:
     """Recent runs, newest first."""
     from workers.process.worker import Services
-    from workers.services import runs
+    from workers.services import run_reads
 
     s = settings()
     kept: str | None = None
@@ -120,10 +120,10 @@ def runs_cmd(
         # A run whose steps failed completes its workflow: both are read, the log decides.
         closed = "Completed" if status in ("completed", "failed") else names[status]
         kept = f'"{closed}", "{names[status]}"'
-    query = runs.list_query(kept)
+    query = run_reads.list_query(kept)
 
     async def go() -> None:
-        client = await temporal_client(s)
+        client = await temporal_client(s, read_only=True)
         table = Table(title="runs", title_justify="left")
         for col in ("run", "status", "started", "closed"):
             table.add_column(col)

@@ -44,7 +44,7 @@ async def follow(
     from temporalio.client import WorkflowFailureError
     from temporalio.service import RPCError
 
-    from workers.services import runs
+    from workers.services.run_reads import failure_text
     from workflows.run import CompiledRunWorkflow
 
     result_task = asyncio.ensure_future(handle.result())
@@ -75,7 +75,7 @@ async def follow(
     try:
         result = result_task.result()
     except WorkflowFailureError as exc:
-        out.print(f"[red]run failed:[/] {escape(runs.failure_text(exc))}")
+        out.print(f"[red]run failed:[/] {escape(failure_text(exc))}")
         return EXIT_RUN_FAILED
     return _report(result, s, services)
 

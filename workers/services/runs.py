@@ -8,33 +8,24 @@ import secrets
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from temporalio.client import (
     Client,
-    WorkflowExecutionStatus,
-    WorkflowFailureError,
     WorkflowHandle,
 )
 from temporalio.common import WorkflowIDReusePolicy
-from temporalio.exceptions import (
-    ActivityError,
-    ApplicationError,
-    ChildWorkflowError,
-    FailureError,
-)
 from temporalio.service import RPCError
 
-from schemas import names
 from schemas.artifacts import ArtifactRef
 from schemas.budget import BudgetLimits
 from schemas.compiled import CompiledPlan
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.plan import PlannerCandidate
-from schemas.run import RunInput, RunResult, RunStatusView
+from schemas.run import RunInput, RunResult
 from schemas.run_source import ObjectiveSource, PlanSource
 from schemas.scope import DEFAULT_TENANT, Scope, tenant_tag
 from workers.plugin import ForgePlugin
@@ -47,8 +38,6 @@ if TYPE_CHECKING:
     from activities.store.admissions import AdmissionStore
     from activities.store.artifacts import ArtifactStore
     from compiler.plan.context import CompileContext
-
-_QUERY_TIMEOUT = timedelta(seconds=10)
 
 
 class PlanFileError(ForgeError, ValueError):
@@ -330,74 +319,6 @@ def tenant_attribute_registered(namespace: str) -> Iterator[None]:
             f"{namespace} --name {TENANT_ATTRIBUTE.name} --type Keyword (the embedded dev "
             "server registers it as it starts: `forge dev down`, then run again)",
         ) from None
-
-
-async def describe(
-    client: Client, run_id: str
-) -> tuple[str, RunStatusView | None, RunResult | None]:
-    """(Temporal status, live view if queryable, result if finished)."""
-    handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
-    try:
-        desc = await handle.describe()
-    except RPCError as exc:
-        raise LookupError(f"no run {run_id!r}: {exc.message}") from None
-    status = desc.status.name if desc.status else "UNKNOWN"
-    if desc.status == WorkflowExecutionStatus.COMPLETED:
-        return status, None, await handle.result()
-    if desc.status == WorkflowExecutionStatus.RUNNING:
-        view = await handle.query(CompiledRunWorkflow.status, rpc_timeout=_QUERY_TIMEOUT)
-        return status, view, None
-    return status, None, None
-
-
-def list_query(status: str | None = None) -> str:
-    """The visibility query of `forge runs`: every run, and each scheduled time that failed.
-
-    A scheduled time whose capsule run never started (its input was missing) is a failed
-    ScheduledCapsuleWorkflow and nothing else: listed, so that its `scheduled-…` id is found.
-    `status` is Temporal's ExecutionStatus names to keep (None: all).
-    """
-    query = (
-        f'(WorkflowType = "{names.WORKFLOW}" OR (WorkflowType = "{names.SCHEDULED_WORKFLOW}" '
-        'AND ExecutionStatus = "Failed"))'
-    )
-    if status:
-        query += f" AND ExecutionStatus IN ({status})"
-    return query
-
-
-def run_state(status: str, view: RunStatusView | None, result: RunResult | None) -> str:
-    """The run's state as every command shows it (`describe`'s triple): the run's own word first.
-
-    Temporal says RUNNING for a run blocked by its budget; the run says budget_exhausted.
-    """
-    if view is not None:
-        return view.status
-    if result is not None:
-        return result.status
-    return status.lower()
-
-
-async def failure(client: Client, run_id: str) -> str | None:
-    """Why a closed run did not complete, as its workflow failed (None if it did not fail)."""
-    handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
-    try:
-        await handle.result(follow_runs=True)
-    except WorkflowFailureError as exc:
-        return failure_text(exc)
-    return None
-
-
-def failure_text(exc: WorkflowFailureError) -> str:
-    """`CODE: message` of the innermost error a run failed with (one line, no class names)."""
-    cause: BaseException | None = exc.cause
-    while isinstance(cause, ActivityError | ChildWorkflowError) and cause.cause is not None:
-        cause = cause.cause
-    if isinstance(cause, ApplicationError) and cause.type:
-        return f"{cause.type}: {cause.message}"
-    if isinstance(cause, FailureError):
-        return cause.message
-    return str(cause or exc)
 
 
 def outputs_dir(settings: Settings, run_id: str) -> Path:

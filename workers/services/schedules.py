@@ -47,7 +47,7 @@ from schemas.schedules import (
     ScheduleView,
 )
 from schemas.scope import Scope, tenant_tag
-from workers.services.runs import failure_text
+from workers.services.run_reads import failure_text
 from workflows.policies import tenant_attributes
 from workflows.scheduled_capsule import ScheduledCapsuleWorkflow
 
