@@ -44,12 +44,15 @@ BARE_TYPER = (sys.executable, "-c", "import typer")
 BARE_QUERY = (
     sys.executable,
     "-c",
-    "import asyncio, sys\n"
+    "import asyncio, gc, sys\n"
     "from temporalio.client import Client\n"
     "async def main():\n"
     "    client = await Client.connect(sys.argv[1])\n"
     "    await client.get_workflow_handle(sys.argv[2]).describe()\n"
-    "asyncio.run(main())\n",
+    "asyncio.run(main())\n"
+    # Without it a client left to the interpreter's finalization crashes it (SIGSEGV/SIGABRT)
+    # in about a third of runs: temporalio/sdk-python#300. `forge` does the same (run_async).
+    "gc.collect()\n",
 )
 
 
