@@ -235,6 +235,14 @@ _OTHER_CODES: dict[C, I] = {
         "document).",
         "Fix the fields named; `forge schemas export` writes each payload's schema.",
     ),
+    C.WORKER_UNAVAILABLE: I(
+        True,
+        "run",
+        "A running run did not answer a query: no worker polls its task queue, or none answered "
+        "in time.",
+        "Start a worker for the run's task queue (`forge worker`, FORGE_TASK_QUEUE), then ask "
+        "again.",
+    ),
     C.STORE_ERROR: I(
         False,
         "store",
@@ -456,6 +464,14 @@ _OTHER_CODES: dict[C, I] = {
         "A command was given an argument or option it does not take, one it needs was left "
         "out, or a value is not of its form (a word for a number, an unknown choice).",
         "Fix the argument or option the message names; the command's --help lists each.",
+    ),
+    C.FILE_UNUSABLE: I(
+        False,
+        "config",
+        "A file or directory a command reads or writes cannot be used: it is missing or of the "
+        "wrong kind, cannot be read or written, or its content is too large or not UTF-8 text.",
+        "Check the path the message names: that it exists, is a file (or a directory) as asked, "
+        "and that you may read (or write) it.",
     ),
 }
 

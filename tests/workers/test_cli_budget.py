@@ -38,6 +38,14 @@ async def test_blocked_run_shown_and_extended_from_the_cli(cli, temporal_env, ta
             bad = await asyncio.to_thread(cli, "budget", "extend", run_id, *args)
             assert bad.exit_code == 2, bad.output
             assert message in bad.output, bad.output
+        # The run's own refusal keeps its code (it was USAGE_INVALID before issue 34 §2).
+        no_reason = await asyncio.to_thread(
+            cli, "budget", "extend", run_id, "--tokens", "5", "--reason", " "
+        )
+        assert no_reason.exit_code == 2, no_reason.output
+        assert no_reason.output.startswith(
+            "error: EXTENSION_REFUSED: extension refused: an extension needs a reason"
+        ), no_reason.output
         unchanged = await asyncio.to_thread(cli, "budget", "show", run_id)
         assert "400 / 400 tokens" in unchanged.output and "extended" not in unchanged.output
         # One source of the run's state: budget show agrees with status (issue 34 §4).
@@ -52,3 +60,6 @@ async def test_blocked_run_shown_and_extended_from_the_cli(cli, temporal_env, ta
     assert result.status == "completed" and result.budget.spent.tokens == 3 * PER_STEP
     final = await asyncio.to_thread(cli, "budget", "show", run_id)
     assert "1,200 / 2,400 tokens" in final.output and "extended 1×" in final.output
+    ended = await asyncio.to_thread(cli, "budget", "extend", run_id, "--tokens", "5")
+    assert ended.exit_code == 2, ended.output
+    assert ended.output.startswith(f"error: RUN_ENDED: cannot extend the budget of run {run_id}")

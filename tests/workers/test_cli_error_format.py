@@ -41,12 +41,24 @@ def _skill(tmp: Path) -> Path:
     return directory
 
 
+def _bytes(tmp: Path, data: bytes) -> Path:
+    (tmp / "data.txt").write_bytes(data)
+    return tmp / "data.txt"
+
+
+def _under_a_file(tmp: Path) -> Path:
+    (tmp / "a-file").write_text("x", encoding="utf-8")
+    return tmp / "a-file" / "out"
+
+
 def _csv(tmp: Path) -> Path:
     (tmp / "x.csv").write_text("a\n1\n", encoding="utf-8")
     return tmp / "x.csv"
 
 
 U = ErrorCode.USAGE_INVALID
+F = ErrorCode.FILE_UNUSABLE
+P = ErrorCode.PARAMETER_INVALID
 BAD_CRON = ["schedule", "create", "x", "--capsule", "c", "--cron", "0 25 * * *", "--input", "a=b"]
 # (id, arguments (a callable of tmp_path for files), the code, text the line must hold)
 Args = list[str] | Callable[[Path], list[str]]
@@ -126,7 +138,7 @@ CASES: list[tuple[str, Args, ErrorCode, str]] = [
     (
         "capsule-import-no-file",
         lambda tmp: ["capsule", "import", str(tmp / "none.json")],
-        None,
+        ErrorCode.FILE_UNUSABLE,
         "none.json",
     ),
     ("capsule-list-bad-tenant", ["capsule", "list", "--tenant", "Bad!"], None, "Bad!"),
@@ -142,17 +154,17 @@ CASES: list[tuple[str, Args, ErrorCode, str]] = [
     ("events-list-limit-word", ["events", "list", "--limit", "many"], U, "--limit"),
     ("events-types-extra-argument", ["events", "types", "run"], U, "run"),
     ("explain-no-file", ["explain", "nope.json", "s1"], ErrorCode.PLAN_FILE_INVALID, "nope.json"),
-    ("explain-unknown-step", ["explain", str(PLAN), "no_such_step"], None, "no_such_step"),
+    ("explain-unknown-step", ["explain", str(PLAN), "no_such_step"], U, "no_such_step"),
     ("gates-bad-tenant", ["gates", "--tenant", "Bad!"], ErrorCode.TENANT_INVALID, "--tenant"),
-    ("guard-scan-no-file", ["guard", "scan", "none.json"], None, "none.json"),
-    ("keys-create-bad-role", ["keys", "create", "--role", "king"], None, "king"),
+    ("guard-scan-no-file", ["guard", "scan", "none.json"], F, "none.json"),
+    ("keys-create-bad-role", ["keys", "create", "--role", "king"], U, "king"),
     ("keys-list-bad-tenant", ["keys", "list", "--tenant", "Bad!"], None, "Bad!"),
     ("keys-revoke-unknown", ["keys", "revoke", "fk_nosuch"], None, "fk_nosuch"),
-    ("packs-check-no-dir", ["packs", "check", "no-such-dir"], None, "no-such-dir"),
+    ("packs-check-no-dir", ["packs", "check", "no-such-dir"], F, "no-such-dir"),
     ("packs-list-extra-argument", ["packs", "list", "all"], U, "all"),
-    ("packs-show-unknown", ["packs", "show", "no.such.item"], None, "no.such.item"),
+    ("packs-show-unknown", ["packs", "show", "no.such.item"], ErrorCode.NOT_FOUND, "no.such.item"),
     ("receipts-unknown-run", ["receipts", "run-nope", "s1"], ErrorCode.NOT_FOUND, "run-nope"),
-    ("recipes-check-no-dir", ["recipes", "check", "no-such-dir"], U, "no-such-dir"),
+    ("recipes-check-no-dir", ["recipes", "check", "no-such-dir"], F, "no-such-dir"),
     ("recipes-list-extra-argument", ["recipes", "list", "all"], U, "all"),
     (
         "recipes-match-threshold-word",
@@ -162,7 +174,7 @@ CASES: list[tuple[str, Args, ErrorCode, str]] = [
     ),
     ("run-no-file", ["run", "nope.json"], ErrorCode.PLAN_FILE_INVALID, "nope.json"),
     ("runs-bad-status", ["runs", "--status", "sleeping"], U, "--status"),
-    ("sandbox-exec-no-script", ["sandbox", "exec", "none.py"], U, "none.py"),
+    ("sandbox-exec-no-script", ["sandbox", "exec", "none.py"], F, "none.py"),
     (
         "schedule-create-bad-cron",
         ["schedule", "create", "x", "--capsule", "c", "--cron", "0 25 * * *", "--input", "a=b"],
@@ -196,6 +208,29 @@ CASES: list[tuple[str, Args, ErrorCode, str]] = [
     ("webhooks-delete-unknown", ["webhooks", "delete", "wh_nosuch"], None, "wh_nosuch"),
     ("webhooks-list-extra-argument", ["webhooks", "list", "all"], U, "all"),
     ("worker-extra-argument", ["worker", "now"], U, "now"),
+    # a code of its own, not USAGE_INVALID (each was USAGE_INVALID before `fail` required a code)
+    (
+        "budget-extend-unknown-run",
+        ["budget", "extend", "run-nope", "--tokens", "5"],
+        ErrorCode.NOT_FOUND,
+        "run-nope",
+    ),
+    ("run-input-not-a-pair", ["run", str(PLAN), "--input", "nonsense"], P, "--input"),
+    ("capsule-run-input-not-a-pair", ["capsule", "run", "c", "--input", "nonsense"], P, "--input"),
+    (
+        "capsule-extract-param-bad-type",
+        ["capsule", "extract", "run-1", "--name", "b", "--param", "limit=bogus"],
+        P,
+        "limit=bogus",
+    ),
+    ("guard-scan-not-utf8", lambda tmp: ["guard", "scan", _bytes(tmp, b"\xff\xfe")], F, "UTF-8"),
+    ("schemas-export-under-a-file", lambda tmp: ["schemas", "export", _under_a_file(tmp)], F, ""),
+    (
+        "compile-out-under-a-file",
+        lambda tmp: ["compile", str(PLAN), "--out", _under_a_file(tmp)],
+        F,
+        "cannot write",
+    ),
     # click's own errors above the verbs
     ("unknown-verb", ["nosuch"], U, "nosuch"),
     ("unknown-sub-verb", ["budget", "raise"], U, "raise"),
@@ -268,3 +303,68 @@ def test_every_verb_has_a_case_in_the_table(tmp_path: Path) -> None:
     named |= {" ".join(c[1](tmp_path)[:2]) for c in CASES if callable(c[1])}
     missing = [" ".join(v) for v in _leaves() if not any(n.startswith(" ".join(v)) for n in named)]
     assert not missing, f"verbs with no bad-input case: {missing}"
+
+
+def _unreachable_database(tmp: Path) -> dict[str, str]:
+    return {"FORGE_DATABASE_URL": "postgresql://forge@127.0.0.1:1/forge"}
+
+
+def _symlinked_workspace_root(tmp: Path) -> dict[str, str]:
+    (tmp / "real").mkdir()
+    (tmp / "link").symlink_to(tmp / "real")
+    return {"FORGE_WORKSPACE_ROOT": str(tmp / "link")}
+
+
+def _script(tmp: Path) -> Path:
+    (tmp / "s.py").write_text("print(1)\n", encoding="utf-8")
+    return tmp / "s.py"
+
+
+# (id, environment, arguments, the code): a setup problem is named as one, not as bad usage.
+SETUP_CASES = [
+    ("events-list-no-database", _unreachable_database, ["events", "list"], ErrorCode.STORE_ERROR),
+    ("skills-list-no-database", _unreachable_database, ["skills", "list"], ErrorCode.STORE_ERROR),
+    (
+        "sandbox-exec-symlinked-root",
+        _symlinked_workspace_root,
+        lambda tmp: ["sandbox", "exec", _script(tmp)],
+        ErrorCode.WORKSPACE_VIOLATION,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "code"), [c[1:] for c in SETUP_CASES], ids=[c[0] for c in SETUP_CASES]
+)
+def test_a_setup_problem_has_its_own_code(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, env, args: Args, code: ErrorCode
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name, value in env(tmp_path).items():
+        monkeypatch.setenv(name, value)
+    argv = args(tmp_path) if callable(args) else args
+    assert_one_error_line(cli(*argv), code, "")
+
+
+async def test_a_run_no_worker_answers_is_worker_unavailable(
+    cli, temporal_env, task_queue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A running run whose task queue no worker polls cannot be queried: WORKER_UNAVAILABLE."""
+    import asyncio
+    from datetime import timedelta
+
+    from schemas import names
+    from workers.services import run_reads
+
+    monkeypatch.setattr(run_reads, "_QUERY_TIMEOUT", timedelta(seconds=1))  # no answer is coming
+
+    run_id = f"run-noworker-{task_queue[-8:]}"
+    handle = await temporal_env.client.start_workflow(
+        names.WORKFLOW, id=run_id, task_queue=f"{task_queue}-unpolled"
+    )
+    try:
+        for verb in (["status", run_id], ["budget", "show", run_id]):
+            result = await asyncio.to_thread(cli, *verb)
+            assert_one_error_line(result, ErrorCode.WORKER_UNAVAILABLE, run_id)
+    finally:
+        await handle.terminate("test over")

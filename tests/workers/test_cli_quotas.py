@@ -43,6 +43,7 @@ async def test_a_quota_refuses_forge_run_and_caps_budget_extensions(
         too_much = await asyncio.to_thread(cli, "budget", "extend", handle.id, "--tokens", "500")
         assert too_much.exit_code == 2, too_much.output
         assert "has 200 of its 600 tokens left today" in too_much.output
+        assert too_much.output.startswith("error: QUOTA_EXCEEDED: extension refused: ")
         ok = await asyncio.to_thread(cli, "budget", "extend", handle.id, "--tokens", "200")
         assert ok.exit_code == 0, ok.output
         assert "/ 600 tokens" in ok.output

@@ -42,13 +42,19 @@ def test_run_then_inspect_with_every_verb(cli, tmp_path):
     dest = tmp_path / "d.json"
     got = cli("artifacts", "get", run_id, "output/discrepancies.json", "-o", dest)
     assert got.exit_code == 0 and len(json.loads(dest.read_text())) == 43
-    assert cli("artifacts", "get", run_id, "output/nope.json", "-o", dest).exit_code == 2
+    unpublished = cli("artifacts", "get", run_id, "output/nope.json", "-o", dest)
+    assert unpublished.exit_code == 2
+    assert unpublished.output.startswith(f"error: NOT_FOUND: {run_id} published nothing at")
 
     receipts = cli("receipts", run_id, "find_discrepancies")
     assert receipts.exit_code == 0
     assert "preflight" in receipts.output and "postflight" in receipts.output
     assert "output/contract_applicability.json" in receipts.output
-    assert cli("receipts", run_id, "nope").exit_code == 2
+    no_step = cli("receipts", run_id, "nope")
+    assert no_step.exit_code == 2
+    assert no_step.output.startswith("error: NOT_FOUND: no receipts for step 'nope'"), (
+        no_step.output
+    )
     # Another tenant sees nothing of this run: not its outputs, not its bytes, not its receipts.
     for other in (
         ("artifacts", run_id, "--tenant", "globex"),

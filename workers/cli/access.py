@@ -15,6 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from schemas.scope_ids import DEFAULT_TENANT
 from workers.cli.common import (
     TenantOption,
@@ -103,7 +104,10 @@ def keys_create(
     scope = scope_of(tenant)
     authorize(local(scope.tenant), "keys.write")
     if role not in ROLES:
-        fail(f"--role {role!r}: use one of {', '.join(reversed(ROLES))}")
+        fail(
+            f"--role {role!r}: use one of {', '.join(reversed(ROLES))}",
+            code=ErrorCode.USAGE_INVALID,
+        )
     kind = "human" if human else "system"
     actor = Actor(id=name, name=name, role=role, kind=kind)
     with _store() as store:

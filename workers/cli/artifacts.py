@@ -31,27 +31,36 @@ def artifacts_cmd(
     events = open_event_store(s.database_url)
     if words[0] == "get":
         if len(words) != 3 or output is None:
-            fail("usage: forge artifacts get RUN PATH -o FILE")
+            fail("usage: forge artifacts get RUN PATH -o FILE", code=ErrorCode.USAGE_INVALID)
         _, run_id, path = words
         _tenants_run(events, run_id, scope.tenant)
         latest = events.latest(run_id, path, tenant_id=scope.tenant)
         if latest is None:
-            fail(f"{run_id} published nothing at {path}", f"see `forge artifacts {run_id}`")
+            fail(
+                f"{run_id} published nothing at {path}",
+                f"see `forge artifacts {run_id}`",
+                code=ErrorCode.NOT_FOUND,
+            )
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
             open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint).get_to_file(
                 scope, latest.sha256, output
             )
-        except (OSError, StoreError) as exc:
-            fail(f"cannot write {output}: {exc}")
+        except StoreError as exc:  # the blob is missing or corrupt in the store: its own code
+            fail(f"cannot write {output}: {exc}", code=exc.code)
+        except OSError as exc:
+            fail(f"cannot write {output}: {exc}", code=ErrorCode.FILE_UNUSABLE)
         out.print(f"[green]✓[/] {path} (v{latest.version}, {latest.size_bytes:,} bytes) → {output}")
         return
     if len(words) != 1:
-        fail("usage: forge artifacts RUN, or forge artifacts get RUN PATH -o FILE")
+        fail(
+            "usage: forge artifacts RUN, or forge artifacts get RUN PATH -o FILE",
+            code=ErrorCode.USAGE_INVALID,
+        )
     _tenants_run(events, words[0], scope.tenant)
     published = events.list_published(words[0], tenant_id=scope.tenant)
     if not published:
-        fail(f"run {words[0]!r} has published no artifacts")
+        fail(f"run {words[0]!r} has published no artifacts", code=ErrorCode.NOT_FOUND)
     table = Table(title=f"artifacts of {words[0]}", title_justify="left")
     for col in ("path", "version", "size", "sha256", "step", "contract"):
         table.add_column(col, overflow="fold")
@@ -107,6 +116,7 @@ def receipts_cmd(
         fail(
             f"no receipts for step {step_key!r} of run {run_id!r}",
             f"check the step key with `forge status {run_id}`",
+            code=ErrorCode.NOT_FOUND,
         )
     for event in found:
         ref = event.payload["receipt_ref"]
@@ -116,6 +126,7 @@ def receipts_cmd(
             fail(
                 f"the {event.type} receipt of {step_key} is not in the artifact store: {exc}",
                 "check FORGE_ARTIFACTS_URL points at the store this run used",
+                code=exc.code,
             )
         receipt = Receipt.model_validate_json(raw)
         table = Table(

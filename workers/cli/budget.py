@@ -11,10 +11,20 @@ import typer
 from rich.markup import escape
 
 from schemas.error_codes import ErrorCode
-from workers.cli.common import VerbGroup, fail, out, refusal, run_async, settings, temporal_client
+from workers.cli.common import (
+    VerbGroup,
+    fail,
+    out,
+    refusal,
+    refusal_code,
+    run_async,
+    settings,
+    temporal_client,
+)
 
 if TYPE_CHECKING:
     from temporalio.client import Client
+    from temporalio.service import RPCError
 
     from schemas.budget import BudgetState
 
@@ -46,6 +56,7 @@ def _positive_or_zero(name: str, value: float) -> None:
         fail(
             f"{name} must be a finite amount of 0 or more, not {value:g}",
             "an extension only adds to the cap; nothing changed",
+            code=ErrorCode.USAGE_INVALID,
         )
 
 
@@ -75,11 +86,15 @@ def extend_cmd(
     _positive_or_zero("--tokens", tokens)
     _positive_or_zero("--cost", cost)
     if tokens == 0 and cost == 0:
-        fail("give --tokens N, --cost USD or both", "nothing changed")
+        fail("give --tokens N, --cost USD or both", "nothing changed", code=ErrorCode.USAGE_INVALID)
     try:
         who = actor_id or getpass.getuser()
     except (KeyError, OSError):
-        fail("cannot tell who you are from the system", "give --as ID (it is recorded)")
+        fail(
+            "cannot tell who you are from the system",
+            "give --as ID (it is recorded)",
+            code=ErrorCode.USAGE_INVALID,
+        )
     inp = ExtendBudgetInput(
         tokens=tokens,
         cost_usd=cost,
@@ -102,8 +117,16 @@ def extend_cmd(
                     now = datetime.now(UTC)
                     await asyncio.to_thread(store.extend, taken, run_id, -tokens, now)
             if isinstance(exc, WorkflowUpdateFailedError):
-                fail(f"extension refused: {refusal(exc)}", "nothing changed")
-            fail(f"cannot extend the budget of run {run_id}: {exc.message}", "nothing changed")
+                fail(
+                    f"extension refused: {refusal(exc)}",
+                    "nothing changed",
+                    code=refusal_code(exc, ErrorCode.EXTENSION_REFUSED),
+                )
+            fail(
+                f"cannot extend the budget of run {run_id}: {exc.message}",
+                "nothing changed",
+                code=_rpc_code(exc),
+            )
         out.print(f"[green]✓[/] {run_id} extended by {who}")
         out.print(budget_line(state))
 
@@ -134,8 +157,17 @@ async def _take_from_quota(client: Client, run_id: str, tokens: int) -> str | No
         try:
             took = await asyncio.to_thread(store.extend, tenant, run_id, tokens, datetime.now(UTC))
         except QuotaExceeded as exc:
-            fail(f"extension refused: {exc.line()}", "nothing changed")
+            fail(f"extension refused: {exc.message}", "nothing changed", code=exc.code)
     return tenant if took else None
+
+
+def _rpc_code(exc: RPCError) -> ErrorCode:
+    """Temporal's answer to an update of a run that is not running: ended, or no such run."""
+    from temporalio.service import RPCStatusCode
+
+    if exc.status != RPCStatusCode.NOT_FOUND:
+        return ErrorCode.DEV_SERVER  # Temporal did not answer the update: unreachable, refused
+    return ErrorCode.RUN_ENDED if "already completed" in exc.message else ErrorCode.NOT_FOUND
 
 
 def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
@@ -156,11 +188,12 @@ def show_cmd(run_id: Annotated[str, typer.Argument(metavar="RUN")]) -> None:
             fail(
                 f"{run_id} is running but could not be queried: {exc.message}",
                 f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
+                code=ErrorCode.WORKER_UNAVAILABLE,
             )
         budget = view.budget if view else result.budget if result else None
         state = run_reads.run_state(status, view, result)  # as `forge status` says it
         if budget is None:
-            fail(f"run {run_id} is {state}: it recorded no budget state")
+            fail(f"run {run_id} is {state}: it recorded no budget state", code=ErrorCode.NOT_FOUND)
         out.print(f"run [bold]{run_id}[/]: {state}")
         out.print(budget_line(budget))
 

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from schemas.scope_ids import DEFAULT_TENANT
 from workers.cli.capsule_diff import render_diff
 from workers.cli.capsule_run import capsule_extract_cmd, capsule_run_cmd
@@ -135,7 +136,10 @@ def versions_cmd(
 
     base, number = capsule_ref(name)
     if number is not None:
-        fail(f"{name}: `versions` takes a capsule name; see one version with `forge capsule show`")
+        fail(
+            f"{name}: `versions` takes a capsule name; see one version with `forge capsule show`",
+            code=ErrorCode.USAGE_INVALID,
+        )
     found = _services().capsules.versions(scope_of(tenant), base)
     table = Table(title=f"versions of {name}", title_justify="left")
     for col in ("version", "hash", "created", "by", "from run", "plan"):
@@ -195,7 +199,7 @@ def export_cmd(
     try:
         output.write_bytes(data)
     except OSError as exc:
-        fail(f"{output}: cannot write: {exc.strerror or exc}")
+        fail(f"{output}: cannot write: {exc.strerror or exc}", code=ErrorCode.FILE_UNUSABLE)
     out.print(
         f"[green]✓[/] exported {escape(export.name)}@{export.version} "
         f"({export.capsule_hash[:19]}…, {len(export.blobs)} blobs, {len(data):,} bytes) "
@@ -216,10 +220,13 @@ def import_cmd(
     services = _services()
     try:
         if file.stat().st_size > MAX_EXPORT_BYTES:
-            fail(f"{file}: larger than {MAX_EXPORT_BYTES:,} bytes; not a capsule export")
+            fail(
+                f"{file}: larger than {MAX_EXPORT_BYTES:,} bytes; not a capsule export",
+                code=ErrorCode.FILE_UNUSABLE,
+            )
         data = file.read_bytes()
     except OSError as exc:
-        fail(f"{file}: cannot read: {exc.strerror or exc}")
+        fail(f"{file}: cannot read: {exc.strerror or exc}", code=ErrorCode.FILE_UNUSABLE)
     version = import_version(
         services.capsules, services.artifacts, services.events, scope, data, source=str(file)
     )

@@ -36,7 +36,7 @@ def _pairs(pairs: list[str], option: str, value: str) -> dict[str, str]:
         raw, sep, text = pair.partition("=")
         name = raw.strip()  # the name as it is stored, so "a =1" and "a=2" are one name twice
         if not sep or not name or not text:
-            fail(f"{option} {pair!r}: expected NAME={value}")
+            fail(f"{option} {pair!r}: expected NAME={value}", code=ErrorCode.PARAMETER_INVALID)
         if name in given:
             fail(
                 f"{option} {name} is given twice",
@@ -54,7 +54,10 @@ def _typed_params(pairs: list[str]) -> dict[str, ScalarType]:
     named: dict[str, ScalarType] = {}
     for name, type_ in _pairs(pairs, "--param", "TYPE").items():
         if type_ not in scalar_types:
-            fail(f"--param {name}={type_}: the type is one of {', '.join(scalar_types)}")
+            fail(
+                f"--param {name}={type_}: the type is one of {', '.join(scalar_types)}",
+                code=ErrorCode.PARAMETER_INVALID,
+            )
         named[name] = type_  # type: ignore[assignment]  # checked just above
     return named
 

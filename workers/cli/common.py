@@ -40,10 +40,12 @@ EXIT_OK = 0
 EXIT_REJECTED = 2
 
 
-def fail(
-    message: str, hint: str | None = None, *, code: ErrorCode = ErrorCode.USAGE_INVALID
-) -> NoReturn:
-    """`error: CODE: message — hint` as one stderr line (no hint: the catalogue's); exit 2."""
+def fail(message: str, hint: str | None = None, *, code: ErrorCode) -> NoReturn:
+    """`error: CODE: message — hint` as one stderr line (no hint: the catalogue's); exit 2.
+
+    `code` has no default: each call names the catalogue code of its problem (USAGE_INVALID
+    only for an argument or option the user got wrong), so a script can tell them apart.
+    """
     fail_error(ForgeError(message, code=code, hint=hint))
 
 
@@ -336,3 +338,17 @@ def refusal(exc: WorkflowUpdateFailedError) -> str:
 
     cause = exc.cause
     return cause.message if isinstance(cause, ApplicationError) else str(cause)
+
+
+def refusal_code(exc: WorkflowUpdateFailedError, default: ErrorCode) -> ErrorCode:
+    """The code a run refused an update with (its failure type), or `default` if it named none."""
+    from temporalio.exceptions import ApplicationError
+
+    from schemas.error_codes import parse_code
+
+    cause = exc.cause
+    if isinstance(cause, ApplicationError) and cause.type:
+        code = parse_code(cause.type)
+        if code is not ErrorCode.ERROR:
+            return code
+    return default

@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from workers.cli.common import compile_context, fail, out, read_plan, reject_plan
 
 if TYPE_CHECKING:
@@ -81,7 +82,7 @@ def _write(plan: CompiledPlan, out_dir: Path) -> None:
                 step.model_dump_json(indent=2) + "\n"
             )
     except OSError as exc:
-        fail(f"cannot write to {out_dir}: {exc.strerror}")
+        fail(f"cannot write to {out_dir}: {exc.strerror}", code=ErrorCode.FILE_UNUSABLE)
 
 
 def _binding_text(step: CompiledStep) -> str:
@@ -137,7 +138,9 @@ def explain_cmd(
         final = stages["E"]
         assert isinstance(final, CompiledPlan)
         known = ", ".join(s.step_key for s in final.steps)
-        fail(f"no step {step_key!r} in {plan_file}", f"steps: {known}")
+        fail(
+            f"no step {step_key!r} in {plan_file}", f"steps: {known}", code=ErrorCode.USAGE_INVALID
+        )
     titles = {
         "A": "Pass A — structural planning (the candidate)",
         "B": "Pass B — intent resolution",

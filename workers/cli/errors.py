@@ -89,7 +89,11 @@ def errors_cmd(
     if code is not None:
         known = {c.value.upper(): c for c in ErrorCode} | {c.name: c for c in ErrorCode}
         if code.upper() not in known:
-            fail(f"no error code {code!r}", "`forge errors` lists every code")
+            fail(
+                f"no error code {code!r}",
+                "`forge errors` lists every code",
+                code=ErrorCode.USAGE_INVALID,
+            )
         chosen = [known[code.upper()]]
     table = Table(title="Forge error codes", title_justify="left", show_lines=True)
     table.add_column("code", style="bold red", no_wrap=True)

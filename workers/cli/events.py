@@ -48,11 +48,19 @@ def _guard(action: Callable[[], _T], what: str) -> _T:
     except (StoreError, AppRoleUnsafe) as exc:
         fail_error(exc)
     except ValueError as exc:
-        fail(str(exc))
+        fail(  # a database URL that does not parse or names no supported database
+            str(exc),
+            "check FORGE_DATABASE_URL (and FORGE_DATABASE_OWNER_URL for `forge db upgrade`)",
+            code=ErrorCode.SETTINGS_INVALID,
+        )
     except SQLAlchemyError as exc:
         # The driver's first line says what failed (refused, auth, unknown database).
         detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        fail(f"{what}: {detail}", "check FORGE_DATABASE_URL and that the database is reachable")
+        fail(
+            f"{what}: {detail}",
+            "check FORGE_DATABASE_URL and that the database is reachable",
+            code=ErrorCode.STORE_ERROR,
+        )
 
 
 def _known_tenants(store: EventStore) -> set[str]:

@@ -83,7 +83,9 @@ def _decide(
     s = settings()
     scope = scope_of(tenant)
     if not reason.strip():
-        fail("--reason must say why (it is recorded with the decision)")
+        fail(
+            "--reason must say why (it is recorded with the decision)", code=ErrorCode.USAGE_INVALID
+        )
     with open_event_store(s.database_url) as store:
         events = store.list_events(run_id=run_id, tenant_id=scope.tenant, limit=100_000)
     if contract_hash is None:

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from workers.cli.common import VerbGroup, fail, out
 
 if TYPE_CHECKING:
@@ -34,19 +35,30 @@ def _read(source: str) -> str:
     else:
         path = Path(source)
         if not path.is_file():
-            fail(f"{source}: no such file; give a JSON or text file, or - for standard input")
+            fail(
+                f"{source}: no such file; give a JSON or text file, or - for standard input",
+                code=ErrorCode.FILE_UNUSABLE,
+            )
         try:
             with path.open("rb") as handle:
                 data = handle.read(MAX_BYTES + 1)
         except OSError as exc:
-            fail(f"{source}: cannot be read ({exc.strerror}); check its permissions")
+            fail(
+                f"{source}: cannot be read ({exc.strerror}); check its permissions",
+                code=ErrorCode.FILE_UNUSABLE,
+            )
         where = source
     if len(data) > MAX_BYTES:
-        fail(f"{where} is over {MAX_BYTES >> 20} MiB; scan it in parts")
+        fail(
+            f"{where} is over {MAX_BYTES >> 20} MiB; scan it in parts", code=ErrorCode.FILE_UNUSABLE
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        fail(f"{where} is not UTF-8 text (byte {exc.start}); the guard scans text and JSON only")
+        fail(
+            f"{where} is not UTF-8 text (byte {exc.start}); the guard scans text and JSON only",
+            code=ErrorCode.FILE_UNUSABLE,
+        )
 
 
 def scan_text(text: str) -> list[Detection]:

@@ -11,6 +11,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from workers.cli.common import VerbGroup, fail, out, reject_packs, settings
 
 if TYPE_CHECKING:
@@ -112,6 +113,7 @@ def show_cmd(item_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
     fail(
         f"nothing named {item_id!r} in the type library",
         "try `forge packs list`; ids look like billing-audit, reconcile-compare, table.csv",
+        code=ErrorCode.NOT_FOUND,
     )
 
 
@@ -119,7 +121,7 @@ def show_cmd(item_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
 def check_cmd(directory: Annotated[Path, typer.Argument(metavar="DIR")]) -> None:
     """Check a custom pack directory against the stdlib; exit 2 naming every file and field."""
     if not directory.is_dir():
-        fail(f"{directory}: not a directory")
+        fail(f"{directory}: not a directory", code=ErrorCode.FILE_UNUSABLE)
     lib = _library((directory,))
     own = [
         k

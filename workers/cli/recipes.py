@@ -289,7 +289,11 @@ def check_cmd(directory: Annotated[Path, typer.Argument(metavar="DIR")]) -> None
     from compiler.recipes import RecipeLibrary
 
     if not directory.is_dir():
-        fail(f"{directory}: not a directory", "give the directory that holds <slug>/recipe.md")
+        fail(
+            f"{directory}: not a directory",
+            "give the directory that holds <slug>/recipe.md",
+            code=ErrorCode.FILE_UNUSABLE,
+        )
     own = load_library(directory)
     default = _library()
     merged = RecipeLibrary(recipes=[*default, *own])

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from schemas.error_codes import ErrorCode
 from schemas.scope_ids import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers.cli.common import (
     ProjectOption,
@@ -40,7 +41,10 @@ def _parse_inputs(pairs: list[str]) -> dict[str, Path]:
     for pair in pairs:
         name, sep, path = pair.partition("=")
         if not sep or not name or not path:
-            fail(f"--input {pair!r}: expected NAME=PATH, e.g. --input time_entries=data.csv")
+            fail(
+                f"--input {pair!r}: expected NAME=PATH, e.g. --input time_entries=data.csv",
+                code=ErrorCode.PARAMETER_INVALID,
+            )
         given[name] = Path(path)
     return given
 
@@ -100,7 +104,10 @@ def run_cmd(
     scope = scope_of(tenant, project)  # built once here; the run carries it everywhere
     s = settings()
     if max_cost is not None and not math.isfinite(max_cost):
-        fail(f"--max-cost must be a finite amount of USD, not {max_cost}")
+        fail(
+            f"--max-cost must be a finite amount of USD, not {max_cost}",
+            code=ErrorCode.USAGE_INVALID,
+        )
     if plan_file is not None and objective is None and runs.looks_like_objective(plan_file):
         # `forge run "OBJECTIVE" --input NAME=PATH`: text that names no plan file is the objective.
         objective, plan_file = str(plan_file), None
@@ -108,6 +115,7 @@ def run_cmd(
         fail(
             "give a plan file or an objective (exactly one)",
             'e.g. `forge run plan.json` or `forge run "reconcile invoices and rate cards"`',
+            code=ErrorCode.USAGE_INVALID,
         )
     try:
         given = parse_assignments(params or [])
@@ -115,7 +123,7 @@ def run_cmd(
         fail_error(exc)
     if objective is not None:
         if not objective.strip():
-            fail("the objective is empty: say what the run should do")
+            fail("the objective is empty: say what the run should do", code=ErrorCode.USAGE_INVALID)
         try:
             ctx = compile_context(profile)
             planner = queues.planner_provider_of(ctx)
@@ -242,7 +250,7 @@ def _worker(
     try:
         return build_worker(client, s, services, pool)
     except WorkspaceViolation as exc:
-        fail(f"workspace root {exc}")
+        fail(f"workspace root {exc}", "set FORGE_WORKSPACE_ROOT as it says", code=exc.code)
 
 
 def worker_cmd() -> None:

@@ -12,6 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from workers.cli.common import VerbGroup, err, fail, fail_error, out, settings
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def _default_policy() -> SandboxPolicy:
     try:
         layers, _ = load_profiles()
     except PackError as exc:
-        fail("the built-in execution profiles do not load", str(exc))
+        fail("the built-in execution profiles do not load", str(exc), code=ErrorCode.PACK_INVALID)
     return layers.builtin["default"].sandbox
 
 
@@ -50,9 +51,13 @@ def _temporary_workspace() -> Path:
     try:
         return Path(tempfile.mkdtemp(dir=prepare_workspace_root(root), prefix="sandbox-exec-"))
     except WorkspaceViolation as exc:
-        fail(f"workspace root {exc}")
+        fail(f"workspace root {exc}", "set FORGE_WORKSPACE_ROOT as it says", code=exc.code)
     except OSError as exc:
-        fail(f"cannot create a workspace under {root}: {exc}", "set FORGE_WORKSPACE_ROOT")
+        fail(
+            f"cannot create a workspace under {root}: {exc}",
+            "set FORGE_WORKSPACE_ROOT",
+            code=ErrorCode.FILE_UNUSABLE,
+        )
 
 
 def _remove(ws: Path) -> None:
@@ -128,7 +133,11 @@ def exec_cmd(
     )
 
     if not script.is_file():
-        fail(f"{script}: no such file", "pass the path of a Python script to run")
+        fail(
+            f"{script}: no such file",
+            "pass the path of a Python script to run",
+            code=ErrorCode.FILE_UNUSABLE,
+        )
     policy = _default_policy()
     # As for a step: the timeout sets the wall clock and the CPU limits, the rest is the policy.
     limits = SandboxLimits.for_step(policy, timeout or policy.wall_clock_s)
@@ -147,7 +156,7 @@ def exec_cmd(
     except (SandboxUnavailable, WorkspaceViolation) as exc:
         fail_error(exc)
     except OSError as exc:
-        fail(f"cannot prepare the workspace {ws}: {exc}")
+        fail(f"cannot prepare the workspace {ws}: {exc}", code=ErrorCode.FILE_UNUSABLE)
     finally:
         if workspace is None:
             _remove(ws)

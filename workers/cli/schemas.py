@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 import typer
 
+from schemas.error_codes import ErrorCode
 from workers.cli.common import VerbGroup, fail, out
 
 schemas_app = typer.Typer(
@@ -33,5 +34,5 @@ def export_cmd(directory: Annotated[Path, typer.Argument(metavar="DIR")]) -> Non
         for name, schema in docs.items():
             (directory / name).write_text(render(schema), encoding="utf-8")
     except OSError as exc:
-        fail(f"cannot write to {directory}: {exc.strerror}")
+        fail(f"cannot write to {directory}: {exc.strerror}", code=ErrorCode.FILE_UNUSABLE)
     out.print(f"[green]✓[/] wrote {len(docs)} JSON Schemas to {directory}")

@@ -44,10 +44,14 @@ def _guard(action: Callable[[], _T], what: str) -> _T:
     except (SkillPackageRefused, SkillNotRegistered, StoreError) as exc:
         fail_error(exc)
     except ValueError as exc:
-        fail(str(exc))
+        fail(str(exc), "check FORGE_DATABASE_URL", code=ErrorCode.SETTINGS_INVALID)  # its URL
     except SQLAlchemyError as exc:
         detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
-        fail(f"{what}: {detail}", "check FORGE_DATABASE_URL and that the database is reachable")
+        fail(
+            f"{what}: {detail}",
+            "check FORGE_DATABASE_URL and that the database is reachable",
+            code=ErrorCode.STORE_ERROR,
+        )
 
 
 def _library() -> dict[str, SkillPackage]:
@@ -69,7 +73,9 @@ def _existing_registry() -> SkillRegistry | None:
     try:
         url = make_url(s.database_url)
     except ArgumentError:
-        fail(f"FORGE_DATABASE_URL {s.database_url!r} does not parse")
+        fail(
+            f"FORGE_DATABASE_URL {s.database_url!r} does not parse", code=ErrorCode.SETTINGS_INVALID
+        )
     if url.get_backend_name() == "sqlite" and not Path(url.database or "").is_file():
         return None
     return _open_registry()
@@ -84,7 +90,7 @@ def _open_registry() -> SkillRegistry:
     try:
         artifacts = open_artifact_store(s.artifacts_url, s3_endpoint=s.s3_endpoint)
     except ValueError as exc:
-        fail(str(exc), "check FORGE_ARTIFACTS_URL")
+        fail(str(exc), "check FORGE_ARTIFACTS_URL", code=ErrorCode.SETTINGS_INVALID)
     return _guard(
         lambda: open_skill_registry(s.database_url, artifacts), "cannot open the skill registry"
     )

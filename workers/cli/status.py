@@ -41,6 +41,7 @@ async def _status(s: Settings, run_id: str) -> int:
         fail(
             f"{run_id} is running but could not be queried: {exc.message}",
             f"is a worker polling task queue {s.task_queue}? start one with `forge worker`",
+            code=ErrorCode.WORKER_UNAVAILABLE,
         )
     shown = run_reads.run_state(status, view, result)
     why = ""
@@ -116,7 +117,9 @@ def runs_cmd(
             "terminated": "Terminated",
         }
         if status not in names:
-            fail(f"--status {status!r}: use one of {', '.join(names)}")
+            fail(
+                f"--status {status!r}: use one of {', '.join(names)}", code=ErrorCode.USAGE_INVALID
+            )
         # A run whose steps failed completes its workflow: both are read, the log decides.
         closed = "Completed" if status in ("completed", "failed") else names[status]
         kept = f'"{closed}", "{names[status]}"'

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from schemas.error_codes import ErrorCode
 from workers.cli.common import fail, one_line_errors, out, settings
 
 if TYPE_CHECKING:
@@ -30,7 +31,10 @@ def _limit(option: str, raw: str | None) -> object:
     if raw.lower() in _UNLIMITED:
         return None
     if not raw.isdigit():
-        fail(f"{option} {raw!r}: give a whole number (0 or more) or 'unlimited'")
+        fail(
+            f"{option} {raw!r}: give a whole number (0 or more) or 'unlimited'",
+            code=ErrorCode.USAGE_INVALID,
+        )
     return int(raw)
 
 
@@ -118,6 +122,7 @@ def tenants_update(
             "nothing to update",
             "give --max-runs, --max-tokens-per-day, --add-input-root or --add-input-bucket "
             "(see `forge tenants update --help`)",
+            code=ErrorCode.USAGE_INVALID,
         )
     _known(tenant)
     with open_tenant_settings(settings().database_url) as store:

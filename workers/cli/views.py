@@ -12,6 +12,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from schemas.error_codes import ErrorCode
 from workers.cli.budget import budget_line
 from workers.cli.common import fail, out
 
@@ -105,6 +106,7 @@ def _report(result: RunResult, s: Settings, services: Services) -> int:
         fail(
             f"run {result.run_id} completed, but its outputs could not be copied out: {exc}",
             f"fetch them with `forge artifacts get {result.run_id} PATH -o FILE`",
+            code=exc.code if isinstance(exc, StoreError) else ErrorCode.FILE_UNUSABLE,
         )
     table = Table(title=f"outputs of {result.run_id}", title_justify="left")
     for col in ("path", "size", "sha256", "copied to"):
