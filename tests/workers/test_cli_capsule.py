@@ -341,3 +341,6 @@ def test_closing_line_credits_sealed_code_only_with_steps_that_ran():
         "tokens: 0 (1 of 2 steps ran, all sealed code)"
     )
     assert "every step ran sealed code" in spending_line(result("completed", "done", "done"), [])
+    # A fresh step asked a model: zero reported tokens do not make it sealed code.
+    fresh_free = spending_line(result("completed", "done", "done"), ["b"])
+    assert fresh_free == "tokens: 0 (2 of 2 steps ran; fresh steps b reported no tokens)"

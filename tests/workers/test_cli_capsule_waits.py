@@ -93,3 +93,23 @@ def test_a_sealed_capsule_needs_no_model_and_is_not_warned(cli, revenue, task_qu
     assert ran.output.rstrip().splitlines()[-1] == (
         "tokens: 0 (no planning, no code generation: every step ran sealed code)"
     )
+
+
+def test_forge_run_of_an_objective_with_no_model_worker_is_warned_of_up_front(
+    cli, tmp_path, monkeypatch, task_queue
+):
+    """`forge run OBJECTIVE` needs the planner's model: said before the run waits for one."""
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "FORGE_MODEL_SCRIPT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(queues, "UNSERVED_WAIT_S", 2)
+    sales = _sales(tmp_path / "sales.csv")
+    ran = cli("run", OBJECTIVE, "--input", f"sales={sales}")
+    assert ran.exit_code != 0, ran.output
+    flat = " ".join(ran.output.split())
+    note = (
+        f"note: no worker serves anthropic models on task queue {task_queue}; model work "
+        "fails after 2 s unless one starts"
+    )
+    assert note in flat, ran.output
+    # Up front: before anything the run itself reports.
+    assert flat.index(note) < flat.index("within 2 s"), ran.output

@@ -201,11 +201,17 @@ def spending_line(result: RunResult, fresh: list[str]) -> str:
     spent = {k: st.usage.tokens for k, st in result.steps.items() if st.usage.tokens}
     total = sum(spent.values())
     if not total:
-        ran = sum(st.status == "done" for st in result.steps.values())
-        if not ran:  # nothing to credit to sealed code: say what happened instead
+        done = [k for k, st in result.steps.items() if st.status == "done"]
+        if not done:  # nothing to credit to sealed code: say what happened instead
             return f"tokens: 0 (no step ran: the run {result.status})"
-        if ran < len(result.steps):
-            return f"tokens: 0 ({ran} of {len(result.steps)} steps ran, all sealed code)"
+        fresh_done = sorted(set(done) & set(fresh))
+        if fresh_done:  # a fresh step asked a model; a provider reported no tokens for it
+            return (
+                f"tokens: 0 ({len(done)} of {len(result.steps)} steps ran; fresh steps "
+                f"{', '.join(escape(k) for k in fresh_done)} reported no tokens)"
+            )
+        if len(done) < len(result.steps):
+            return f"tokens: 0 ({len(done)} of {len(result.steps)} steps ran, all sealed code)"
         return "tokens: 0 (no planning, no code generation: every step ran sealed code)"
     where = ", ".join(f"{escape(k)} {n:,}" for k, n in sorted(spent.items()))
     sealed = sorted(set(spent) - set(fresh))
