@@ -97,9 +97,11 @@ def _worker(settings: Settings) -> Iterator[None]:
         "FORGE_TASK_QUEUE": settings.task_queue,
         "FORGE_DATABASE_URL": settings.database_url,
     }
-    forge = Path(sys.executable).parent / "forge"
+    # `python -m` from this checkout: the venv's `forge` script may be an editable install of
+    # another one, and the worker would run that checkout's code.
     worker = subprocess.Popen(
-        [str(forge), "worker"],
+        [sys.executable, "-m", "workers.cli", "worker"],
+        cwd=Path(__file__).resolve().parents[2],
         env=env,
         start_new_session=True,
         stdout=subprocess.DEVNULL,
