@@ -146,3 +146,30 @@ def test_a_long_tenant_id_becomes_a_fairness_key_temporal_accepts_and_tells_apar
     assert len(keys) == 2
     assert all(k is not None and len(k.encode()) <= 64 for k in keys)
     assert tenant_priority("acme").fairness_key == "acme"
+
+
+async def test_a_webhook_delivery_carries_its_tenants_fairness_key(
+    temporal_env, task_queue, tmp_path
+):
+    from schemas.event_catalogue import GATE_REQUESTED
+    from schemas.scope import Actor
+    from schemas.webhooks import delivery_workflow_id
+    from workers.process.webhook_dispatch import dispatch_once
+
+    actor = Actor(id="acme-admin", name="acme admin", role="admin", kind="system")
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        s = eng.services
+        hook = s.webhooks.create("acme", "http://127.0.0.1:9/hook", [GATE_REQUESTED], actor)
+        handle = await eng.start(gated_plan(), scope=Scope.of_tenant("acme"))
+        for _ in range(400):
+            requested = s.events.list_events(run_id=handle.id, type=GATE_REQUESTED)
+            if requested:
+                break
+            await asyncio.sleep(0.05)
+        assert await dispatch_once(eng.client, eng.settings, s.webhooks, s.events) == 1
+        delivery = eng.client.get_workflow_handle(
+            delivery_workflow_id(hook.webhook_id, requested[0].event_id)
+        )
+        info = (await delivery.describe()).raw_description.workflow_execution_info
+        assert info.priority.fairness_key == "acme"
+        await handle.cancel()
