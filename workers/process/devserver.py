@@ -40,18 +40,12 @@ _LOCK = "devserver.lock"
 # A worker that stops asks the server to end its outstanding polls (ShutdownWorker); the server
 # does so only with this flag. Without it the SDK waits for each long poll to expire, and a
 # worker takes about a minute longer to stop (temporalio/sdk-python#1410, #1555).
-_CANCEL_POLLS_ON_SHUTDOWN = "frontend.enableCancelWorkerPollsOnShutdown=true"
-# Per-tenant fairness (workflows.policies.tenant_priority): Server 1.32 has the fair matcher
-# (matching.useNewMatcher, on by default) but dispatches fairness keys round-robin only with
-# enableFairness. It is fair within a task-queue partition, and the dev server writes four
-# partitions per queue, so a tenant's one task could still land behind a flood in its
-# partition; one write partition makes every task meet the same round-robin. Reads stay at
-# four, so a backlog an older server wrote into the other partitions still drains.
+_CANCEL_POLLS = "frontend.enableCancelWorkerPollsOnShutdown=true"
+# Tenants' fairness keys (workflows.policies.tenant_priority) count only with enableFairness;
+# it is fair per partition, so every task goes to one (reads stay at 4: old backlogs drain).
 _FAIRNESS = ("matching.enableFairness=true", "matching.numTaskqueueWritePartitions=1")
 DYNAMIC_CONFIG_ARGS = [
-    arg
-    for value in (_CANCEL_POLLS_ON_SHUTDOWN, *_FAIRNESS)
-    for arg in ("--dynamic-config-value", value)
+    a for v in (_CANCEL_POLLS, *_FAIRNESS) for a in ("--dynamic-config-value", v)
 ]
 _DB = "temporal.db"
 _LOG = "temporal.log"
