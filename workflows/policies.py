@@ -1,8 +1,10 @@
 """Retry policies and timeouts as named constants (Temporal owns every retry in Forge)."""
 
+import hashlib
 from datetime import timedelta
 
 from temporalio.common import (
+    Priority,
     RetryPolicy,
     SearchAttributeKey,
     SearchAttributePair,
@@ -19,6 +21,24 @@ TENANT_ATTRIBUTE = SearchAttributeKey.for_keyword("ForgeTenant")
 def tenant_attributes(tenant: str) -> TypedSearchAttributes:
     """The search attributes of a workflow acting for `tenant`."""
     return TypedSearchAttributes([SearchAttributePair(TENANT_ATTRIBUTE, tenant)])
+
+
+# Temporal refuses a fairness key over 64 bytes; a scope id may be 128 characters.
+_FAIRNESS_KEY_MAX = 64
+
+
+def tenant_priority(tenant: str) -> Priority:
+    """The task-queue priority of a workflow acting for `tenant`: its fairness key.
+
+    Matching dispatches a backlog round-robin across fairness keys, so a tenant that floods
+    the queue waits behind itself, not others (docs/deployment.md, "Fairness" says what the
+    cluster must enable). Activities and child workflows inherit it from their workflow, so
+    only the places that start a workflow from outside one set it.
+    """
+    if len(tenant) <= _FAIRNESS_KEY_MAX:  # scope ids are ASCII: characters are bytes
+        return Priority(fairness_key=tenant)
+    digest = hashlib.sha256(tenant.encode()).hexdigest()[:8]
+    return Priority(fairness_key=f"{tenant[: _FAIRNESS_KEY_MAX - 9]}~{digest}")
 
 
 # Error types raised by activities for failures that a retry cannot fix.

@@ -13,7 +13,6 @@ import snowballstemmer
 from rapidfuzz.distance import OSA
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
-_STEMMER = snowballstemmer.stemmer("english")
 MIN_TOKEN = 2
 STEM_MIN, PREFIX_MIN, EDIT_MIN = 3, 4, 5
 
@@ -52,7 +51,8 @@ def tokens(text: str) -> list[str]:
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
-    return str(_STEMMER.stemWord(word))
+    # One stemmer per call: it keeps its word in itself, and plans compile on several threads.
+    return str(snowballstemmer.stemmer("english").stemWord(word))
 
 
 def fuzzy(a: str, b: str) -> bool:

@@ -28,6 +28,7 @@ from tests.bench import (
     bench_harness,
     bench_imprint,
     bench_ladder,
+    bench_noisy,
     bench_receipts,
     bench_recipes,
     bench_sandbox,
@@ -49,6 +50,7 @@ BENCHES = (
     bench_capsule,
     bench_api,
     bench_tenancy,
+    bench_noisy,
     bench_cli,
 )
 OUT = Path("bench-results.json")

@@ -19,6 +19,7 @@ from tests.workflows.test_capsules import SCOPE, output, services
 from workers.services import run_reads, schedules
 from workers.services.capsules import extract_run
 from workers.settings import Settings
+from workflows.policies import tenant_priority
 
 __all__ = ["moto_endpoint"]  # the S3 server fixture, shared with tests/store
 
@@ -193,6 +194,11 @@ async def test_every_fires_and_pause_unpause_trigger(temporal_env, task_queue, t
         )
         fired = await results(eng.client, await finished(eng.client, "scheduled-fast-", 2))
         assert all(isinstance(r, ScheduledRunResult) and r.status == "completed" for r in fired)
+        # Each time starts under its tenant's fairness key; its capsule run inherits it.
+        assert (await handle.describe()).schedule.action.priority == tenant_priority(SCOPE.tenant)
+        run_id = next(r.run_id for r in fired if isinstance(r, ScheduledRunResult))
+        child = (await eng.client.get_workflow_handle(run_id).describe()).raw_description
+        assert child.workflow_execution_info.priority.fairness_key == SCOPE.tenant
         await handle.pause()
         assert (await handle.describe()).schedule.state.paused
         await handle.trigger()  # a trigger runs even while paused

@@ -40,7 +40,13 @@ _LOCK = "devserver.lock"
 # A worker that stops asks the server to end its outstanding polls (ShutdownWorker); the server
 # does so only with this flag. Without it the SDK waits for each long poll to expire, and a
 # worker takes about a minute longer to stop (temporalio/sdk-python#1410, #1555).
-DYNAMIC_CONFIG_ARGS = ["--dynamic-config-value", "frontend.enableCancelWorkerPollsOnShutdown=true"]
+_CANCEL_POLLS = "frontend.enableCancelWorkerPollsOnShutdown=true"
+# Tenants' fairness keys (workflows.policies.tenant_priority) count only with enableFairness;
+# it is fair per partition, so every task goes to one (reads stay at 4: old backlogs drain).
+_FAIRNESS = ("matching.enableFairness=true", "matching.numTaskqueueWritePartitions=1")
+DYNAMIC_CONFIG_ARGS = [
+    a for v in (_CANCEL_POLLS, *_FAIRNESS) for a in ("--dynamic-config-value", v)
+]
 _DB = "temporal.db"
 _LOG = "temporal.log"
 _LOG_TAIL_LINES = 20

@@ -34,7 +34,7 @@ from schemas.webhooks import (
 )
 from workers.process.periodic import repeating
 from workers.settings import Settings
-from workflows.policies import tenant_attributes
+from workflows.policies import tenant_attributes, tenant_priority
 from workflows.webhooks import WebhookDeliveryWorkflow
 
 __all__ = ["DISPATCH_EVERY_S", "dispatch_once", "dispatching", "message"]
@@ -117,6 +117,7 @@ async def _start(client: Client, settings: Settings, webhook: Webhook, event: Ev
             task_queue=settings.task_queue,
             id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
             search_attributes=tenant_attributes(webhook.tenant_id),
+            priority=tenant_priority(webhook.tenant_id),
         )
 
 

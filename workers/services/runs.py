@@ -31,7 +31,7 @@ from schemas.scope import DEFAULT_TENANT, Scope, tenant_tag
 from workers.plugin import ForgePlugin
 from workers.process.devserver import ensure_address
 from workers.settings import Settings
-from workflows.policies import TENANT_ATTRIBUTE, tenant_attributes
+from workflows.policies import TENANT_ATTRIBUTE, tenant_attributes, tenant_priority
 from workflows.run import CompiledRunWorkflow
 
 if TYPE_CHECKING:
@@ -300,6 +300,7 @@ async def start_run(
                 id_reuse_policy=WorkflowIDReusePolicy.REJECT_DUPLICATE,
                 memo={"tenant": run.scope.tenant},  # whose run it is, before its first event
                 search_attributes=tenant_attributes(run.scope.tenant),
+                priority=tenant_priority(run.scope.tenant),  # a flooding tenant waits on itself
             )
 
 

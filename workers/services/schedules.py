@@ -48,7 +48,7 @@ from schemas.schedules import (
 )
 from schemas.scope import Scope, tenant_tag
 from workers.services.run_reads import failure_text
-from workflows.policies import tenant_attributes
+from workflows.policies import tenant_attributes, tenant_priority
 from workflows.scheduled_capsule import ScheduledCapsuleWorkflow
 
 __all__ = [
@@ -228,6 +228,7 @@ def check(capsules: CapsuleStore, scope: Scope, req: ScheduleRequest, task_queue
             id=f"scheduled-{req.name}{tenant_tag(scope.tenant)}",
             task_queue=task_queue,
             typed_search_attributes=tenant_attributes(scope.tenant),
+            priority=tenant_priority(scope.tenant),
         ),
         spec=spec,
         policy=SchedulePolicy(
