@@ -2,6 +2,7 @@
 
 import functools
 import hashlib
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,42 @@ def load_library(extra_dirs: Sequence[Path] = ()) -> TypeLibrary:
     for directory in (STDLIB_DIR, *extra_dirs):
         skills.update(load_skills(directory / "skills"))
     return with_skills(build_library(docs), skills)
+
+
+def _fingerprint(directories: Sequence[Path]) -> tuple[tuple[str, int, int], ...]:
+    """Every file under `directories` with its modification time and size (lstat: a link too)."""
+    entries: list[tuple[str, int, int]] = []
+    for directory in directories:
+        for path in sorted(directory.rglob("*")) if directory.is_dir() else []:
+            try:
+                st = path.lstat()
+            except FileNotFoundError:  # removed while listed: the next call sees the change
+                continue
+            entries.append((str(path), st.st_mtime_ns, st.st_size))
+    return tuple(entries)
+
+
+_cached: dict[tuple[Path, ...], tuple[tuple[tuple[str, int, int], ...], TypeLibrary]] = {}
+_cache_lock = threading.Lock()
+
+
+def cached_library(extra_dirs: Sequence[Path] = ()) -> TypeLibrary:
+    """`load_library(extra_dirs)`, reused while no file under its directories changed.
+
+    For a long-lived process that compiles on request (the API): loading parses every pack
+    and skill file (about a second of CPU), while listing their times and sizes takes a few
+    milliseconds. A file added, removed, edited or touched loads the library again.
+    """
+    key = (STDLIB_DIR, *extra_dirs)
+    seen = _fingerprint(key)
+    with _cache_lock:
+        hit = _cached.get(key)
+        if hit is not None and hit[0] == seen:
+            return hit[1]
+    library = load_library(extra_dirs)
+    with _cache_lock:
+        _cached[key] = (seen, library)
+    return library
 
 
 def _sibling(directory: Path, name: str) -> str | None:
