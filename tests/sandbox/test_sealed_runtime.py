@@ -22,6 +22,7 @@ from activities.compile.typelib import load_profiles
 from activities.harness.program import Executor, launch
 from activities.sandbox import step_runtime
 from activities.sandbox.bwrap import _TOP_LEVEL
+from activities.sandbox.launcher import SANDBOX_NICE
 from activities.sandbox.runner import SandboxLimits, SandboxUnavailable, run_sandboxed
 from activities.sandbox.step_runtime import RUNTIME_DIR, StepRuntimeError, expected_digest
 from tests.support.sandbox import needs_bwrap
@@ -68,6 +69,7 @@ report = {{
     "imports": {{}},
     "limits": {{}},
     "raise_hard": {{}},
+    "nice": os.getpriority(os.PRIO_PROCESS, 0),
     "hidden": {{d: os.listdir(d) for d in {HIDDEN!r} if os.path.isdir(d)}},
 }}
 for name in {PLATFORM + RUNTIME_PACKAGES + ("forge_bridge",)!r}:
@@ -85,6 +87,11 @@ for name in {LIMIT_NAMES!r}:
         report["raise_hard"][name] = "raised"
     except (ValueError, OSError) as exc:
         report["raise_hard"][name] = type(exc).__name__
+try:
+    os.setpriority(os.PRIO_PROCESS, 0, 0)
+    report["renice"] = "lowered"
+except OSError as exc:
+    report["renice"] = type(exc).__name__
 print(json.dumps(report))
 """
 
@@ -126,6 +133,8 @@ def _check_sealed(report: dict, *, private: list[str], bridge: bool = False) -> 
         assert report["imports"][name] == "imported"
     assert report["imports"]["forge_bridge"] == ("imported" if bridge else "ImportError")
     assert report["raise_hard"] == {name: "ValueError" for name in LIMIT_NAMES}
+    # Below the worker's and the API's CPU priority, and it cannot climb back (issue 35 §1).
+    assert report["nice"] == SANDBOX_NICE and report["renice"] == "PermissionError"
     # Debian's interpreter is reachable as /usr/bin/python3.11, but not the host's packages.
     assert report["hidden"] == {d: [] for d in HIDDEN if Path(d).is_dir()}
 
