@@ -93,8 +93,8 @@ def run_cmd(
 ) -> None:
     """Compile PLAN.json (or match --objective to a recipe), run it on Temporal, show it live."""
     from compiler.errors import CompilerError
-    from compiler.plan.parse import check_objective
     from compiler.plan.params import ParameterInvalid, parse_assignments
+    from compiler.plan.parse import check_objective
     from workers.process.worker import Services
     from workers.services import queues, runs
 
