@@ -12,6 +12,7 @@ from pydantic import AwareDatetime, Field, model_validator
 
 from schemas.access import ApiKey, Role
 from schemas.base import FrozenModel
+from schemas.bounds import OBJECTIVE_MAX
 from schemas.events import Event
 from schemas.run import Decision, RunResult, RunStatusView
 
@@ -54,7 +55,7 @@ class RunRequest(FrozenModel):
 
     plan: dict[str, Any] | None = Field(default=None, description="a plan document")
     plan_name: str = Field(default="plan.json", pattern=_FILENAME)
-    objective: str | None = Field(default=None, min_length=1, max_length=20_000)
+    objective: str | None = Field(default=None, min_length=1, max_length=OBJECTIVE_MAX)
     inputs: dict[str, InputRef] = Field(default_factory=dict)
     params: dict[str, ParamValue] = Field(default_factory=dict)
     profile: str | None = None

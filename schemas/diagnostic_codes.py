@@ -18,6 +18,10 @@ DIAGNOSTICS: dict[DiagnosticCode, tuple[str, str]] = {
         "The plan document does not match the forge.plan/1 schema.",
         "Fix the field named to match the schema (schemas/jsonschema/PlannerCandidate.json).",
     ),
+    "E_TOO_LARGE": (
+        "A plan, or one of its fields or lists, is larger than Forge accepts (schemas/bounds.py).",
+        "Shorten the field named: keep long material in input files, not in the plan.",
+    ),
     "E_DUPLICATE_STEP": (
         "Two steps share one step_key.",
         "Give every step a unique step_key.",

@@ -6,6 +6,7 @@ from schemas.base import FrozenModel
 
 DiagnosticCode = Literal[
     "E_SCHEMA",
+    "E_TOO_LARGE",
     "E_DUPLICATE_STEP",
     "E_UNKNOWN_DEPENDENCY",
     "E_CYCLE",

@@ -426,6 +426,12 @@ _OTHER_CODES: dict[C, I] = {
         "A request body, parameter or upload is malformed, unknown or too large.",
         "Fix the field the message names (the API's schema is at /openapi.json).",
     ),
+    C.REQUEST_TOO_LARGE: I(
+        False,
+        "access",
+        "A request body is larger than the API accepts (FORGE_API_MAX_BODY_BYTES).",
+        "Send a smaller body: upload files (POST /v1/uploads) and name them as inputs.",
+    ),
     C.WEBHOOK_INVALID: I(
         False,
         "access",

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from schemas.base import FrozenModel
+from schemas.bounds import LIST_MAX, PathText, Prose
 
 VerdictValue = Literal["pass", "fail", "uncertain"]
 Enforcement = Literal["block", "report"]
@@ -103,9 +104,13 @@ class EvaluationSpec(FrozenModel):
     success criteria.
     """
 
-    source: list[str] = Field(default_factory=list, description="input paths (source evidence)")
-    derived: list[str] = Field(default_factory=list, description="input paths (what is judged)")
-    rubric: list[str] = Field(default_factory=list)
+    source: list[PathText] = Field(
+        default_factory=list, max_length=LIST_MAX, description="input paths (source evidence)"
+    )
+    derived: list[PathText] = Field(
+        default_factory=list, max_length=LIST_MAX, description="input paths (what is judged)"
+    )
+    rubric: list[Prose] = Field(default_factory=list, max_length=LIST_MAX)
     enforcement: Enforcement = "block"
     cycles: int = Field(
         default=1,
@@ -114,6 +119,6 @@ class EvaluationSpec(FrozenModel):
         description="doubt-driven review: fresh-context cycles until a verdict is pass or fail "
         "(an uncertain cycle starts another, up to this cap)",
     )
-    contract: str = Field(
+    contract: Prose = Field(
         default="", description="what the judged artifacts claim to do: the reviewer's contract"
     )

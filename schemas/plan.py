@@ -5,6 +5,18 @@ from typing import Literal
 from pydantic import Field
 
 from schemas.base import FrozenModel
+from schemas.bounds import (
+    LIST_MAX,
+    MISSION_MAX,
+    OBJECTIVE_MAX,
+    STEPS_MAX,
+    Code,
+    Label,
+    Name,
+    Note,
+    PathText,
+    Prose,
+)
 from schemas.evaluator import EvaluationSpec
 from schemas.recipes import LoopSpec
 from schemas.typesystem import ArtifactFormat, ParseValidator, TopLevelType
@@ -17,31 +29,31 @@ ResolutionStatus = Literal["resolved", "ambiguous", "unresolved", "pinned"]
 
 
 class ExpectedOutput(FrozenModel):
-    path: str
-    role: str = "primary"
+    path: PathText
+    role: Name = "primary"
     location: Literal["sandbox"] = "sandbox"
 
 
 class AbstractInput(FrozenModel):
     """A slot the step consumes. `path`/`from_step` pin the producer; otherwise found by slot."""
 
-    slot: str
+    slot: Name
     required: bool = True
-    entity_schema_id: str | None = None
-    accepted_kind_keys: list[str] = Field(default_factory=list)
+    entity_schema_id: Name | None = None
+    accepted_kind_keys: list[Name] = Field(default_factory=list, max_length=LIST_MAX)
     provenance_policy: Literal["none", "preferred", "required"] = "none"
-    path: str | None = None
-    from_step: str | None = None
+    path: PathText | None = None
+    from_step: Name | None = None
 
 
 class AbstractOutput(FrozenModel):
     """A slot the step produces; `path` names which expected output carries it."""
 
-    slot: str
-    entity_schema_id: str | None = None
-    preferred_kind_keys: list[str] = Field(default_factory=list)
-    path: str | None = None
-    profile_id: str | None = None
+    slot: Name
+    entity_schema_id: Name | None = None
+    preferred_kind_keys: list[Name] = Field(default_factory=list, max_length=LIST_MAX)
+    path: PathText | None = None
+    profile_id: Name | None = None
 
 
 class ArtifactContract(FrozenModel):
@@ -49,30 +61,30 @@ class ArtifactContract(FrozenModel):
 
     format: ArtifactFormat | None = None
     required_top_level_type: TopLevelType | None = None
-    kind_key: str | None = None
-    media_type: str | None = None
+    kind_key: Name | None = None
+    media_type: Name | None = None
     parse_validator: ParseValidator | None = None
-    entity_schema_id: str | None = None
-    profile_id: str | None = None
-    role: str | None = None
-    required_columns: list[str] = Field(default_factory=list)
+    entity_schema_id: Name | None = None
+    profile_id: Name | None = None
+    role: Name | None = None
+    required_columns: list[Name] = Field(default_factory=list, max_length=LIST_MAX)
 
 
 class SemanticHints(FrozenModel):
-    domain_terms: list[str] = Field(default_factory=list)
-    workflow_terms: list[str] = Field(default_factory=list)
-    policy_terms: list[str] = Field(default_factory=list)
+    domain_terms: list[Label] = Field(default_factory=list, max_length=LIST_MAX)
+    workflow_terms: list[Label] = Field(default_factory=list, max_length=LIST_MAX)
+    policy_terms: list[Label] = Field(default_factory=list, max_length=LIST_MAX)
 
 
 class RunInputDecl(FrozenModel):
     """A file the run is started with, materialized under `input/`."""
 
-    name: str
-    path: str
-    entity_schema_id: str | None = None
-    kind_key: str | None = None
+    name: Name
+    path: PathText
+    entity_schema_id: Name | None = None
+    kind_key: Name | None = None
     required: bool = True
-    description: str = ""
+    description: Note = ""
 
 
 class ParameterDecl(FrozenModel):
@@ -85,19 +97,19 @@ class ParameterDecl(FrozenModel):
 
     name: str = Field(pattern=PARAM_NAME_PATTERN)
     type: ScalarType = "string"
-    default: Scalar | None = None
-    description: str = ""
+    default: Note | int | float | bool | None = None
+    description: Note = ""
 
 
 class ApprovalRequest(FrozenModel):
     """Who must approve a step before it runs, and what happens if nobody does."""
 
-    approver_role: str | None = None
-    prompt: str = ""
+    approver_role: Name | None = None
+    prompt: Prose = ""
     deadline_s: int | None = Field(default=None, gt=0)
     on_timeout: Literal["reject", "escalate"] = "reject"
-    escalate_to_role: str | None = None
-    dedupe_key: str | None = Field(
+    escalate_to_role: Name | None = None
+    dedupe_key: Name | None = Field(
         default=None, description="steps with the same key share one gate, decided together"
     )
 
@@ -107,33 +119,35 @@ class PlannerStep(FrozenModel):
 
     # Step keys name workspace directories, events and activity ids: plain names only.
     step_key: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$")
-    label: str
-    objective: str
-    depends_on: list[str] = Field(default_factory=list)
-    input_file_paths: list[str] = Field(default_factory=list)
-    expected_outputs: list[ExpectedOutput] = Field(default_factory=list)
-    success_criteria: str = ""
-    abstract_inputs: list[AbstractInput] = Field(default_factory=list)
-    abstract_outputs: list[AbstractOutput] = Field(default_factory=list)
-    artifact_contracts: dict[str, ArtifactContract] = Field(default_factory=dict)
+    label: Label
+    objective: str = Field(max_length=OBJECTIVE_MAX)
+    depends_on: list[Name] = Field(default_factory=list, max_length=STEPS_MAX)
+    input_file_paths: list[PathText] = Field(default_factory=list, max_length=LIST_MAX)
+    expected_outputs: list[ExpectedOutput] = Field(default_factory=list, max_length=LIST_MAX)
+    success_criteria: Prose = ""
+    abstract_inputs: list[AbstractInput] = Field(default_factory=list, max_length=LIST_MAX)
+    abstract_outputs: list[AbstractOutput] = Field(default_factory=list, max_length=LIST_MAX)
+    artifact_contracts: dict[PathText, ArtifactContract] = Field(
+        default_factory=dict, max_length=LIST_MAX
+    )
     semantic_hints: SemanticHints = SemanticHints()
     kind: StepKind = "code"
-    code: str | None = None
+    code: Code | None = None
     requires_approval: bool = False
     approval: ApprovalRequest | None = None
     # A recipe or capsule may pin what Pass B would otherwise resolve.
-    domain_pack_ids: list[str] | None = None
-    workflow_pack_ids: list[str] | None = None
-    policy_profile_id: str | None = None
+    domain_pack_ids: list[Name] | None = Field(default=None, max_length=LIST_MAX)
+    workflow_pack_ids: list[Name] | None = Field(default=None, max_length=LIST_MAX)
+    policy_profile_id: Name | None = None
     # Recipe directives (seed 004): repeat under a bound, call a sub-recipe, badge the source.
     loop: LoopSpec | None = None
-    uses_recipe: str | None = Field(
+    uses_recipe: Name | None = Field(
         default=None, description="kind recipe: the sub-recipe run as a child workflow"
     )
-    source_recipe: str | None = Field(
+    source_recipe: Name | None = Field(
         default=None, description="owner/slug of the recipe this step came from (its badge)"
     )
-    invoke_skill: str | None = Field(
+    invoke_skill: Name | None = Field(
         default=None, description="a skill id: its procedure and output schema bind the step"
     )
     evaluation: EvaluationSpec | None = Field(
@@ -145,12 +159,14 @@ class PlannerCandidate(FrozenModel):
     """Pass A's output: mission, run inputs and abstract steps."""
 
     schema_version: Literal["forge.plan/1"] = "forge.plan/1"
-    mission: str
-    run_inputs: list[RunInputDecl] = Field(default_factory=list)
+    mission: str = Field(max_length=MISSION_MAX)
+    run_inputs: list[RunInputDecl] = Field(default_factory=list, max_length=LIST_MAX)
     parameters: list[ParameterDecl] = Field(
-        default_factory=list, description="scalar parameters step code reads (not hashed)"
+        default_factory=list,
+        max_length=LIST_MAX,
+        description="scalar parameters step code reads (not hashed)",
     )
-    steps: list[PlannerStep]
+    steps: list[PlannerStep] = Field(max_length=STEPS_MAX)
 
 
 class StepResolution(FrozenModel):

@@ -11,6 +11,7 @@ from pydantic import Field
 
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel, PlainData
+from schemas.bounds import Label
 from schemas.scope import RunScoped, Scope
 
 RECIPE_SCHEMA = "recipe/1.0"
@@ -40,7 +41,7 @@ class LoopSpec(FrozenModel):
 
     mode: Literal["count", "until-dry", "until-marker"]
     max: int = Field(ge=1, le=25, description="iterations at most; clamped to [1, 25]")
-    marker: str | None = None
+    marker: Label | None = None
     clamped_from: int | None = Field(
         default=None, description="the count or max as written, when it had to be clamped"
     )

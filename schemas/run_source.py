@@ -16,6 +16,7 @@ from pydantic import Field, field_validator
 
 from schemas.artifacts import ArtifactRef
 from schemas.base import FrozenModel
+from schemas.bounds import OBJECTIVE_MAX
 from schemas.capsule import CapsuleRunSpec
 
 __all__ = [
@@ -29,8 +30,6 @@ __all__ = [
     "RunSource",
     "source_of_legacy",
 ]
-
-OBJECTIVE_MAX = 20_000
 
 
 class ReusableStep(FrozenModel):

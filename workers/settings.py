@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from activities.sandbox.bwrap import host_path_problem
 from compiler.addresses import IpAddress
 from schemas import names
+from schemas.bounds import PLAN_MAX_BYTES
 from workers.settings_env import (
     DEFAULT_HOME,
     PARSERS,
@@ -44,6 +45,7 @@ ENV_VARS: Mapping[str, str] = {
     "input_roots": "FORGE_INPUT_ROOTS",
     "input_buckets": "FORGE_INPUT_BUCKETS",
     "api_max_upload_bytes": "FORGE_API_MAX_UPLOAD_BYTES",
+    "api_max_body_bytes": "FORGE_API_MAX_BODY_BYTES",
     "webhook_signing_key": "FORGE_WEBHOOK_SIGNING_KEY",
     "webhook_allow_ips": "FORGE_WEBHOOK_ALLOW_IPS",
     "webhook_max_attempts": "FORGE_WEBHOOK_MAX_ATTEMPTS",
@@ -100,6 +102,8 @@ class Settings(BaseModel):
     input_buckets: tuple[str, ...] = ()
     # The HTTP API: the largest upload it stores (POST /v1/uploads).
     api_max_upload_bytes: int = Field(default=256 * 1024 * 1024, ge=1)
+    # ... and the largest body of any other request (a plan's own cap is the same figure).
+    api_max_body_bytes: int = Field(default=PLAN_MAX_BYTES, ge=1)
     # Webhooks: the key every webhook's secret derives from (unset: one generated into
     # home/webhook-signing.key), the non-public IPs deliveries may reach (the operator's
     # choice; a tenant cannot widen it), and the attempts a delivery gets.

@@ -258,6 +258,7 @@ PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "artifacts_url": _validated(check_artifacts_url),
     "s3_endpoint": _validated(check_endpoint),
     "api_max_upload_bytes": _parse_size,
+    "api_max_body_bytes": _parse_size,
     "webhook_signing_key": _parse_secret,
     "webhook_allow_ips": _parse_ips,
     "webhook_max_attempts": _parse_attempts,

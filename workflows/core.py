@@ -29,6 +29,7 @@ class RunCore:
         self._gate_clocks: dict[str, asyncio.Task[None]] = {}
         self._round_version = 0  # the state's version the DAG loop last scheduled against
         self._scheduling_over = False  # no round will schedule again: updates stop waiting
+        self._front_cancel = False  # a cancel in the front end is recorded (PATCH_FRONT_END_CANCEL)
 
     @property
     def _root(self) -> str:

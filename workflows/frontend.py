@@ -1,7 +1,7 @@
 """The front end of a run: run.started, the recipe match, the planner, the compile passes."""
 
 from collections.abc import Awaitable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, ApplicationError
@@ -20,10 +20,11 @@ with workflow.unsafe.imports_passed_through():
     from schemas.run_events import RunCompiled, RunCompleted, RunFailed, RunTagged
     from schemas.run_source import CapsuleSource, ChildSource, ObjectiveSource
     from workflows import operations as ops
-    from workflows.causes import cause_message, cause_type, own_details
+    from workflows.causes import cancelled, cause_message, cause_type, own_details
     from workflows.core import RunCore
     from workflows.patches import (
         PATCH_FRONT_END,
+        PATCH_FRONT_END_CANCEL,
         PATCH_PLANNER,
         PATCH_PROFILE_CAPS,
         PATCH_RECIPES,
@@ -47,6 +48,8 @@ class FrontEnd(RunCore):
     async def _front_end(self) -> RunResult | None:
         """Start, match, plan and compile; a RunResult when the run ends here (trivial)."""
         source = self._input.source
+        # A cancel waits for the activity in flight to stop, and is recorded (run.py).
+        self._front_cancel = workflow.patched(PATCH_FRONT_END_CANCEL)
         started = run_started(self._input)
         # Every source but an objective has its plan (a capsule its sealed one).
         if not isinstance(source, ObjectiveSource) and workflow.patched(PATCH_FRONT_END):
@@ -74,8 +77,12 @@ class FrontEnd(RunCore):
         Returns how the run ended here (trivial), if it did, and the plan it compiles.
         """
         try:
-            found = await self._log.call(ops.RECIPES_MATCH, objective=objective, plan_ref=plan_ref)
+            found = await self._log.call(
+                ops.RECIPES_MATCH, self._stoppable(), objective=objective, plan_ref=plan_ref
+            )
         except ActivityError as err:
+            if cancelled(err):
+                raise
             if plan_ref is not None:  # the plan stands; the trail says why it is thin
                 summary = f"recipe match failed: {cause_message(err)}"
                 await self._trail_events([TrailEntry(verb="warn", summary=summary)])
@@ -134,7 +141,7 @@ class FrontEnd(RunCore):
         try:
             planned = await self._log.call(
                 ops.COMPILE_PLAN,
-                model_routing(provider, inp.model_wait_s),
+                self._stoppable(model_routing(provider, inp.model_wait_s)),
                 objective=objective,
                 inputs=inp.inputs,
                 hints=hints,
@@ -144,6 +151,8 @@ class FrontEnd(RunCore):
                 cause_event_id=self._root,
             )
         except ActivityError as err:
+            if cancelled(err):
+                raise
             await self._fail_run("plan", err)
             why = cause_message(err)
             if unserved(err):
@@ -187,6 +196,7 @@ class FrontEnd(RunCore):
         def compile_(op: "ops.Operation[CompileInput, Out]", ref: ArtifactRef) -> Awaitable[Out]:
             return self._log.call(
                 op,
+                self._stoppable() if op is ops.COMPILE_PASSES else None,
                 source_ref=ref,
                 profile_ref=inp.profile_ref,
                 profile_document=inp.profile_document,
@@ -201,6 +211,8 @@ class FrontEnd(RunCore):
             else:
                 frozen = await self._compile_per_pass(compile_, plan_ref)
         except ActivityError as err:
+            if cancelled(err):
+                raise
             await self._fail_run("compile", err)
             raise RunFailure(
                 f"plan rejected by the compiler: {cause_message(err)}",
@@ -259,6 +271,13 @@ class FrontEnd(RunCore):
             if done.usage.model_calls:  # Pass B/D asked their models
                 self._state = rs.spent(self._state, done.usage)
         return await compile_(ops.COMPILE_FREEZE, ref)
+
+    def _stoppable(self, options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A front-end activity's options: cancelling the run waits for it to stop (patched)."""
+        if not self._front_cancel:
+            return dict(options or {})
+        wait = workflow.ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+        return {**(options or {}), "cancellation_type": wait}
 
     async def _fail_run(self, stage: str, err: ActivityError) -> None:
         self._state = rs.with_status(self._state, "failed")

@@ -102,6 +102,7 @@ RECIPES_MATCH = Operation(
     RecipesMatchResult,
     policies.COMPILE_TIMEOUT,
     policies.COMPILE_RETRY,
+    heartbeat=policies.FRONT_END_HEARTBEAT_TIMEOUT,
 )
 RECIPES_PLAN = Operation(
     names.RECIPES_PLAN,
@@ -111,7 +112,12 @@ RECIPES_PLAN = Operation(
     policies.COMPILE_RETRY,
 )
 COMPILE_PLAN = Operation(
-    names.COMPILE_PLAN, PlanInput, PlanResult, policies.PLAN_TIMEOUT, policies.PLAN_RETRY
+    names.COMPILE_PLAN,
+    PlanInput,
+    PlanResult,
+    policies.PLAN_TIMEOUT,
+    policies.PLAN_RETRY,
+    heartbeat=policies.FRONT_END_HEARTBEAT_TIMEOUT,
 )
 COMPILE_PASSES = Operation(
     names.COMPILE_PASSES,
@@ -119,6 +125,7 @@ COMPILE_PASSES = Operation(
     FreezeResult,
     policies.COMPILE_PASSES_TIMEOUT,
     policies.COMPILE_RETRY,
+    heartbeat=policies.FRONT_END_HEARTBEAT_TIMEOUT,
 )
 # Passes B..E one activity each, in compiler/plan/pipeline.py's order: runs started before
 # compile__passes replay through these.

@@ -29,3 +29,7 @@ PATCH_CHILD_TENANT_ATTRIBUTE = "child-tenant-attribute-v1"
 # A budget cap given at submit replaces only that cap: the profile's other caps stay (runs
 # before it dropped them, so a budget they never hit could now block them).
 PATCH_PROFILE_CAPS = "profile-caps-kept-v1"
+# A run cancelled in its front end waits for the activity in flight (recipes__match,
+# compile__plan, compile__passes) to stop, then records run.cancelled (runs before it closed
+# at once, with the activity still running and no run.cancelled).
+PATCH_FRONT_END_CANCEL = "front-end-cancel-v1"

@@ -58,6 +58,9 @@ NON_RETRYABLE_STEP_ERRORS = tuple(
 )
 
 COMPILE_TIMEOUT = timedelta(minutes=2)  # one pass
+# The front end's activities (recipes__match, compile__plan, compile__passes) beat every second
+# (activities/cancellation.py): a cancelled run reaches them within one heartbeat.
+FRONT_END_HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 COMPILE_PASSES_TIMEOUT = timedelta(minutes=8)  # every pass, two of them with a model call
 COMPILE_RETRY = RetryPolicy(
     initial_interval=timedelta(seconds=1),

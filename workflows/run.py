@@ -109,6 +109,8 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
             except BaseException as err:
                 if cancelled(err):
                     await self._log.release()  # what a plan run's front end held back stands
+                    if self._front_cancel:  # the activity in flight has stopped: say so
+                        await self._cancelled()
                 raise
             if ended is not None:
                 return ended

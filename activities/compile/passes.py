@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 from temporalio import activity
 
+from activities.cancellation import heartbeating
 from activities.compile.resolvers import WEAK, choose_skills_by_model, resolve_weak_steps
 from activities.errors import compiler_failure, model_failure
 from activities.models.base import ModelError
@@ -247,6 +248,7 @@ class CompileActivities:
     # ---- the activities --------------------------------------------------------------------
 
     @activity.defn(name=names.COMPILE_PASSES)
+    @heartbeating
     def compile_passes(self, inp: CompileInput) -> FreezeResult:
         """Passes B..E in one activity, in compiler/plan/pipeline.py's order.
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.cancellation import heartbeating
 from activities.harness.receipts import build_receipt
 from activities.masked_output import clipped
 from activities.models.base import ModelError
@@ -110,6 +111,7 @@ class PlannerActivities:
         return CompileContext(library=self._library, profiles=profiles, profile_ref=ref)
 
     @activity.defn(name=names.COMPILE_PLAN)
+    @heartbeating
     def plan(self, inp: PlanInput) -> PlanResult:
         """Pass A: fill the planner template; repair within bounds; reject with reasons."""
         if self._gateway is None:

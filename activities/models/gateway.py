@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
+from activities.cancellation import interruptible
 from activities.models.base import ModelError, Provider
 from activities.models.masking import finding_draft, masked
 from activities.models.prompts import PromptStore
@@ -156,7 +157,7 @@ class ModelGateway:
         try:
             provider = self.provider_for(request.model)
             started = time.monotonic()
-            response = provider.complete(request)
+            response = interruptible(provider.complete, request)  # a cancel stops the wait
         except ModelError as exc:
             self._record_failure(request, scope, digest, exc, stream)
             raise

@@ -14,6 +14,7 @@ from typing import Any
 
 from temporalio import activity
 
+from activities.cancellation import heartbeating
 from activities.recipes.disk import author, load_library, recipe_files
 from activities.recipes.fitness import fitness_lookup, recipe_fitness
 from activities.store.artifacts import ArtifactStore
@@ -93,6 +94,7 @@ class RecipeActivities:
         return tuple(seen)
 
     @activity.defn(name=names.RECIPES_MATCH)
+    @heartbeating
     def match(self, inp: RecipesMatchInput) -> RecipesMatchResult:
         library = self.library()
         objective = inp.objective or self._mission(inp.scope, inp.plan_ref)

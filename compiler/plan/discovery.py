@@ -11,6 +11,7 @@ re-check before a package is materialized. Denied skills never appear, whatever 
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
+from compiler.plan.text import INTENT_WORDS
 from compiler.recipes.index import PromptKeys, WordKeys
 from compiler.recipes.text import tokens
 from schemas.compiled import CompiledStep
@@ -63,6 +64,7 @@ def discover_skills(
     *,
     limit: int = 5,
     scope: Scope = "executor",
+    words: int = INTENT_WORDS,
 ) -> list[SkillCandidate]:
     """The skills a model may choose from for `step`, pinned ones first, then the best ranked.
 
@@ -71,6 +73,7 @@ def discover_skills(
     `scope` (they must resolve) and ranked discovery; profile_plus_discovery offers every pin
     of `scope`, then ranked discovery. Pins are never cut; discovered skills fill the list up
     to `limit`, best score first, ties by id, and only with a score of at least MIN_SCORE.
+    The step's text is read for its first `words` words (intent_words: a bounded reading).
 
     Raises:
         ValueError: `limit` is negative.
@@ -79,7 +82,8 @@ def discover_skills(
         raise ValueError(f"limit must be >= 0, got {limit}")
     denied = set(policy.denied_skills)
     usable = {k: v for k, v in skills.items() if k not in denied and not v.deprecated}
-    prompt = PromptKeys.of(" ".join(t for t in tokens(step_text(step)) if t not in _CONTRACT_NOISE))
+    read = tokens(step_text(step), words)  # the step's first `words` words (compiler/plan/text)
+    prompt = PromptKeys.of(" ".join(t for t in read if t not in _CONTRACT_NOISE))
     recommended = {*step.recommended_skill_ids, *([step.invoke_skill] if step.invoke_skill else [])}
     pins = _pins(policy, scope)
     if policy.autoload_mode == "discovery_only":

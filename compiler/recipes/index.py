@@ -15,6 +15,7 @@ from rapidfuzz.distance import OSA
 
 from compiler.recipes.text import (
     EDIT_MIN,
+    MATCH_WORDS,
     MIN_TOKEN,
     PREFIX_MIN,
     STEM_MIN,
@@ -67,8 +68,8 @@ class PromptKeys:
 
     @classmethod
     def of(cls, prompt: str) -> "PromptKeys":
-        toks = tokens(prompt)
-        keys = cls(tokens=toks, words=words(prompt))
+        toks = tokens(prompt, MATCH_WORDS)
+        keys = cls(tokens=toks, words=words(prompt, MATCH_WORDS))
         for t in toks:
             keys.exact.add(t)
             if len(t) >= STEM_MIN:

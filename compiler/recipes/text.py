@@ -8,12 +8,17 @@ both at least 5 long). Tiny tokens therefore match only by equality.
 
 import re
 from functools import lru_cache
+from itertools import islice
 
 import snowballstemmer
 from rapidfuzz.distance import OSA
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 MIN_TOKEN = 2
+# A prompt is matched on its first MATCH_WORDS words: what a recipe match (and a step's skill
+# discovery) does is then bounded whatever the text's length (issue 35). An objective's cap
+# (schemas/bounds.OBJECTIVE_MAX, 20,000 characters) is about 3,000 words of prose.
+MATCH_WORDS = 2_000
 STEM_MIN, PREFIX_MIN, EDIT_MIN = 3, 4, 5
 
 # English function words and request filler: they carry no task signal.
@@ -32,19 +37,32 @@ STOP_WORDS = frozenset(
 )
 
 
-def words(text: str) -> list[str]:
-    """Every lower-cased word, in order (phrases are matched on these)."""
-    return [w.replace("'", "") for w in _WORD.findall(text.lower())]
+def _raw_words(text: str, limit: int | None) -> list[str]:
+    found = (m.group(0).lower() for m in _WORD_ANY_CASE.finditer(text))
+    return list(islice(found, limit))
 
 
-def tokens(text: str) -> list[str]:
-    """Words without stop-words and tokens shorter than MIN_TOKEN, de-duplicated, in order."""
+_WORD_ANY_CASE = re.compile(_WORD.pattern, re.IGNORECASE)
+
+
+def words(text: str, limit: int | None = None) -> list[str]:
+    """Every lower-cased word (the first `limit` if given), in order (phrases match on these)."""
+    return [w.replace("'", "") for w in _raw_words(text, limit)]
+
+
+def tokens(text: str, limit: int | None = None) -> list[str]:
+    """The words (the first `limit` if given), de-duplicated, in order, without stop-words.
+
+    Tokens shorter than MIN_TOKEN are dropped too.
+    """
     out: list[str] = []
-    for raw in _WORD.findall(text.lower()):
+    seen: set[str] = set()
+    for raw in _raw_words(text, limit):
         if raw in STOP_WORDS:
             continue
         word = raw.replace("'", "")
-        if len(word) >= MIN_TOKEN and word not in STOP_WORDS and word not in out:
+        if len(word) >= MIN_TOKEN and word not in STOP_WORDS and word not in seen:
+            seen.add(word)
             out.append(word)
     return out
 
@@ -55,6 +73,7 @@ def stem(word: str) -> str:
     return str(snowballstemmer.stemmer("english").stemWord(word))
 
 
+@lru_cache(maxsize=65536)
 def fuzzy(a: str, b: str) -> bool:
     """FUZZY-MATCH of seed 004 §3.2, graduated by length."""
     if a == b:

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from tests.bench import (
     bench_api,
+    bench_bounds,
     bench_bridge,
     bench_capsule,
     bench_cli,
@@ -45,6 +46,7 @@ BENCHES = (
     bench_guard,
     bench_imprint,
     bench_recipes,
+    bench_bounds,
     bench_context,
     bench_bridge,
     bench_capsule,

@@ -96,6 +96,38 @@ def _producer_consumer(out: dict[str, Any], in_: dict[str, Any], **consumer: Any
 
 CASES: list[Case] = [
     Case(
+        "too-large-mission",
+        "E_TOO_LARGE",
+        {**plan(step("a")), "mission": "m" * 20_001},
+        step_key=None,
+        field="mission",
+        value="20,001 characters; at most 20,000",
+    ),
+    Case(
+        "too-large-step-code",
+        "E_TOO_LARGE",
+        plan(step("a", code="x" * (256 * 1024 + 1))),
+        step_key="a",
+        field="code",
+        value="at most 262,144 characters",
+    ),
+    Case(
+        "too-large-step-list",
+        "E_TOO_LARGE",
+        plan(step("a", input_file_paths=[f"input/{i}.csv" for i in range(1_001)])),
+        step_key="a",
+        field="input_file_paths",
+        value="1,001 entries; at most 1,000",
+    ),
+    Case(
+        "too-large-document",
+        "E_TOO_LARGE",
+        plan(*(step(f"s{i}", code="x" * 200_000) for i in range(25))),
+        step_key=None,
+        field="plan",
+        value="at most 4,194,304",
+    ),
+    Case(
         "schema-wrong-type",
         "E_SCHEMA",
         plan(step("a", depends_on="a")),

@@ -221,12 +221,36 @@ async def _model_planned(eng: Engine, tmp: Path) -> WorkflowHandle:
     return handle
 
 
+async def _cancelled_planning(eng: Engine, tmp: Path) -> WorkflowHandle:
+    """An objective cancelled while its planner call is held: compile__plan stops, then
+    run.cancelled (front-end-cancel-v1)."""
+    from tests.workflows.test_model_runs import OBJECTIVE
+
+    handle = await eng.start_objective(OBJECTIVE)
+    for _ in range(400):
+        described = await handle.describe()
+        pending = described.raw_description.pending_activities
+        if any(a.activity_type.name == "compile__plan" for a in pending):
+            break
+        await asyncio.sleep(0.25)
+    await handle.cancel()
+    try:
+        await handle.result()
+    except WorkflowFailureError:
+        return handle
+    raise AssertionError("the cancelled run completed")
+
+
 def _model_script(name: str) -> list[dict[str, Any]] | None:
     """The Messages server script of a scenario that runs with a model, or None."""
     if name == "model_planned":
         from tests.workflows.test_model_runs import SCRIPT
 
         return SCRIPT
+    if name == "cancelled_planning":  # the planner's answer held far longer than a cancel takes
+        from tests.workflows.model_env import text
+
+        return [{"when": {"consumer": "planner"}, "delay_s": 60, "response": text("{}")}]
     return None
 
 
@@ -288,6 +312,7 @@ async def _scheduled_once(eng: Engine, tmp: Path) -> WorkflowHandle:
 LATER: dict[str, Callable[[Engine, Path], Awaitable[WorkflowHandle]]] = {
     "capsule_sealed": _capsule_sealed,
     "scheduled_once": _scheduled_once,
+    "cancelled_planning": _cancelled_planning,
 }
 
 
@@ -299,7 +324,7 @@ async def record(names: list[str], tag: str | None = None) -> None:
                 home, queue, script = Path(tmp) / "home", f"record-{uuid4()}", _model_script(name)
                 if script is not None:
                     async with model_engine(env, home, queue, script) as (eng, _server):
-                        handle = await SCENARIOS[name](eng, Path(tmp))
+                        handle = await {**SCENARIOS, **LATER}[name](eng, Path(tmp))
                         history = await handle.fetch_history()
                 else:
                     settings = Settings(home=home, task_queue=queue, input_roots=(Path(tmp),))

@@ -99,6 +99,21 @@ def test_a_scheduled_time_asks_its_run_to_cancel_when_it_closes_early_since_engi
     }
 
 
+def test_a_run_cancelled_in_its_front_end_waits_for_the_activity_then_records_it_since_engine9():
+    """engine9 (front-end-cancel-v1): compile__plan, cancelled, reports it stopped before the run
+    appends run.cancelled and closes; before it, the run closed with the activity still going."""
+    history = recorded("cancelled_planning.engine9")
+    kinds = [e.WhichOneof("attributes") for e in history.events]
+    canceled = kinds.index("activity_task_canceled_event_attributes")
+    scheduled = [
+        e.activity_task_scheduled_event_attributes.activity_type.name
+        for e in history.events[canceled:]
+        if e.HasField("activity_task_scheduled_event_attributes")
+    ]
+    assert scheduled == ["events__append"]  # run.cancelled, once the activity stopped
+    assert kinds[-1] == "workflow_execution_canceled_event_attributes"
+
+
 @pytest.mark.parametrize("path", HISTORIES, ids=[p.stem for p in HISTORIES])
 async def test_history_replays(path: Path):
     history = WorkflowHistory.from_json(path.stem, path.read_text())

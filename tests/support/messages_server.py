@@ -82,6 +82,7 @@ class MessagesServer:
         self._headers: list[dict[str, str]] = []
         self._count = 0
         self._messages = 0
+        self._answered = 0  # answers written (a delayed one counts once it is sent)
         self._signed: set[tuple[str, str]] = set()  # (thinking, signature) pairs answered
         self._httpd = _Server(("127.0.0.1", port), _Handler)
         self._httpd.owner = self
@@ -96,6 +97,12 @@ class MessagesServer:
     def base_url(self) -> str:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}"
+
+    @property
+    def answered(self) -> int:
+        """How many requests have been answered (an answer a delay holds back is not yet)."""
+        with self._lock:
+            return self._answered
 
     @property
     def requests(self) -> list[dict[str, Any]]:
@@ -264,6 +271,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+        with self.server.owner._lock:
+            self.server.owner._answered += 1
 
 
 def _lower(items: Iterable[tuple[str, str]]) -> dict[str, str]:

@@ -243,3 +243,28 @@ def test_forge_packs_path_extends_the_library(run, tmp_path, monkeypatch):
     assert step.domain_pack_ids == ["insurance-claims"]
     contract = step.resolved_artifact_contracts["output/claims.json"]
     assert contract.profile_id == "claims.table.json_rows.claims.v1"
+
+
+def test_a_plan_over_a_cap_is_rejected_naming_the_field_and_the_cap(run, tmp_path):
+    """A 5 MB mission (issue 35) is a rejection like any other: nothing is compiled or run."""
+    document = json.loads(PLAN.read_text())
+    for mission, expected in (
+        ("m" * 20_001, "20,001 characters; at most 20,000"),
+        ("m" * 5_000_000, "at most 4,194,304"),
+    ):
+        big = tmp_path / "big.json"
+        big.write_text(json.dumps({**document, "mission": mission}))
+        for verb in ("compile", "run"):
+            result = run(verb, str(big))
+            assert result.exit_code == 2, result.output
+            flat = " ".join(result.output.split())
+            assert "E_TOO_LARGE" in flat and expected in flat, flat
+            assert "Traceback" not in result.output and "nothing was compiled" in flat
+
+
+def test_an_objective_over_its_cap_is_rejected_before_anything_is_stored(run, tmp_path):
+    result = run("run", "-o", "reconcile " * 2_001)
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 2 and "E_TOO_LARGE" in flat and "at most 20,000" in flat, flat
+    assert "--objective" in flat and "Traceback" not in result.output
+    assert not (tmp_path / "home" / "artifacts").exists()

@@ -21,7 +21,7 @@ from compiler.ladder.secrets.mask import mask_text
 from workers.api import artifacts, capsules, gates, keys, problems, quota, schedules, webhooks
 from workers.api import runs as run_routes
 from workers.api.context import ApiContext
-from workers.api.limits import UploadLimit
+from workers.api.limits import BodyLimit
 from workers.process import logmask
 from workers.process.guard_recorder import recording
 from workers.services import runs
@@ -74,7 +74,11 @@ def create_app(settings: Settings, client: Client | None = None) -> FastAPI:
         generate_unique_id_function=_operation_id,
     )
     problems.install(app)
-    app.add_middleware(UploadLimit, path="/v1/uploads", limit=settings.api_max_upload_bytes)
+    app.add_middleware(
+        BodyLimit,
+        limit=settings.api_max_body_bytes,
+        uploads={"/v1/uploads": settings.api_max_upload_bytes},
+    )
     for router in ROUTERS:
         app.include_router(router)
     app.mount("/static-docs", StaticFiles(directory=_DOCS_STATIC), name="static-docs")

@@ -22,6 +22,7 @@ from schemas.base import FrozenModel
 from schemas.error_catalogue import CATALOGUE
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
+from workers.api.limits import TooLarge
 
 __all__ = ["PROBLEM", "FieldProblem", "Problem", "install", "problem_responses", "status_of"]
 
@@ -39,6 +40,7 @@ _STATUS: dict[ErrorCode, int] = {
     ErrorCode.RUN_ENDED: 409,
     ErrorCode.IDEMPOTENCY_IN_PROGRESS: 409,
     ErrorCode.ARTIFACT_TOO_LARGE: 413,
+    ErrorCode.REQUEST_TOO_LARGE: 413,
     ErrorCode.QUOTA_EXCEEDED: 429,
     ErrorCode.STORE_CONCURRENCY: 409,
     ErrorCode.SCHEMA_NOT_MIGRATED: 503,
@@ -175,10 +177,11 @@ def install(app: FastAPI) -> None:
             404: ErrorCode.NOT_FOUND,
             413: ErrorCode.ARTIFACT_TOO_LARGE,
         }
+        told = exc.code if isinstance(exc, TooLarge) else None  # workers/api/limits.py
         return problem(
             request,
             exc.status_code,
-            code.get(exc.status_code, ErrorCode.REQUEST_INVALID),
+            told or code.get(exc.status_code, ErrorCode.REQUEST_INVALID),
             str(exc.detail),
         )
 

@@ -98,6 +98,7 @@ def run_cmd(
     """Compile PLAN.json (or match --objective to a recipe), run it on Temporal, show it live."""
     from compiler.errors import CompilerError
     from compiler.plan.params import ParameterInvalid, parse_assignments
+    from compiler.plan.parse import check_objective
     from workers.process.worker import Services
     from workers.services import queues, runs
 
@@ -124,6 +125,10 @@ def run_cmd(
     if objective is not None:
         if not objective.strip():
             fail("the objective is empty: say what the run should do", code=ErrorCode.USAGE_INVALID)
+        try:
+            check_objective(objective)  # before anything is stored or started
+        except CompilerError as exc:
+            reject_plan(exc, "--objective")
         try:
             ctx = compile_context(profile)
             planner = queues.planner_provider_of(ctx)

@@ -246,8 +246,12 @@ def prepare_objective_run(
     them to the declared type.
 
     Raises:
+        CompilerError: an objective longer than OBJECTIVE_MAX (E_TOO_LARGE), before any upload.
         PlanFileError: an input name that cannot be a file name, or an input that is no file.
     """
+    from compiler.plan.parse import check_objective
+
+    check_objective(objective)
     refs = bind_objective_inputs(inputs, store, scope)
     limits = BudgetLimits(max_tokens=max_tokens, max_cost_usd=max_cost)
     return RunInput(

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from compiler.errors import CompilerError
 from compiler.plan.context import CompileContext, resolve_profile
 from compiler.plan.intent import PackText, Selection, pack_text, score_packs, select
-from compiler.plan.text import contains_phrase, stems
+from compiler.plan.text import contains_phrase, intent_words, stems
 from compiler.typesystem.library import TypeLibrary
 from schemas.diagnostics import Diagnostic
 from schemas.plan import PlannerCandidate, PlannerStep, ResolvedPlan, ResolvedStep
@@ -21,7 +21,10 @@ def resolve(plan: PlannerCandidate, *, ctx: CompileContext) -> ResolvedPlan:
     default_policy = resolve_profile(ctx).profile.default_policy_profile_id
     problems: list[Diagnostic] = []
     texts = _texts(lib)
-    steps = [_resolve_step(step, lib, texts, default_policy, problems) for step in plan.steps]
+    limit = intent_words(len(plan.steps))
+    steps = [
+        _resolve_step(step, lib, texts, default_policy, problems, limit) for step in plan.steps
+    ]
     if problems:
         raise CompilerError(problems)
     return ResolvedPlan(
@@ -45,10 +48,10 @@ def _texts(lib: TypeLibrary) -> tuple[tuple[PackText, ...], tuple[PackText, ...]
     return domains, workflows
 
 
-def _step_text(step: PlannerStep) -> tuple[str, ...]:
+def _step_text(step: PlannerStep, limit: int) -> tuple[str, ...]:
     h = step.semantic_hints
     parts = [step.label, step.objective, step.success_criteria, *h.domain_terms, *h.workflow_terms]
-    return stems(" . ".join(parts))
+    return stems(" . ".join(parts), limit)
 
 
 def _resolve_step(
@@ -57,8 +60,9 @@ def _resolve_step(
     texts: tuple[tuple[PackText, ...], tuple[PackText, ...]],
     default_policy: str | None,
     problems: list[Diagnostic],
+    limit: int,
 ) -> ResolvedStep:
-    text = _step_text(step)
+    text = _step_text(step, limit)
     domains, workflows = texts
     domain = _pinned(step, "domain", step.domain_pack_ids, lib.domain_packs, problems) or select(
         score_packs(text, domains, _domain_bonus(step, lib)), "domain"

@@ -14,6 +14,7 @@ from compiler.plan.context import CompileContext, resolve_profile
 from compiler.plan.contracts.finalize import rehash
 from compiler.plan.discovery import choose_skills, discover_skills, required_skill_problems
 from compiler.plan.passes.contracts import plan_hash
+from compiler.plan.text import intent_words
 from schemas.compiled import Backend, CompiledStep, ContractPlan
 from schemas.diagnostics import Diagnostic
 from schemas.skills import SkillCandidate
@@ -30,8 +31,9 @@ TOOLS_BY_BACKEND: dict[Backend, list[str]] = {
 def skill_candidates(plan: ContractPlan, *, ctx: CompileContext) -> dict[str, list[SkillCandidate]]:
     """What discovery offers each model-written step (the model may choose only among these)."""
     policy = resolve_profile(ctx).profile.skill_policy
+    words = intent_words(len(plan.steps))
     return {
-        s.step_key: discover_skills(s, ctx.library.skills, policy)
+        s.step_key: discover_skills(s, ctx.library.skills, policy, words=words)
         for s in plan.steps
         if s.backend == "sandbox.session" and s.invoke_skill is None
     }
