@@ -33,8 +33,10 @@ async def test_every_operation_holds_under_fuzzing(api, role):
     report = await asyncio.to_thread(
         fuzz, api.url, api.tokens["acme", role], DEPTH, exclude=(REVOKE,)
     )
-    print(f"\nfuzz as {role}: {len(report.operations)} operations, {report.cases} cases, "
-          f"{report.seconds:.1f}s")
+    print(
+        f"\nfuzz as {role}: {len(report.operations)} operations, {report.cases} cases, "
+        f"{report.seconds:.1f}s"
+    )
     assert report.operations == _operations(api.url)
     assert report.cases >= len(report.operations) * 2
     assert not report.failures and not report.errors, report.explain()

@@ -14,6 +14,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from activities import masked_output
 from compiler.errors import CompilerError
@@ -175,11 +176,15 @@ def install(app: FastAPI) -> None:
             404: ErrorCode.NOT_FOUND,
             413: ErrorCode.ARTIFACT_TOO_LARGE,
         }
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = _allowed(request)
         return problem(
             request,
             exc.status_code,
             code.get(exc.status_code, ErrorCode.REQUEST_INVALID),
             str(exc.detail),
+            headers=headers or None,
         )
 
     @app.exception_handler(Exception)
@@ -192,6 +197,19 @@ def install(app: FastAPI) -> None:
             "the server failed to answer this request (its log has the details)",
             hint="retry the request; report it if it fails again",
         )
+
+
+def _allowed(request: Request) -> str:
+    """A 405's `Allow`: the methods of every route on the request's path.
+
+    Starlette names only those of the first route it tried (GET /v1/runs would not list POST).
+    """
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches(request.scope)
+        if match != Match.NONE:
+            methods.update(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
 
 
 def _message(error: Any) -> str:
