@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
 from pydantic import Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
@@ -205,9 +206,9 @@ def _allowed(request: Request) -> str:
     Starlette names only those of the first route it tried (GET /v1/runs would not list POST).
     """
     methods: set[str] = set()
-    for route in request.app.router.routes:
-        match, _ = route.matches(request.scope)
-        if match != Match.NONE:
+    for context in iter_route_contexts(request.app.routes):  # into included routers too
+        route = context.original_route
+        if route.matches(request.scope)[0] != Match.NONE:
             methods.update(getattr(route, "methods", None) or ())
     return ", ".join(sorted(methods))
 

@@ -10,7 +10,7 @@ from email.message import Message
 
 from fastapi import FastAPI, Request
 from fastapi import params as fastapi_params
-from fastapi.routing import APIRoute
+from fastapi.routing import APIRoute, iter_route_contexts
 from starlette.routing import Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -76,7 +76,8 @@ class MediaTypes:
         await self.app(scope, receive, send)
 
     def _declared(self, scope: Scope) -> str | None:
-        for route in self.api.router.routes:
+        for context in iter_route_contexts(self.api.routes):  # into included routers too
+            route = context.original_route
             if isinstance(route, APIRoute) and route.matches(scope)[0] == Match.FULL:
                 return _declared(route)
         return None
