@@ -14,7 +14,13 @@ from typing import Any
 
 import schemathesis
 from schemathesis.engine import Status, from_schema
-from schemathesis.engine.events import EngineFinished, FatalError, NonFatalError, ScenarioFinished
+from schemathesis.engine.events import (
+    EngineFinished,
+    FatalError,
+    NonFatalError,
+    PhaseFinished,
+    ScenarioFinished,
+)
 
 __all__ = ["CHECKS", "DEEP", "QUICK", "Depth", "FuzzReport", "fuzz"]
 
@@ -50,6 +56,7 @@ class FuzzReport:
     seconds: float = 0.0
     failures: list[tuple[str, str, str, str]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    phases: dict[str, str] = field(default_factory=dict)  # phase -> success, failure, skip, ...
 
     def by_class(self) -> Counter[tuple[str, str]]:
         return Counter((check, title) for check, _, title, _ in self.failures)
@@ -109,6 +116,8 @@ def fuzz(
     for event in from_schema(schema).execute():
         if isinstance(event, ScenarioFinished):
             _record(report, event)
+        elif isinstance(event, PhaseFinished):
+            report.phases[event.phase.name.value] = event.status.value
         elif isinstance(event, NonFatalError | FatalError):
             report.errors.append(_error_text(event))
         elif isinstance(event, EngineFinished):

@@ -35,7 +35,7 @@ async def test_every_operation_holds_under_fuzzing(api, role):
     )
     print(
         f"\nfuzz as {role}: {len(report.operations)} operations, {report.cases} cases, "
-        f"{report.seconds:.1f}s"
+        f"{report.seconds:.1f}s, phases {report.phases}"
     )
     assert report.operations == _operations(api.url)
     assert report.cases >= len(report.operations) * 2
