@@ -76,14 +76,13 @@ def _complete(op: dict[str, Any]) -> None:
         statuses.update(_WITH_INPUT)
     if "requestBody" in op:
         statuses.update(_WITH_BODY)
-    for status in statuses:
-        responses.setdefault(str(status), {})
-    for status, answer in responses.items():
-        if status.isdigit() and int(status) >= 400:
-            default = _WHY.get(int(status), HTTPStatus(int(status)).phrase)
-            described = answer.get("description")
-            if not described or described in ("Validation Error", HTTPStatus(int(status)).phrase):
-                answer["description"] = default
+    for code in statuses:
+        responses.setdefault(str(code), {})
+    for key, answer in responses.items():
+        if key.isdigit() and int(key) >= 400:
+            phrase = HTTPStatus(int(key)).phrase
+            if answer.get("description") in (None, "", "Validation Error", phrase):
+                answer["description"] = _WHY.get(int(key), phrase)
             answer["content"] = {PROBLEM: {"schema": _PROBLEM_REF}}
     op["responses"] = dict(sorted(responses.items()))
 
