@@ -76,3 +76,20 @@ async def test_openapi_declares_every_status_as_the_server_sends_it(api):
         assert "requestBody" in spec["paths"][path][method]
     upload = schemas["Body_upload"]["properties"]["file"]
     assert upload["format"] == "binary" and upload["contentMediaType"] == "application/octet-stream"
+
+
+async def test_a_nul_character_anywhere_is_422_on_every_database(api):
+    """PostgreSQL cannot store U+0000: it was a 500 there (the fuzzer's `?run_id=%00`)."""
+    before = written(api)
+    async with api.client("acme", "admin") as http:
+        query = await http.get("/v1/gates", params={"run_id": "run\x00x"})
+        assert problem(query, 422, "REQUEST_INVALID")["errors"][0]["field"] == "query"
+        path = await http.get("/v1/runs/run%00x/events")
+        assert problem(path, 422, "REQUEST_INVALID")["errors"][0]["field"] == "path"
+        body = await http.post("/v1/keys", json={"role": "viewer", "name": "a\x00b"})
+        assert problem(body, 422, "REQUEST_INVALID")["errors"][0]["field"] == "body"
+        assert written(api) == before
+        # A backslash followed by u0000 is text, not the escape: it is a fine name.
+        text = await http.post("/v1/keys", json={"role": "viewer", "name": "a\\u0000b"})
+        assert text.status_code == 201, text.text
+        assert text.json()["key"]["actor"]["name"] == "a\\u0000b"

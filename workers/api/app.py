@@ -32,6 +32,7 @@ from workers.api import (
 from workers.api import runs as run_routes
 from workers.api.context import ApiContext
 from workers.api.limits import UploadLimit
+from workers.api.nul import RefuseNul
 from workers.api.protocol import MediaTypes
 from workers.process import logmask
 from workers.process.guard_recorder import recording
@@ -87,6 +88,7 @@ def create_app(settings: Settings, client: Client | None = None) -> FastAPI:
     problems.install(app)
     openapi_doc.install(app)
     app.add_middleware(MediaTypes, api=app)
+    app.add_middleware(RefuseNul)
     app.add_middleware(UploadLimit, path="/v1/uploads", limit=settings.api_max_upload_bytes)
     for router in ROUTERS:
         app.include_router(router)
