@@ -74,7 +74,8 @@ class FuzzReport:
 
 def _config(url: str, token: str, depth: Depth) -> schemathesis.Config:
     checks: dict[str, Any] = {"enabled": False} | {name: {"enabled": True} for name in CHECKS}
-    generation = {"mode": "all", "max-examples": depth.max_examples, "deterministic": False}
+    # No example database: the seed alone decides what is sent, so a run repeats exactly.
+    generation = {"mode": "all", "max-examples": depth.max_examples, "database": "none"}
     return schemathesis.Config.from_dict(
         {
             "seed": depth.seed,
