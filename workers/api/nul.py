@@ -57,7 +57,7 @@ class RefuseNul:
 def _json(scope: Scope) -> bool:
     for name, value in scope.get("headers", []):
         if name == b"content-type":
-            kind = value.split(b";")[0].strip().lower()
+            kind = bytes(value).split(b";")[0].strip().lower()
             return kind == b"application/json" or kind.endswith(b"+json")
     return False
 
