@@ -19,7 +19,7 @@ TEST_WORKERS ?= 4
 # Only the package registries are reachable: uv must never try to fetch a Python build.
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: demo test bench lint format venv runtime lock upgrade-check clean system-deps
+.PHONY: demo test fuzz bench lint format venv runtime lock upgrade-check clean system-deps
 
 venv: $(STAMP)
 
@@ -109,6 +109,14 @@ $(OAPC): deploy/openapi-client-requirements.txt $(UV)
 
 test: lint runtime $(OAPC)
 	$(PY) -m pytest -q -n $(TEST_WORKERS)
+
+# The API fuzzed deeper than `make test` does (tests/api/test_fuzz.py): schemathesis follows the
+# OpenAPI links between operations (stateful) and tries many more examples of each, on SQLite
+# and PostgreSQL, as an admin and as a viewer. FUZZ_EXAMPLES sets the examples per operation.
+FUZZ_EXAMPLES ?= 150
+fuzz: $(STAMP) runtime
+	FORGE_FUZZ=deep FORGE_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest tests/api/test_fuzz.py \
+	    -q -n $(TEST_WORKERS) -p no:cacheprovider
 
 # `make bench BENCH="harness" REPEAT=5`: chosen benchmarks, median of REPEAT runs each.
 BENCH  ?=

@@ -6,13 +6,13 @@ Inputs name content the tenant already holds or may read: `sha256:<hex>` of an u
 on the server.
 """
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, Field, model_validator
+from pydantic import AwareDatetime, BeforeValidator, Field, model_validator
 
 from schemas.access import ApiKey, Role
 from schemas.base import FrozenModel
-from schemas.bounds import OBJECTIVE_MAX
+from schemas.bounds import JSON_INT_MAX, OBJECTIVE_MAX, Count, JsonFloat, JsonInt
 from schemas.events import Event
 from schemas.run import Decision, RunResult, RunStatusView
 
@@ -28,6 +28,7 @@ __all__ = [
     "RunAccepted",
     "RunDetail",
     "RunPage",
+    "RequestTime",
     "RunRequest",
     "RunSummary",
     "Upload",
@@ -46,7 +47,27 @@ class UploadRef(FrozenModel):
 
 # "sha256:<64 hex>" (an upload), "s3://bucket/key", or an upload with its file name.
 InputRef = str | UploadRef
-ParamValue = str | int | float | bool
+
+
+def _as_text(value: Any) -> Any:
+    """Refuse a number where a date-time is due: pydantic would read it as a Unix time."""
+    if isinstance(value, int | float):
+        raise ValueError("a date-time is RFC 3339 text, e.g. 2030-01-01T00:00:00Z")
+    return value
+
+
+# A date-time a request sends: RFC 3339 text (or a datetime, from Python), with its offset.
+RequestTime = Annotated[AwareDatetime, BeforeValidator(_as_text)]
+
+
+def _no_wide_int(value: Any) -> Any:
+    """Refuse an integer beyond JSON's exact range here, where the float branch would round it."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > JSON_INT_MAX:
+        raise ValueError(f"integers are at most {JSON_INT_MAX} in magnitude; send it as a string")
+    return value
+
+
+ParamValue = Annotated[str | JsonInt | JsonFloat | bool, BeforeValidator(_no_wide_int)]
 RunState = Literal["running", "completed", "failed", "cancelled"]
 
 
@@ -59,7 +80,7 @@ class RunRequest(FrozenModel):
     inputs: dict[str, InputRef] = Field(default_factory=dict)
     params: dict[str, ParamValue] = Field(default_factory=dict)
     profile: str | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
+    max_tokens: Count | None = None
     max_cost_usd: float | None = Field(default=None, gt=0, allow_inf_nan=False)
 
     @model_validator(mode="after")
@@ -175,7 +196,7 @@ class KeyCreate(FrozenModel):
     role: Role
     name: str = Field(min_length=1, max_length=200, description="who or what uses it")
     gate_roles: list[str] = Field(default_factory=list)
-    expires_at: AwareDatetime | None = None
+    expires_at: RequestTime | None = None
 
 
 class KeyList(FrozenModel):

@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import AwareDatetime, Field
 
-from schemas.api import InputRef, ParamValue
+from schemas.api import InputRef, ParamValue, RequestTime
 from schemas.base import FrozenModel
 from schemas.capsule import CAPSULE_NAME_PATTERN
 from schemas.plan import ScalarType
@@ -113,7 +113,7 @@ class ScheduleList(FrozenModel):
 class BackfillRequest(FrozenModel):
     """Start every scheduled time in [start, end]."""
 
-    start: AwareDatetime
-    end: AwareDatetime
+    start: RequestTime
+    end: RequestTime
     overlap: Overlap = "buffer-all"
     force: bool = Field(default=False, description="run again, once, the times that already ran")

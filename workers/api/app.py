@@ -18,10 +18,22 @@ from fastapi.staticfiles import StaticFiles
 from temporalio.client import Client
 
 from compiler.ladder.secrets.mask import mask_text
-from workers.api import artifacts, capsules, gates, keys, problems, quota, schedules, webhooks
+from workers.api import (
+    artifacts,
+    capsules,
+    gates,
+    keys,
+    openapi_doc,
+    problems,
+    quota,
+    schedules,
+    webhooks,
+)
 from workers.api import runs as run_routes
 from workers.api.context import ApiContext
 from workers.api.limits import BodyLimit
+from workers.api.nul import RefuseNul
+from workers.api.protocol import MediaTypes
 from workers.process import logmask
 from workers.process.guard_recorder import recording
 from workers.services import runs
@@ -74,6 +86,10 @@ def create_app(settings: Settings, client: Client | None = None) -> FastAPI:
         generate_unique_id_function=_operation_id,
     )
     problems.install(app)
+    openapi_doc.install(app)
+    app.add_middleware(MediaTypes, api=app)
+    app.add_middleware(RefuseNul)
+    # Added last, so outermost: a body is counted (and refused) before anything reads it.
     app.add_middleware(
         BodyLimit,
         limit=settings.api_max_body_bytes,

@@ -20,6 +20,7 @@ from starlette.background import BackgroundTask
 from activities import masked_output
 from activities.harness.receipts_masking import mask_receipt
 from schemas.api import ArtifactItem, ArtifactList, Upload
+from schemas.bounds import Version
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.event_catalogue import STEP_RECEIPT_POSTFLIGHT, STEP_RECEIPT_PREFLIGHT
@@ -132,7 +133,7 @@ async def download(
     path: str,
     ctx: Ctx,
     who: Annotated[Principal, Depends(requires("runs.read"))],
-    version: Annotated[int | None, Query(ge=1)] = None,
+    version: Annotated[Version | None, Query()] = None,
 ) -> FileResponse:
     await tenant_run(ctx, who, run_id)
     events = ctx.services.events

@@ -19,6 +19,7 @@ from activities.capsules.prepare_run import CapsuleRun, prepare_capsule_run
 from activities.store.capsule_bundle import export_bytes, export_capsule
 from schemas.api import RunAccepted
 from schemas.api_capsules import CapsuleExtract, CapsuleList, CapsuleRunRequest, CapsuleSummary
+from schemas.bounds import Version
 from schemas.capsule import CapsuleDiff, CapsuleVersion
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
@@ -128,7 +129,7 @@ async def capsule_versions(
 )
 async def show_capsule(
     name: str,
-    version: int,
+    version: Version,
     ctx: Ctx,
     who: Annotated[Principal, Depends(requires("capsules.read"))],
 ) -> CapsuleVersion:
@@ -145,8 +146,8 @@ async def diff_capsule(
     name: str,
     ctx: Ctx,
     who: Annotated[Principal, Depends(requires("capsules.read"))],
-    a: Annotated[int, Query(ge=1, alias="from")],
-    b: Annotated[int, Query(ge=1, alias="to")],
+    a: Annotated[Version, Query(alias="from")],
+    b: Annotated[Version, Query(alias="to")],
 ) -> CapsuleDiff:
     """What changed between two versions: steps, contracts, code, parameters, governance."""
 
@@ -167,7 +168,7 @@ async def diff_capsule(
 )
 async def export_capsule_version(
     name: str,
-    version: int,
+    version: Version,
     ctx: Ctx,
     who: Annotated[Principal, Depends(requires("capsules.write"))],
 ) -> Response:
@@ -219,7 +220,7 @@ async def import_capsule_version(
 )
 async def run_capsule(
     name: str,
-    version: int,
+    version: Version,
     body: CapsuleRunRequest,
     request: Request,
     ctx: Ctx,

@@ -11,11 +11,11 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
-import rfc8785
 from fastapi import Header, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
+from compiler.hashing import canonical_json
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from workers.api.context import ApiContext
@@ -52,9 +52,8 @@ async def once(
             "header Idempotency-Key must be 1 to 200 visible ASCII characters",
             code=ErrorCode.REQUEST_INVALID,
         )
-    data = payload.model_dump(mode="json") if isinstance(payload, BaseModel) else payload
     digest = hashlib.sha256(
-        f"{request.method} {request.url.path}\n".encode() + rfc8785.dumps(data)
+        f"{request.method} {request.url.path}\n".encode() + _canonical(payload)
     ).hexdigest()
     store = ctx.idempotency
     stored = await asyncio.to_thread(store.begin, who.tenant, key, "sha256:" + digest)
@@ -70,3 +69,19 @@ async def once(
     dumped = body.model_dump(mode="json")
     await asyncio.to_thread(store.finish, who.tenant, key, status, dumped)
     return JSONResponse(dumped, status_code=status)
+
+
+def _canonical(payload: BaseModel | dict[str, Any]) -> bytes:
+    """The body as RFC 8785 JSON, which a request's hash is taken over.
+
+    A body JSON cannot carry canonically (an integer of 2**53 or more in a plan, a lone
+    surrogate, NaN) is the caller's to fix: 422 naming it, never a failure of the server.
+    """
+    try:
+        return canonical_json(payload)
+    except ValueError as exc:
+        raise ForgeError(
+            f"the body cannot be read as canonical JSON to key it by Idempotency-Key: {exc}",
+            code=ErrorCode.REQUEST_INVALID,
+            hint="send integers beyond 2**53 - 1 as strings, and text as valid Unicode",
+        ) from None

@@ -12,8 +12,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import iter_route_contexts
 from pydantic import Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from activities import masked_output
 from compiler.errors import CompilerError
@@ -178,11 +180,15 @@ def install(app: FastAPI) -> None:
             413: ErrorCode.ARTIFACT_TOO_LARGE,
         }
         told = exc.code if isinstance(exc, TooLarge) else None  # workers/api/limits.py
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            headers["Allow"] = _allowed(request)
         return problem(
             request,
             exc.status_code,
             told or code.get(exc.status_code, ErrorCode.REQUEST_INVALID),
             str(exc.detail),
+            headers=headers or None,
         )
 
     @app.exception_handler(Exception)
@@ -195,6 +201,19 @@ def install(app: FastAPI) -> None:
             "the server failed to answer this request (its log has the details)",
             hint="retry the request; report it if it fails again",
         )
+
+
+def _allowed(request: Request) -> str:
+    """A 405's `Allow`: the methods of every route on the request's path.
+
+    Starlette names only those of the first route it tried (GET /v1/runs would not list POST).
+    """
+    methods: set[str] = set()
+    for context in iter_route_contexts(request.app.routes):  # into included routers too
+        route = context.original_route
+        if route.matches(request.scope)[0] != Match.NONE:
+            methods.update(getattr(route, "methods", None) or ())
+    return ", ".join(sorted(methods))
 
 
 def _message(error: Any) -> str:

@@ -14,6 +14,7 @@ from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
 
 from schemas.api import EventPage, RunAccepted, RunDetail, RunPage, RunRequest, RunSummary
+from schemas.bounds import Position, PositionText
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.event_catalogue import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED, RUN_STARTED
@@ -133,7 +134,7 @@ async def list_runs(
     status: Annotated[str | None, Query(pattern="^(running|completed|failed|cancelled)$")] = None,
     capsule: Annotated[str | None, Query(description="only runs of this capsule")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,19}$")] = None,
+    cursor: Annotated[PositionText | None, Query(description="next_cursor of a page")] = None,
 ) -> RunPage:
     events = ctx.services.events
     before = int(cursor) if cursor else None
@@ -240,7 +241,7 @@ async def run_events(
     run_id: str,
     ctx: Ctx,
     who: Annotated[Principal, Depends(requires("runs.read"))],
-    after: Annotated[int | None, Query(ge=0, description="next_after of the last page")] = None,
+    after: Annotated[Position | None, Query(description="next_after of the last page")] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 200,
 ) -> EventPage:
     await tenant_run(ctx, who, run_id)
