@@ -13,7 +13,7 @@ from pydantic import AwareDatetime, Field, model_validator
 from schemas.access import ApiKey, Role
 from schemas.base import FrozenModel
 from schemas.events import Event
-from schemas.run import Decision, RunResult, RunStatusView
+from schemas.run import Decision, RunResult, RunStatusView, StepStatus
 
 __all__ = [
     "ArtifactItem",
@@ -104,6 +104,15 @@ class RunDetail(FrozenModel):
     view: RunStatusView | None = None
     result: RunResult | None = None
     error: str | None = None
+    source: Literal["workflow", "events"] = Field(
+        default="workflow",
+        description="who answered: the run itself (`workflow`), or, while no worker serves it "
+        "and its status query goes unanswered, its event log (`events`: no `view`, and `steps` "
+        "holds each step's last logged state)",
+    )
+    steps: dict[str, StepStatus] | None = Field(
+        default=None, description="source=events only: step_key -> its last state in the log"
+    )
 
 
 class EventPage(FrozenModel):
