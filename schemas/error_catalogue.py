@@ -222,6 +222,14 @@ _OTHER_CODES: dict[C, I] = {
         "A request for a running run reached one that has already ended.",
         "Read how it ended (`forge status RUN`, GET /v1/runs/RUN); nothing was changed.",
     ),
+    C.WORKER_UNAVAILABLE: I(
+        True,
+        "run",
+        "No worker took a request for a running run in time (none polls its task queue); "
+        "nothing was decided or changed.",
+        "Start a worker (`forge worker`) and send the same request again (HTTP: after "
+        "Retry-After).",
+    ),
     C.EXTENSION_REFUSED: I(
         False,
         "run",

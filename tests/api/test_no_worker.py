@@ -20,7 +20,9 @@ from workers.settings import Settings
 
 
 @pytest.fixture
-def alone(temporal_env, task_queue, tmp_path, database_urls) -> Iterator[tuple[str, Settings, dict]]:
+def alone(
+    temporal_env, task_queue, tmp_path, database_urls
+) -> Iterator[tuple[str, Settings, dict]]:
     owner, app = database_urls
     with api_without_worker(
         temporal_env, task_queue, tmp_path / "home", owner, api_database_url=app
@@ -74,9 +76,12 @@ async def test_a_decision_no_worker_can_take_answers_503_and_the_same_one_succee
         assert refused.json()["code"] == "WORKER_UNAVAILABLE"
         assert int(refused.headers["Retry-After"]) > 0
         assert "nothing was decided" in refused.json()["detail"]
+        assert (await open_gate(appr, run_id))["gate"] == gate["gate"]  # still open
         async with engine(temporal_env, home, settings.task_queue, settings=settings) as eng:
             decided = await appr.post(decision, json=body)
             assert decided.status_code == 200, decided.text
             assert (await finished(appr, run_id))["status"] == "completed"
-            decisions = eng.services.events.list_events(run_id=run_id, type=GATE_DECIDED)
+            decisions = eng.services.events.list_events(
+                run_id=run_id, tenant_id="acme", type=GATE_DECIDED
+            )
     assert len(decisions) == 1

@@ -37,6 +37,7 @@ _STATUS: dict[ErrorCode, int] = {
     ErrorCode.ARTIFACT_NOT_FOUND: 404,
     ErrorCode.DECISION_REFUSED: 409,
     ErrorCode.RUN_ENDED: 409,
+    ErrorCode.WORKER_UNAVAILABLE: 503,
     ErrorCode.IDEMPOTENCY_IN_PROGRESS: 409,
     ErrorCode.ARTIFACT_TOO_LARGE: 413,
     ErrorCode.QUOTA_EXCEEDED: 429,
@@ -127,7 +128,7 @@ def install(app: FastAPI) -> None:
         where = f" ({exc.where})" if exc.where else ""
         status = status_of(exc)
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        retry_after = getattr(exc, "retry_after_s", None)  # a quota: when to try again
+        retry_after = getattr(exc, "retry_after_s", None)  # a quota, no worker: when to retry
         if isinstance(retry_after, int):
             headers = {"Retry-After": str(retry_after)}
         return problem(
