@@ -6,7 +6,7 @@ Inputs name content the tenant already holds or may read: `sha256:<hex>` of an u
 on the server.
 """
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, Field, model_validator
 
@@ -177,13 +177,26 @@ class DecisionRequest(FrozenModel):
     comment: str = Field(min_length=1, max_length=10_000, description="why; recorded")
 
 
+# Printable, not blank, no blank at either end: a name a person reads back and types again.
+_VISIBLE = r"[^\s\x00-\x1f\x7f-\x9f]"
+_NAME_TEXT = rf"^{_VISIBLE}(?:[^\x00-\x1f\x7f-\x9f]*{_VISIBLE})?$"
+GATE_ROLE_PATTERN = rf"^{_VISIBLE}{{1,64}}$"
+
+
 class KeyCreate(FrozenModel):
     """A new key of the caller's tenant."""
 
     role: Role
-    name: str = Field(min_length=1, max_length=200, description="who or what uses it")
-    gate_roles: list[str] = Field(default_factory=list)
-    expires_at: AwareDatetime | None = None
+    name: str = Field(
+        min_length=1, max_length=200, pattern=_NAME_TEXT, description="who or what uses it"
+    )
+    gate_roles: list[Annotated[str, Field(pattern=GATE_ROLE_PATTERN)]] = Field(
+        default_factory=list,
+        description="gate approver roles it may decide in: visible characters, no blanks",
+    )
+    expires_at: AwareDatetime | None = Field(
+        default=None, description="when it stops working; in the future (a past time is 422)"
+    )
 
 
 class KeyList(FrozenModel):
