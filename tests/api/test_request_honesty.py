@@ -1,9 +1,14 @@
 """Requests the API refuses instead of quietly bending (issue 35 §3): a key that would never
 work or a role no one can type back, and an upload whose name it would have to rewrite."""
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
+
+from tests.workers.test_cli_params import READS
+from tests.workflows.engine import billing_plan
+from tests.workflows.plans import code_step, plan
 
 
 async def _field(answer) -> str:
@@ -51,3 +56,23 @@ async def test_an_upload_whose_name_would_be_rewritten_is_refused(api, name):
         assert "rename the file" in refused.json()["detail"]
         kept = await http.post("/v1/uploads", files={"file": ("hours-2026.csv", b"a\n")})
         assert kept.status_code == 201 and kept.json()["filename"] == "hours-2026.csv"
+
+
+async def test_a_refusal_shared_with_the_cli_names_the_api_fields_not_its_flags(api):
+    with_params = {
+        **plan(code_step("reads", READS, ["output/values.json"])),
+        "parameters": [{"name": "cutoff", "type": "string"}],
+    }
+    async with api.client(role="operator") as http:
+        for body, field in (
+            ({"plan": billing_plan()}, "body.inputs.time_entries"),
+            ({"plan": with_params, "params": {"limt": "1"}}, "body.params.limt"),
+            ({"plan": with_params}, "body.params.cutoff"),
+        ):
+            refused = await http.post("/v1/runs", json=body)
+            problem = refused.json()
+            assert problem["code"] == "PARAMETER_INVALID", (body, problem)
+            said = problem["detail"] + problem["hint"] + json.dumps(problem["errors"])
+            assert "--input" not in said and "--param" not in said, said
+            assert field in [e["field"] for e in problem["errors"]], problem
+            assert field.removeprefix("body.") in problem["detail"], problem

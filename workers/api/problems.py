@@ -131,8 +131,12 @@ def install(app: FastAPI) -> None:
         retry_after = getattr(exc, "retry_after_s", None)  # a quota, no worker: when to retry
         if isinstance(retry_after, int):
             headers = {"Retry-After": str(retry_after)}
+        # Shared code words its errors for the CLI; the API names its own fields instead.
+        message, hint = exc.worded("api")
+        named = exc.spelled[0].names if exc.spelled else ()
+        errors = [FieldProblem(field=n.field, message=message) for n in named]
         return problem(
-            request, status, exc.code, exc.message + where, hint=exc.hint, headers=headers
+            request, status, exc.code, message + where, hint=hint, headers=headers, errors=errors
         )
 
     @app.exception_handler(CompilerError)
