@@ -14,14 +14,14 @@ from typing import Literal
 __all__ = ["Named", "Spelled", "Surface"]
 
 Surface = Literal["cli", "api"]
-_CLI_VALUE = {"input": "PATH", "param": "VALUE"}
+_CLI_VALUE = {"input": "PATH", "param": "VALUE", "gate_role": ""}
 
 
 @dataclass(frozen=True)
 class Named:
     """One field a request gave (or should have): a run input or a parameter, by name."""
 
-    kind: Literal["input", "param"]
+    kind: Literal["input", "param", "gate_role"]
     name: str
     value: str | None = None  # what the CLI shows after NAME= (None: its placeholder)
 
@@ -32,10 +32,13 @@ class Named:
 
     def spelled(self, surface: Surface) -> str:
         """`--input hours=PATH` for the CLI, `inputs.hours` for the API."""
+        if surface == "api" and self.kind == "gate_role":
+            return f'gate_roles ["{self.name}"] (POST /v1/keys)'
         if surface == "api":
             return f"{self.kind}s.{self.name}"
+        flag = "--" + self.kind.replace("_", "-")
         value = self.value if self.value is not None else _CLI_VALUE[self.kind]
-        return f"--{self.kind} {self.name}={value}" if value else f"--{self.kind} {self.name}"
+        return f"{flag} {self.name}={value}" if value else f"{flag} {self.name}"
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from schemas.event_catalogue import (
 )
 from schemas.events import Event
 from schemas.run import DecideGateInput, Decision, GateDecision
+from schemas.spelling import Named, Spelled
 from workers.services.access import Principal, authorize
 from workflows.run import CompiledRunWorkflow
 
@@ -147,11 +148,13 @@ async def decide(
         )
     acting_as = role or waiting_for
     if not principal.may_decide_as(acting_as):
-        raise ForgeError(
+        why = (
             f"this key may not decide gates for role {acting_as!r} (its gate roles: "
-            f"{', '.join(sorted(principal.gate_roles or ())) or 'none'})",
-            code=ErrorCode.FORBIDDEN,
-            hint=f"use a key created with --gate-role {acting_as}",
+            f"{', '.join(sorted(principal.gate_roles or ())) or 'none'})"
+        )
+        raise ForgeError(why, code=ErrorCode.FORBIDDEN).spell(
+            Spelled(why.replace("{", "{{").replace("}", "}}")),
+            Spelled("use a key created with {0}", (Named("gate_role", acting_as),)),
         )
     inp = DecideGateInput(
         gate_id=gate_id,
