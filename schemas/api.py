@@ -14,7 +14,7 @@ from schemas.access import ApiKey, Role
 from schemas.base import FrozenModel
 from schemas.bounds import JSON_INT_MAX, OBJECTIVE_MAX, Count, JsonFloat, JsonInt
 from schemas.events import Event
-from schemas.run import Decision, RunResult, RunStatusView
+from schemas.run import Decision, RunResult, RunStatusView, StepStatus
 
 __all__ = [
     "ArtifactItem",
@@ -126,6 +126,15 @@ class RunDetail(FrozenModel):
     view: RunStatusView | None = None
     result: RunResult | None = None
     error: str | None = None
+    source: Literal["workflow", "events"] = Field(
+        default="workflow",
+        description="who answered: the run itself (`workflow`), or, while no worker serves it "
+        "and its status query goes unanswered, its event log (`events`: no `view`, and `steps` "
+        "holds each step's last logged state)",
+    )
+    steps: dict[str, StepStatus] | None = Field(
+        default=None, description="source=events only: step_key -> its last state in the log"
+    )
 
 
 class EventPage(FrozenModel):
@@ -190,13 +199,26 @@ class DecisionRequest(FrozenModel):
     comment: str = Field(min_length=1, max_length=10_000, description="why; recorded")
 
 
+# Printable, not blank, no blank at either end: a name a person reads back and types again.
+_VISIBLE = r"[^\s\x00-\x1f\x7f-\x9f]"
+_NAME_TEXT = rf"^{_VISIBLE}(?:[^\x00-\x1f\x7f-\x9f]*{_VISIBLE})?$"
+GATE_ROLE_PATTERN = rf"^{_VISIBLE}{{1,64}}$"
+
+
 class KeyCreate(FrozenModel):
     """A new key of the caller's tenant."""
 
     role: Role
-    name: str = Field(min_length=1, max_length=200, description="who or what uses it")
-    gate_roles: list[str] = Field(default_factory=list)
-    expires_at: RequestTime | None = None
+    name: str = Field(
+        min_length=1, max_length=200, pattern=_NAME_TEXT, description="who or what uses it"
+    )
+    gate_roles: list[Annotated[str, Field(pattern=GATE_ROLE_PATTERN)]] = Field(
+        default_factory=list,
+        description="gate approver roles it may decide in: visible characters, no blanks",
+    )
+    expires_at: RequestTime | None = Field(
+        default=None, description="when it stops working; in the future (a past time is 422)"
+    )
 
 
 class KeyList(FrozenModel):

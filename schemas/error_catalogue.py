@@ -222,6 +222,14 @@ _OTHER_CODES: dict[C, I] = {
         "A request for a running run reached one that has already ended.",
         "Read how it ended (`forge status RUN`, GET /v1/runs/RUN); nothing was changed.",
     ),
+    C.WORKER_UNAVAILABLE: I(
+        True,
+        "run",
+        "No worker answered a running run in time (none polls its task queue): a query went "
+        "unanswered, or a decision was not taken; nothing was decided or changed.",
+        "Start a worker for the run's task queue (`forge worker`, FORGE_TASK_QUEUE) and send "
+        "the same request again (HTTP: after Retry-After).",
+    ),
     C.EXTENSION_REFUSED: I(
         False,
         "run",
@@ -234,14 +242,6 @@ _OTHER_CODES: dict[C, I] = {
         "A payload failed validation (an update or signal sent by hand, a corrupt stored "
         "document).",
         "Fix the fields named; `forge schemas export` writes each payload's schema.",
-    ),
-    C.WORKER_UNAVAILABLE: I(
-        True,
-        "run",
-        "A running run did not answer a query: no worker polls its task queue, or none answered "
-        "in time.",
-        "Start a worker for the run's task queue (`forge worker`, FORGE_TASK_QUEUE), then ask "
-        "again.",
     ),
     C.STORE_ERROR: I(
         False,

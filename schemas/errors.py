@@ -7,10 +7,11 @@ catalogue. At the Temporal boundary one function turns it into an ApplicationErr
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from schemas.error_catalogue import CATALOGUE
 from schemas.error_codes import ErrorCode
+from schemas.spelling import Spelled, Surface
 
 __all__ = ["ErrorCode", "ForgeError", "RunFailure", "Where"]
 
@@ -56,6 +57,9 @@ class ForgeError(Exception):
     # The message already says where and what to do (an older, richer format): line() adds only
     # the code. Subclasses whose messages predate the catalogue set this.
     message_is_complete: ClassVar[bool] = False
+    # Set by spell(): message and hint as templates naming request fields, so that each surface
+    # words them its own way (schemas/spelling.py). None: they read the same everywhere.
+    spelled: tuple[Spelled, Spelled | None] | None = None
 
     def __init__(
         self,
@@ -76,6 +80,22 @@ class ForgeError(Exception):
         self.hint = hint if hint is not None else entry.hint
         self.retryable = retryable if retryable is not None else entry.retryable
         self.details = list(details)
+
+    def spell(self, message: Spelled, hint: Spelled | None = None) -> Self:
+        """Word the message (and hint) by the fields they name: the CLI's words by default."""
+        self.message = message.render("cli")
+        self.args = (self.message,)
+        if hint is not None:
+            self.hint = hint.render("cli")
+        self.spelled = (message, hint)
+        return self
+
+    def worded(self, surface: Surface) -> tuple[str, str]:
+        """(message, hint) as `surface` names fields: a shared error quotes no flag in the API."""
+        if self.spelled is None:
+            return self.message, self.hint
+        message, hint = self.spelled
+        return message.render(surface), hint.render(surface) if hint else self.hint
 
     def __str__(self) -> str:
         # The message alone: callers compose it into their own sentences and problem lists

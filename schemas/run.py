@@ -71,6 +71,11 @@ class DecideGateInput(FrozenModel):
     actor: Actor
     reason: str = Field(min_length=1)
     contract_hash: str
+    not_after: datetime | None = Field(
+        default=None,
+        description="the sender stopped waiting then: a run that takes the decision later "
+        "refuses it, so a sender told that no worker took it knows that nothing was decided",
+    )
 
 
 class GateDecision(FrozenModel):

@@ -61,6 +61,12 @@ class Webhook(FrozenModel):
     created_at: AwareDatetime
     created_by: Actor
     deleted_at: AwareDatetime | None = None
+    from_seq: int | None = Field(
+        default=None,
+        description="the tenant's event log position when it was registered: it hears the "
+        "events the log records after it, never those at or before it, whatever their "
+        "timestamps (null: registered before Forge recorded it)",
+    )
 
 
 class WebhookCreate(FrozenModel):

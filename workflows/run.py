@@ -59,6 +59,10 @@ class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
 
     @decide_gate.validator
     def _validate_decision(self, inp: DecideGateInput) -> None:
+        # A validator's refusal leaves no event in history: no command changes, no patch.
+        late = gatebook.too_late(inp, workflow.now())
+        if late is not None:
+            raise RunFailure(late, code=ErrorCode.WORKER_UNAVAILABLE, retryable=False)
         problem = gatebook.refusal(self._state.gates, inp, self._state.finished)
         if problem is not None:
             raise RunFailure(problem, code=ErrorCode.DECISION_REFUSED, retryable=False)

@@ -224,6 +224,8 @@ webhooks = Table(
     Column("created_by", _JSON, nullable=False),
     Column("deleted_at", DateTime(timezone=True), nullable=True),
     Column("cursor", BigInteger, nullable=False),
+    # The tenant's log head when it was registered: it hears events after it (0011; NULL before).
+    Column("from_seq", BigInteger, nullable=True),
     PrimaryKeyConstraint("webhook_id"),
 )
 

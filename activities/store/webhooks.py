@@ -1,10 +1,12 @@
 """A tenant's webhooks (issue 19 §1) and, for each, how far into the tenant's log it has heard.
 
 A webhook's `cursor` is the tenant_seq of the last event handed to it for delivery. It starts
-at the tenant's head when the webhook is registered, so a new webhook hears what happens from
-then on, never the tenant's history; the dispatcher (workers/process/webhook_dispatch.py) moves it
-forward only, after it started the deliveries up to there. Removing a webhook stamps
-`deleted_at`: it stops hearing, and its record and its deliveries stay readable.
+at the tenant's head when the webhook is registered (kept as `from_seq`), so a new webhook hears
+what the log records from then on, never the tenant's history: the log position decides, not
+an event's timestamp, which its writer stamps a moment before the log takes it. The dispatcher
+(workers/process/webhook_dispatch.py) moves the cursor forward only, after it started the
+deliveries up to there. Removing a webhook stamps `deleted_at`: it stops hearing, and its record
+and its deliveries stay readable.
 """
 
 from __future__ import annotations
@@ -84,9 +86,14 @@ class WebhookStore:
             created_by=actor,
         )
         with scoped(self._engine, tenant_id, write=True) as conn:
+            # The head row locked as an append locks it: an event in flight is either in the
+            # log before this read (history, not heard) or after it (heard), never both.
             head = conn.execute(
-                select(tenant_heads.c.last_seq).where(tenant_heads.c.tenant_id == tenant_id)
+                select(tenant_heads.c.last_seq)
+                .where(tenant_heads.c.tenant_id == tenant_id)
+                .with_for_update()
             ).scalar()
+            webhook = webhook.model_copy(update={"from_seq": head or 0})
             conn.execute(
                 insert(webhooks).values(
                     webhook_id=webhook.webhook_id,
@@ -97,6 +104,7 @@ class WebhookStore:
                     created_by=actor.model_dump(mode="json"),
                     deleted_at=None,
                     cursor=head or 0,
+                    from_seq=head or 0,
                 )
             )
         return webhook
@@ -185,4 +193,5 @@ def _webhook(row: Mapping[Any, Any]) -> Webhook:
         created_at=utc(row["created_at"]),
         created_by=Actor.model_validate(row["created_by"]),
         deleted_at=utc(row["deleted_at"]) if row["deleted_at"] else None,
+        from_seq=row.get("from_seq"),
     )

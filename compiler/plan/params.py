@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.plan import PARAM_NAME_PATTERN, ParameterDecl, Scalar
+from schemas.spelling import Named, Spelled
 
 __all__ = [
     "ParameterInvalid",
@@ -24,16 +25,25 @@ __all__ = [
 _NAME = re.compile(PARAM_NAME_PATTERN)
 _TRUE = frozenset({"true", "1", "yes"})
 _FALSE = frozenset({"false", "0", "no"})
-_HINT = "give it as --param NAME=VALUE, VALUE of the declared type"
+_HINT = Spelled("give it as {0}, a value of the declared type", (Named("param", "NAME"),))
 
 
 class ParameterInvalid(ForgeError, ValueError):
-    """A parameter value that is malformed, unknown, missing or not of its declared type."""
+    """A parameter value that is malformed, unknown, missing or not of its declared type.
+
+    Its message and hint name parameters as `--param NAME=VALUE` on the CLI and `params.NAME`
+    in the API (`Spelled`).
+    """
 
     code = ErrorCode.PARAMETER_INVALID
 
-    def __init__(self, message: str, *, name: str | None = None, hint: str = _HINT) -> None:
-        super().__init__(message, hint=hint)
+    def __init__(
+        self, message: str | Spelled, *, name: str | None = None, hint: str | Spelled = _HINT
+    ) -> None:
+        super().__init__(message if isinstance(message, str) else "")
+        if isinstance(hint, str):
+            hint = Spelled(_braced(hint))
+        self.spell(message if isinstance(message, Spelled) else Spelled(_braced(message)), hint)
         self.name = name
 
 
@@ -53,7 +63,10 @@ def parse_assignments(pairs: Sequence[str]) -> dict[str, str]:
                 "(not starting with a digit), e.g. --param cutoff=2026-01-31"
             )
         if name in given:
-            raise ParameterInvalid(f"--param {name} is given twice; give it once", name=name)
+            raise ParameterInvalid(
+                Spelled("{0} is given twice; give it once", (Named("param", name, ""),)),
+                name=name,
+            )
         given[name] = value
     return given
 
@@ -133,9 +146,14 @@ def bind_params(
         raise ParameterInvalid(f"the plan's parameters: {'; '.join(problems)}")
     unknown = sorted(set(given) - set(declared))
     if unknown:
+        fields = tuple(Named("param", n, "") for n in unknown)
         raise ParameterInvalid(
-            f"--param {', '.join(unknown)}: not a parameter of this plan; declared: "
-            f"{', '.join(sorted(declared)) or 'none'}",
+            Spelled(
+                ", ".join(f"{{{i}}}" for i in range(len(fields)))
+                + ": not a parameter of this plan; declared: "
+                + _braced(", ".join(sorted(declared)) or "none"),
+                fields,
+            ),
             name=unknown[0],
         )
     bound: dict[str, Scalar] = {}
@@ -146,11 +164,19 @@ def bind_params(
             bound[name] = coerce(decl, decl.default)
         else:
             raise ParameterInvalid(
-                f"parameter {name!r} ({decl.type}) has no default and was not given: "
-                f"--param {name}=VALUE",
+                Spelled(
+                    _braced(f"parameter {name!r} ({decl.type}) has no default and was not given")
+                    + ": {0}",
+                    (Named("param", name),),
+                ),
                 name=name,
             )
     return bound
+
+
+def _braced(text: str) -> str:
+    """`text` as a literal part of a Spelled template."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def declaration_problems(decls: Sequence[ParameterDecl], given: Sequence[str] = ()) -> list[str]:

@@ -45,6 +45,16 @@ def refusal(gates: Mapping[str, GateState], inp: DecideGateInput, finished: bool
     return None
 
 
+def too_late(inp: DecideGateInput, now: datetime) -> str | None:
+    """Why a decision whose sender has stopped waiting must be refused, or None."""
+    if inp.not_after is None or now <= inp.not_after:
+        return None
+    return (
+        f"the decision reached the run at {now.isoformat()}, after its sender stopped waiting "
+        f"({inp.not_after.isoformat()}) and was told nothing was decided; send it again"
+    )
+
+
 def decided(gate: GateState, inp: DecideGateInput, now: datetime) -> GateState:
     """The gate with the decision recorded."""
     decision = GateDecision(

@@ -7,8 +7,8 @@ with an HTTP client only. `running_api` brings up the whole installation the API
 
 import threading
 import time
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -27,7 +27,7 @@ from tests.workflows.engine import Engine, engine
 from workers.api.app import create_app
 from workers.settings import Settings
 
-__all__ = ["TENANTS", "Api", "ApiServer", "ServedApp", "running_api"]
+__all__ = ["TENANTS", "Api", "ApiServer", "ServedApp", "api_without_worker", "running_api"]
 
 TENANTS = ("acme", "globex")
 
@@ -107,6 +107,43 @@ async def running_api(
     `api_database_url` (PostgreSQL's application role) is what the API server and the worker
     connect as; the tenants and keys set up here and the tests' own reads use `database_url`.
     """
+    s, served, tokens = _installation(
+        temporal_env, task_queue, home, database_url, api_database_url, settings
+    )
+    async with engine(temporal_env, home, task_queue, settings=served) as eng:
+        with ApiServer(served) as server:
+            yield Api(server.url, s, eng, tokens)
+
+
+@contextmanager
+def api_without_worker(
+    temporal_env: WorkflowEnvironment,
+    task_queue: str,
+    home: Path,
+    database_url: str,
+    *,
+    api_database_url: str | None = None,
+) -> Iterator[tuple[str, Settings, dict[tuple[str, str], str]]]:
+    """(url, the worker's Settings, tokens): the API alone, no worker polls `task_queue`.
+
+    A test starts and stops a worker itself (`engine(..., settings=...)`) to see what the API
+    answers while none is there.
+    """
+    s, served, tokens = _installation(
+        temporal_env, task_queue, home, database_url, api_database_url, {}
+    )
+    with ApiServer(served) as server:
+        yield server.url, served, tokens
+
+
+def _installation(
+    temporal_env: WorkflowEnvironment,
+    task_queue: str,
+    home: Path,
+    database_url: str,
+    api_database_url: str | None,
+    settings: dict[str, Any],
+) -> tuple[Settings, Settings, dict[tuple[str, str], str]]:
     s = Settings(
         home=home,
         task_queue=task_queue,
@@ -125,6 +162,4 @@ async def running_api(
                 issued = access.create_key(tenant, role, actor, gate_roles=["ops"])
                 tokens[tenant, role] = issued.token
     served = s.model_copy(update={"database_url": api_database_url or s.database_url})
-    async with engine(temporal_env, home, task_queue, settings=served) as eng:
-        with ApiServer(served) as server:
-            yield Api(server.url, s, eng, tokens)
+    return s, served, tokens

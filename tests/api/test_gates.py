@@ -64,5 +64,9 @@ async def test_a_key_without_the_gates_role_or_permission_cannot_decide(api):
         async with api.client_with(other.token) as finance:
             wrong_role = await finance.post(f"/v1/gates/{gate['gate']}/decision", json=body)
         assert wrong_role.status_code == 403 and "'ops'" in wrong_role.json()["detail"]
+        # The hint names the API's field, not the CLI's flag (issue 35 §3).
+        assert (
+            wrong_role.json()["hint"] == 'use a key created with gate_roles ["ops"] (POST /v1/keys)'
+        )
         assert (await open_gate(viewer, run_id))["gate"] == gate["gate"]  # nothing changed
         await ops.post(f"/v1/runs/{run_id}/cancel")

@@ -45,7 +45,8 @@ RUNNABLE = ("curl ", "tail ", "FORGE_WEBHOOK_SECRET=")
 # Keys whose values are made anew each session: learned from the shown output, then replaced.
 LEARNED = {
     "run_id", "source_run_id", "capsule_hash", "webhook_id", "secret", "id", "key_id",
-    "event_id", "delivery_id", "seq", "next_after", "next_cursor", "content_hash", "prev_hash",
+    "event_id", "delivery_id", "seq", "from_seq", "next_after", "next_cursor", "content_hash",
+    "prev_hash",
 }  # fmt: skip
 HTTP_DATE = re.compile(r"[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT")
 KEYS: dict[str, tuple[Role, str, Literal["system", "human"], list[str]]] = {

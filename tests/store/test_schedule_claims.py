@@ -70,7 +70,7 @@ class ScheduleClaimsContract:
         with claims.engine.connect() as conn:
             context = MigrationContext.configure(conn, opts={"compare_type": True})
             assert compare_metadata(context, metadata) == []
-            assert context.get_current_revision() == head_revision() == "0010"
+            assert context.get_current_revision() == head_revision() == "0011"
 
     def test_first_claim_holds_the_time(self, claims: ScheduleClaims, scope: Scope) -> None:
         claim = claims.claim(scope, NIGHTLY, AT, "run-1")

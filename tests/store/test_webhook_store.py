@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -63,6 +63,28 @@ class WebhookContract:
         append(events, "t-new", 4, "run.failed.v1")  # not a type it hears
         heard = events.page("t-new", types=made.events, after=head)
         assert [seq for seq, _ in heard] == [later]
+
+    def test_the_log_position_decides_what_it_hears_not_the_timestamp(
+        self, hooks: WebhookStore, events: EventStore
+    ) -> None:
+        head = append(events, "t-pos", 1, "run.started.v1")
+        made = hooks.create("t-pos", URL, ["run.completed.v1"], ADMIN)
+        assert made.from_seq == head and hooks.get("t-pos", made.webhook_id).from_seq == head
+        # Stamped before the webhook existed, taken by the log after: it is heard, and says so.
+        late = EventDraft(
+            event_id="t-pos:late",
+            type="run.completed.v1",
+            scope=Scope(tenant="t-pos"),
+            run_id="t-pos-run",
+            caused_by="t-pos:cause",
+            timestamp=made.created_at - timedelta(milliseconds=16),
+            payload={},
+        )
+        events.append([late], stream_id="t-pos-run:run")
+        heard = events.page("t-pos", types=made.events, after=made.from_seq)
+        assert [e.event_id for _, e in heard] == ["t-pos:late"]
+        hooks.advance("t-pos", made.webhook_id, heard[-1][0])
+        assert hooks.get("t-pos", made.webhook_id).from_seq == head  # the cursor moved, not it
 
     def test_a_webhook_in_a_tenant_without_events_starts_at_zero(self, hooks: WebhookStore) -> None:
         made = hooks.create("t-empty", URL, ["run.failed.v1"], ADMIN)

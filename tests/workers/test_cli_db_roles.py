@@ -59,7 +59,7 @@ def test_upgrade_as_the_owner_grants_the_app_role(
     for _ in range(2):  # repeatable: grants again, migrates nothing
         result = forge("db", "upgrade")
         assert result.exit_code == 0, result.output
-        assert "revision 0010" in result.output
+        assert "revision 0011" in result.output
         assert f"role {app} granted every table" in result.output
     # The app role opens the store and, through forge_event_tenants(), lists no tenant.
     verified = forge("events", "verify")

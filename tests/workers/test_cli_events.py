@@ -164,7 +164,7 @@ def test_db_upgrade_on_sqlite_is_repeatable(forge: Invoke, home: Path) -> None:
     for _ in range(2):
         result = forge("db", "upgrade")
         assert result.exit_code == 0, result.output
-        assert "revision 0010" in result.output
+        assert "revision 0011" in result.output
     assert (home / "forge.db").is_file()
 
 

@@ -5,7 +5,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from tests.workflows.engine import engine
+from schemas.event_catalogue import GATE_REQUESTED
+from tests.workflows.engine import engine, wait_for_event
 from tests.workflows.test_gates import gated_plan, pending_gate
 from workers.process.devserver import find_binary
 
@@ -141,3 +142,24 @@ async def test_a_gate_decided_with_the_plain_temporal_cli(temporal_env, task_que
         result = await handle.result()
     assert result.status == "completed"
     assert Path(find_binary()).name == "temporal"
+
+
+async def test_a_decision_no_worker_takes_exits_75_and_the_same_command_succeeds_later(
+    cli, temporal_env, task_queue, tmp_path
+):
+    home = tmp_path / "home"
+    async with engine(temporal_env, home, task_queue) as eng:
+        handle = await eng.start(gated_plan())
+        await wait_for_event(eng.services.events, handle.id, GATE_REQUESTED)  # what approve reads
+    approve = ["approve", handle.id, "gate-ship", "--as", "ana", "--role", "ops", "--reason", "ok"]
+    waiting = await asyncio.to_thread(cli, *approve)
+    assert waiting.exit_code == 75, waiting.output
+    lines = waiting.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: WORKER_UNAVAILABLE: "), lines
+    assert "nothing was decided" in lines[0]
+    assert "gate-ship" in (await asyncio.to_thread(cli, "gates")).output  # still pending
+    async with engine(temporal_env, home, task_queue):
+        ok = await asyncio.to_thread(cli, *approve)
+        assert ok.exit_code == 0 and "approve by ana (ops)" in ok.output, ok.output
+        result = await handle.result()
+    assert result.status == "completed"

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request, UploadFile
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse
 from starlette.background import BackgroundTask
 
@@ -63,9 +64,20 @@ async def upload(
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit + 64 * 1024:
         raise _too_large(limit)
-    name = Path(file.filename or "upload").name
+    name = file.filename or "upload"
     if not _FILENAME.fullmatch(name):
-        name = "upload"
+        # Refused, not rewritten: a run would see another name than the one sent (issue 35 §3).
+        raise RequestValidationError(
+            [
+                {
+                    "loc": ("body", "file", "filename"),
+                    "type": "value_error",
+                    "msg": "a file name is 1-100 ASCII letters, digits, '_', '.' or '-', "
+                    "starting with a letter or digit, and no path; rename the file and upload "
+                    "it again",
+                }
+            ]
+        )
     with tempfile.TemporaryDirectory(prefix="forge-api-upload-") as tmp:
         dest = Path(tmp) / name
         size = 0

@@ -64,8 +64,10 @@ async def inbox(
 @router.post(
     "/gates/{gate}/decision",
     response_model=GateDecision,
-    responses=problem_responses(401, 403, 404, 409, 422),
+    responses=problem_responses(401, 403, 404, 409, 422, 503),
     summary="Approve, reject or request changes on an open gate",
+    description="503 WORKER_UNAVAILABLE (with Retry-After): no worker took the decision in "
+    "time; nothing was decided and the run will not take it later, so send it again.",
 )
 async def decide(
     gate: str,

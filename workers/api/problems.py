@@ -40,6 +40,7 @@ _STATUS: dict[ErrorCode, int] = {
     ErrorCode.ARTIFACT_NOT_FOUND: 404,
     ErrorCode.DECISION_REFUSED: 409,
     ErrorCode.RUN_ENDED: 409,
+    ErrorCode.WORKER_UNAVAILABLE: 503,
     ErrorCode.IDEMPOTENCY_IN_PROGRESS: 409,
     ErrorCode.ARTIFACT_TOO_LARGE: 413,
     ErrorCode.REQUEST_TOO_LARGE: 413,
@@ -131,11 +132,15 @@ def install(app: FastAPI) -> None:
         where = f" ({exc.where})" if exc.where else ""
         status = status_of(exc)
         headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-        retry_after = getattr(exc, "retry_after_s", None)  # a quota: when to try again
+        retry_after = getattr(exc, "retry_after_s", None)  # a quota, no worker: when to retry
         if isinstance(retry_after, int):
             headers = {"Retry-After": str(retry_after)}
+        # Shared code words its errors for the CLI; the API names its own fields instead.
+        message, hint = exc.worded("api")
+        named = exc.spelled[0].names if exc.spelled else ()
+        errors = [FieldProblem(field=n.field, message=message) for n in named]
         return problem(
-            request, status, exc.code, exc.message + where, hint=exc.hint, headers=headers
+            request, status, exc.code, message + where, hint=hint, headers=headers, errors=errors
         )
 
     @app.exception_handler(CompilerError)

@@ -6,6 +6,7 @@ the key's actor in its scope. Another tenant's run answers 404, as one that does
 """
 
 import asyncio
+from datetime import timedelta
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -13,6 +14,7 @@ from fastapi.responses import JSONResponse
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
 
+from compiler.run.logged import logged_state
 from schemas.api import EventPage, RunAccepted, RunDetail, RunPage, RunRequest, RunSummary
 from schemas.bounds import Position, PositionText
 from schemas.error_codes import ErrorCode
@@ -34,6 +36,9 @@ __all__ = ["router", "tenant_run"]
 router = APIRouter(prefix="/v1", tags=["runs"])
 _CLOSING = {RUN_COMPLETED: "completed", RUN_FAILED: "failed", RUN_CANCELLED: "cancelled"}
 _SCAN = 200  # runs read per store query while a filtered page fills
+# How long a run's own status query may take before the answer comes from its log instead: a
+# run no worker serves would hold the request until Temporal gave up (issue 35 §2).
+_QUERY_WAIT = timedelta(seconds=3)
 
 
 async def tenant_run(ctx: ApiContext, who: Principal, run_id: str) -> None:
@@ -197,9 +202,13 @@ async def get_run(
 ) -> RunDetail:
     await tenant_run(ctx, who, run_id)
     try:
-        status, view, result = await run_reads.describe(ctx.client, run_id)
+        status, view, result = await run_reads.describe(
+            ctx.client, run_id, query_timeout=_QUERY_WAIT
+        )
     except LookupError:
         raise ForgeError(f"no run {run_id!r}", code=ErrorCode.NOT_FOUND) from None
+    except run_reads.Unanswered:
+        return await _from_events(ctx, who, run_id)
     shown = view.status if view is not None else result.status if result else status.lower()
     error = None
     if view is None and result is None and status != "RUNNING":
@@ -209,12 +218,23 @@ async def get_run(
     )
 
 
+async def _from_events(ctx: ApiContext, who: Principal, run_id: str) -> RunDetail:
+    """The run's status as its log tells it: the workflow did not answer (no worker serves it)."""
+    events = await asyncio.to_thread(
+        ctx.services.events.list_events, run_id=run_id, tenant_id=who.tenant, limit=1_000_000
+    )
+    status, steps = logged_state(events)
+    return RunDetail(
+        run_id=run_id, status=status, workflow_status="RUNNING", source="events", steps=steps
+    )
+
+
 @router.post(
     "/runs/{run_id}/cancel",
     status_code=202,
     response_model=RunDetail,
     responses=problem_responses(401, 403, 404, 409),
-    summary="Ask a run to stop (steps in flight are cancelled)",
+    summary="Ask a run to stop in any phase (its front end or the steps in flight are cancelled)",
 )
 async def cancel_run(
     run_id: str, ctx: Ctx, who: Annotated[Principal, Depends(requires("runs.cancel"))]

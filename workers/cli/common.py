@@ -38,6 +38,9 @@ R = TypeVar("R")
 
 EXIT_OK = 0
 EXIT_REJECTED = 2
+# sysexits' EX_TEMPFAIL: nothing changed, and the same command may succeed later (no worker
+# took a gate decision in time).
+EXIT_UNAVAILABLE = 75
 
 
 def fail(message: str, hint: str | None = None, *, code: ErrorCode) -> NoReturn:

@@ -11,7 +11,17 @@ from rich.table import Table
 
 from schemas.error_codes import ErrorCode
 from schemas.scope_ids import DEFAULT_TENANT
-from workers.cli.common import TenantOption, fail, fail_error, out, run_async, scope_of, settings
+from workers.cli.common import (
+    EXIT_UNAVAILABLE,
+    TenantOption,
+    fail,
+    fail_error,
+    out,
+    print_error,
+    run_async,
+    scope_of,
+    settings,
+)
 
 if TYPE_CHECKING:
     from schemas.run import Decision
@@ -77,7 +87,7 @@ def _decide(
     from schemas.errors import ForgeError
     from schemas.events import Actor
     from workers.services.access import local
-    from workers.services.gates import decide, pending_gates
+    from workers.services.gates import WorkerUnavailable, decide, pending_gates
     from workers.services.runs import connect
 
     s = settings()
@@ -107,6 +117,9 @@ def _decide(
                 client, local(scope.tenant, actor), events, run_id, gate_id, decision, reason,
                 contract_hash, role=role,
             )  # fmt: skip
+        except WorkerUnavailable as exc:
+            print_error(exc)  # one line; its own exit code: the same command may succeed later
+            raise typer.Exit(EXIT_UNAVAILABLE) from None
         except ForgeError as exc:
             fail_error(exc)  # its code (DECISION_REFUSED, FORBIDDEN, NOT_FOUND …), one line
         out.print(

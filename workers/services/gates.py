@@ -7,11 +7,17 @@ role) and by the run itself (the gate is open, the hash is the gated step's), so
 late decision changes nothing.
 """
 
+import asyncio
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from temporalio.client import Client, WorkflowUpdateFailedError
+from temporalio.client import (
+    Client,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+    WorkflowUpdateStage,
+)
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
@@ -29,17 +35,35 @@ from schemas.event_catalogue import (
 )
 from schemas.events import Event
 from schemas.run import DecideGateInput, Decision, GateDecision
+from schemas.spelling import Named, Spelled
 from workers.services.access import Principal, authorize
 from workflows.run import CompiledRunWorkflow
 
 __all__ = [
+    "DECISION_WAIT",
     "PendingGate",
+    "WorkerUnavailable",
     "decide",
     "gate_role",
     "pending_gates",
 ]
 
 _CLOSING = (RUN_COMPLETED, RUN_FAILED, RUN_CANCELLED)
+# How long a decision waits for a worker to take it. The run refuses it after that (its
+# `not_after`), so "no worker took it" is final: nothing is decided behind the sender's back.
+DECISION_WAIT = timedelta(seconds=5)
+# Beyond DECISION_WAIT, so that a run which takes the decision just in time is heard taking it.
+_HEARING = timedelta(seconds=2)
+
+
+class WorkerUnavailable(ForgeError, RuntimeError):
+    """No worker took the request in time; nothing changed. `retry_after_s`: when to resend."""
+
+    code = ErrorCode.WORKER_UNAVAILABLE
+
+    def __init__(self, message: str, *, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
 
 
 @dataclass
@@ -99,6 +123,7 @@ async def decide(
     contract_hash: str,
     *,
     role: str | None = None,
+    wait: timedelta = DECISION_WAIT,
 ) -> GateDecision:
     """Send a decision to the run; the run records it, or refuses it and nothing changes.
 
@@ -110,6 +135,8 @@ async def decide(
         ForgeError: FORBIDDEN, the principal may not decide gates, or not in the gate's role;
             NOT_FOUND, not the tenant's run, or no such gate in it; DECISION_REFUSED, the gate
             is closed, the run ended, or the hash is not the gate's.
+        WorkerUnavailable: no worker took the decision within `wait`; it was not recorded and
+            never will be (the run refuses it once `wait` has passed), so it can be sent again.
     """
     authorize(principal, "gates.decide")
     waiting_for = gate_role(run_events, gate_id)
@@ -121,11 +148,13 @@ async def decide(
         )
     acting_as = role or waiting_for
     if not principal.may_decide_as(acting_as):
-        raise ForgeError(
+        why = (
             f"this key may not decide gates for role {acting_as!r} (its gate roles: "
-            f"{', '.join(sorted(principal.gate_roles or ())) or 'none'})",
-            code=ErrorCode.FORBIDDEN,
-            hint=f"use a key created with --gate-role {acting_as}",
+            f"{', '.join(sorted(principal.gate_roles or ())) or 'none'})"
+        )
+        raise ForgeError(why, code=ErrorCode.FORBIDDEN).spell(
+            Spelled(why.replace("{", "{{").replace("}", "}}")),
+            Spelled("use a key created with {0}", (Named("gate_role", acting_as),)),
         )
     inp = DecideGateInput(
         gate_id=gate_id,
@@ -133,15 +162,31 @@ async def decide(
         reason=reason,
         contract_hash=contract_hash,
         actor=principal.actor.model_copy(update={"role": acting_as}),
+        not_after=datetime.now(UTC) + wait,
     )
     handle = client.get_workflow_handle_for(CompiledRunWorkflow.run, run_id)
+    unavailable = WorkerUnavailable(
+        f"no worker took the decision on gate {gate_id} of run {run_id} within "
+        f"{wait.total_seconds():g} s; nothing was decided",
+        retry_after_s=max(1, int(wait.total_seconds())),
+    )
     try:
-        decided: GateDecision = await handle.execute_update(
-            names.DECIDE_GATE, inp, result_type=GateDecision
-        )
-        return decided
+        async with asyncio.timeout((wait + _HEARING).total_seconds()):
+            update = await handle.start_update(
+                names.DECIDE_GATE,
+                inp,
+                wait_for_stage=WorkflowUpdateStage.ACCEPTED,
+                result_type=GateDecision,
+            )
+        # Accepted: recorded, whatever comes next. A refusal is known now and raised here.
+        decided: GateDecision = await update.result()
+    except (TimeoutError, WorkflowUpdateRPCTimeoutOrCancelledError):
+        # The SDK answers the timeout's cancellation with its own error, not CancelledError.
+        raise unavailable from None
     except WorkflowUpdateFailedError as exc:
         cause = exc.cause
+        if isinstance(cause, ApplicationError) and cause.type == ErrorCode.WORKER_UNAVAILABLE:
+            raise unavailable from None  # it reached the run after `wait`: refused there
         why = cause.message if isinstance(cause, ApplicationError) else str(cause)
         raise ForgeError(
             f"decision refused: {why}; nothing changed", code=ErrorCode.DECISION_REFUSED
@@ -153,3 +198,4 @@ async def decide(
             f"decision refused: {state}; gate {gate_id} can no longer be decided; nothing changed",
             code=ErrorCode.DECISION_REFUSED,
         ) from None
+    return decided

@@ -35,9 +35,14 @@ __all__ = [
     "failure_text",
     "list_query",
     "run_state",
+    "Unanswered",
 ]
 
 _QUERY_TIMEOUT = timedelta(seconds=10)
+
+
+class Unanswered(RPCError):
+    """The run is RUNNING and its status query went unanswered in time: no worker serves it."""
 
 
 async def connect_reader(settings: Settings) -> Client:
@@ -55,9 +60,14 @@ async def connect_reader(settings: Settings) -> Client:
 
 
 async def describe(
-    client: Client, run_id: str
+    client: Client, run_id: str, *, query_timeout: timedelta = _QUERY_TIMEOUT
 ) -> tuple[str, RunStatusView | None, RunResult | None]:
-    """(Temporal status, live view if queryable, result if finished)."""
+    """(Temporal status, live view if queryable, result if finished).
+
+    Raises:
+        LookupError: there is no such run.
+        Unanswered: it runs, and its status query was not answered within `query_timeout`.
+    """
     handle = client.get_workflow_handle(run_id, result_type=RunResult)
     try:
         desc = await handle.describe()
@@ -67,9 +77,12 @@ async def describe(
     if desc.status == WorkflowExecutionStatus.COMPLETED:
         return status, None, await handle.result()
     if desc.status == WorkflowExecutionStatus.RUNNING:
-        view = await handle.query(
-            names.STATUS, result_type=RunStatusView, rpc_timeout=_QUERY_TIMEOUT
-        )
+        try:
+            view = await handle.query(
+                names.STATUS, result_type=RunStatusView, rpc_timeout=query_timeout
+            )
+        except RPCError as exc:
+            raise Unanswered(exc.message, exc.status, exc.raw_grpc_status) from exc
         return status, view, None
     return status, None, None
 

@@ -28,6 +28,7 @@ from schemas.plan import PlannerCandidate
 from schemas.run import RunInput, RunResult
 from schemas.run_source import ObjectiveSource, PlanSource
 from schemas.scope import DEFAULT_TENANT, Scope, tenant_tag
+from schemas.spelling import Named, Spelled
 from workers.plugin import ForgePlugin
 from workers.process.devserver import ensure_address
 from workers.settings import Settings
@@ -84,19 +85,28 @@ def bind_inputs(
     declared = {d.name: d for d in candidate.run_inputs}
     unknown = sorted(set(given) - set(declared))
     if unknown:
-        raise PlanFileError(
-            f"--input {', '.join(unknown)} is not a run input of this plan; "
-            f"declared: {', '.join(sorted(declared)) or 'none'}",
-            code=ErrorCode.PARAMETER_INVALID,
-            hint="give --input NAME=PATH for each run input the plan declares (its run_inputs)",
+        names = tuple(Named("input", n, "") for n in unknown)
+        raise PlanFileError("", code=ErrorCode.PARAMETER_INVALID).spell(
+            Spelled(
+                ", ".join(f"{{{i}}}" for i in range(len(names)))
+                + " is not a run input of this plan; declared: "
+                + _braced(", ".join(sorted(declared)) or "none"),
+                names,
+            ),
+            _INPUTS_HINT,
         )
     missing = sorted(n for n, d in declared.items() if d.required and n not in given)
     if missing:
-        raise PlanFileError(
-            "missing required input(s): "
-            + ", ".join(f"--input {n}=PATH ({declared[n].path})" for n in missing),
-            code=ErrorCode.PARAMETER_INVALID,
-            hint="give --input NAME=PATH for each run input the plan declares (its run_inputs)",
+        names = tuple(Named("input", n) for n in missing)
+        raise PlanFileError("", code=ErrorCode.PARAMETER_INVALID).spell(
+            Spelled(
+                "missing required input(s): "
+                + ", ".join(
+                    f"{{{i}}} (" + _braced(declared[n].path) + ")" for i, n in enumerate(missing)
+                ),
+                names,
+            ),
+            _INPUTS_HINT,
         )
     refs = {}
     for name, path in given.items():
@@ -112,6 +122,14 @@ def bind_inputs(
     return refs
 
 
+def _braced(text: str) -> str:
+    """`text` as a literal part of a Spelled template."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+_INPUTS_HINT = Spelled(
+    "give {0} for each run input the plan declares (its run_inputs)", (Named("input", "NAME"),)
+)
 _INPUT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 
 

@@ -90,3 +90,11 @@ def test_the_next_timer_is_the_earlier_of_deadline_and_reminder():
     )
     assert gates.next_timer(gate(), NOW) is None
     assert gates.next_timer(gate("approved", deadline_s=600), NOW) is None
+
+
+def test_a_decision_reaching_the_run_after_its_sender_stopped_waiting_is_refused():
+    assert gates.too_late(decide("approve"), NOW) is None  # no deadline: as before
+    waiting = decide("approve", not_after=NOW)
+    assert gates.too_late(waiting, NOW) is None
+    late = gates.too_late(waiting, NOW + timedelta(milliseconds=1))
+    assert late is not None and "after its sender stopped waiting" in late
