@@ -354,6 +354,8 @@ _OTHER_CODES: dict[C, I] = {
         "S3 object outside its buckets and prefixes, another scheme).",
         "Put the file where the tenant reads (`forge tenants show TENANT`), or have an admin "
         "add the location with `forge tenants update TENANT --add-input-root/--add-input-bucket`.",
+        "Upload the file (POST /v1/uploads) and name the upload, or have the operator add the "
+        "location to the tenant's input roots or buckets.",
     ),
     C.SCHEDULE_INVALID: I(
         False,
@@ -361,6 +363,7 @@ _OTHER_CODES: dict[C, I] = {
         "A schedule option cannot be used: a cron expression, time zone, interval, overlap "
         "policy, input template or time range.",
         "Fix the option the message names (`forge schedule create --help` lists the forms).",
+        "Fix the field the message names (its form is in /openapi.json and docs/api.md).",
     ),
     C.SCHEDULE_NOT_FOUND: I(
         False,
@@ -379,6 +382,7 @@ _OTHER_CODES: dict[C, I] = {
         "access",
         "The key's role may not do this.",
         "Use a key with the role the message names (`forge keys create --role ROLE`).",
+        "Use a key with the role the message names (an admin makes one: POST /v1/keys).",
     ),
     C.NOT_FOUND: I(
         False,
@@ -407,6 +411,8 @@ _OTHER_CODES: dict[C, I] = {
         "today (UTC). Nothing was started.",
         "Retry after the time the message names (HTTP: Retry-After), or have an admin raise the "
         "quota with `forge tenants update TENANT --max-runs N --max-tokens-per-day N`.",
+        "Retry after Retry-After, or have the operator raise the tenant's quota (GET /v1/quota "
+        "shows it).",
     ),
     C.IDEMPOTENCY_MISMATCH: I(
         False,

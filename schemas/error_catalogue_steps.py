@@ -67,6 +67,7 @@ STEP_CODES: dict[C, I] = {
         "step",
         "An input the contract names is absent or unreadable.",
         "Provide the input file named (`forge run --input`), or fix the plan's bindings.",
+        "Provide the input named (a run's `inputs`, an uploaded file), or fix the plan's bindings.",
     ),
     C.CONTRACT_VIOLATION: I(
         False,

@@ -165,12 +165,17 @@ class ErrorCode(StrEnum):
 
 
 class CodeInfo(NamedTuple):
-    """One catalogue entry: whether a retry can help, the area, what it means, what to do."""
+    """One catalogue entry: whether a retry can help, the area, what it means, what to do.
+
+    `api_hint`: what to do, for a caller of the HTTP API, where `hint` names a CLI flag or verb
+    the caller has no way to pass (None: `hint` reads the same for both).
+    """
 
     retryable: bool
     category: Category
     meaning: str
     hint: str
+    api_hint: str | None = None
 
 
 def parse_code(value: str) -> ErrorCode:

@@ -92,10 +92,14 @@ class ForgeError(Exception):
 
     def worded(self, surface: Surface) -> tuple[str, str]:
         """(message, hint) as `surface` names fields: a shared error quotes no flag in the API."""
+        default = self.hint
+        entry = CATALOGUE[self.code]
+        if surface == "api" and self.hint == entry.hint and entry.api_hint is not None:
+            default = entry.api_hint  # the catalogue's hint names a CLI flag: the API's own
         if self.spelled is None:
-            return self.message, self.hint
+            return self.message, default
         message, hint = self.spelled
-        return message.render(surface), hint.render(surface) if hint else self.hint
+        return message.render(surface), hint.render(surface) if hint else default
 
     def __str__(self) -> str:
         # The message alone: callers compose it into their own sentences and problem lists

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Named", "Spelled", "Surface"]
+__all__ = ["Named", "Spelled", "Surface", "literal"]
 
 Surface = Literal["cli", "api"]
 _CLI_VALUE = {"input": "PATH", "param": "VALUE", "gate_role": ""}
@@ -21,17 +21,29 @@ _CLI_VALUE = {"input": "PATH", "param": "VALUE", "gate_role": ""}
 class Named:
     """One field a request gave (or should have): a run input or a parameter, by name."""
 
-    kind: Literal["input", "param", "gate_role"]
+    kind: Literal["input", "param", "gate_role", "option"]
     name: str
     value: str | None = None  # what the CLI shows after NAME= (None: its placeholder)
 
     @property
     def field(self) -> str:
-        """Where it is in an API request body: `body.inputs.hours`."""
+        """Where it is in an API request body: `body.inputs.hours`, `body.cron`."""
+        if self.kind == "option":
+            return f"body.{self.name}"
         return f"body.{self.kind}s.{self.name}"
 
     def spelled(self, surface: Surface) -> str:
-        """`--input hours=PATH` for the CLI, `inputs.hours` for the API."""
+        """`--input hours=PATH` for the CLI, `inputs.hours` for the API.
+
+        An option (a request's own field: `cron`, `catchup_window`) is `--cron EXPR` or
+        `--catchup-window` on the CLI (its value, if given, as a placeholder) and `cron` in
+        the API.
+        """
+        if self.kind == "option":
+            if surface == "api":
+                return self.name
+            flag = "--" + self.name.replace("_", "-")
+            return f"{flag} {self.value}" if self.value else flag
         if surface == "api" and self.kind == "gate_role":
             return f'gate_roles ["{self.name}"] (POST /v1/keys)'
         if surface == "api":
@@ -39,6 +51,11 @@ class Named:
         flag = "--" + self.kind.replace("_", "-")
         value = self.value if self.value is not None else _CLI_VALUE[self.kind]
         return f"{flag} {self.name}={value}" if value else f"{flag} {self.name}"
+
+
+def literal(text: str) -> str:
+    """`text` as it reads inside a Spelled template: its braces are text, not fields."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 @dataclass(frozen=True)

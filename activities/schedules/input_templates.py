@@ -14,6 +14,8 @@ from zoneinfo import ZoneInfo
 from activities.schedules.options import check_zone
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
+from schemas.spelling import Named, Spelled
+from schemas.spelling import literal as escape_braces
 
 __all__ = ["ISO_FORMAT", "check_template", "has_placeholders", "render"]
 
@@ -65,19 +67,15 @@ def render(name: str, template: str, scheduled: datetime, tz: str) -> str:
     """The template for one scheduled start time (aware, as Temporal gives it) read in `tz`."""
     if scheduled.tzinfo is None or scheduled.utcoffset() is None:
         raise ForgeError(
-            f"{_option(name)}: the scheduled time {scheduled.isoformat()} has no zone; "
+            f"--input {name}: the scheduled time {scheduled.isoformat()} has no zone; "
             "render needs the aware time Temporal gives",
             code=ErrorCode.SCHEDULE_INVALID,
-        )
+        )  # raised in the worker only: no request named it
     local = scheduled.astimezone(ZoneInfo(check_zone(tz)))
     return "".join(
         piece if isinstance(piece, str) else _format(local, piece.format)
         for piece in _parse(name, template)
     )
-
-
-def _option(name: str) -> str:
-    return f"--input {name}" if name else "--input"
 
 
 def _parse(name: str, template: str) -> list[str | _Placeholder]:
@@ -175,6 +173,9 @@ def _named(local: datetime, directive: str) -> str:
 
 
 def _refused(name: str, template: str, problem: str) -> ForgeError:
-    return ForgeError(
-        f"{_option(name)} template {template!r} {problem}; {_FORM}", code=ErrorCode.SCHEDULE_INVALID
+    # The input is named as the surface spells it: `--input NAME` on the CLI, `inputs.NAME` in
+    # the API (schemas/spelling.py); the rest is text, its braces included.
+    text = escape_braces(f" template {template!r} {problem}; {_FORM}")
+    return ForgeError("", code=ErrorCode.SCHEDULE_INVALID).spell(
+        Spelled("{0}" + text, (Named("input", name, "") if name else Named("option", "input"),))
     )

@@ -1,7 +1,9 @@
 """A schedule's options checked before anything is created: cron, interval, zone and overlap.
 
 Each check refuses with one SCHEDULE_INVALID error naming the option, the bad value and the expected
-form (issue 17: one clear error each, exit 2, nothing created). The cron check is written here
+form (issue 17: one clear error each, exit 2, nothing created). The option is named as the
+surface reading the error spells it (schemas/spelling.py): `--catchup-window` on the CLI,
+`catchup_window` in the API's answer. The cron check is written here
 because no locked dependency parses cron expressions.
 """
 
@@ -12,14 +14,27 @@ from datetime import timedelta
 from temporalio.client import ScheduleOverlapPolicy
 
 from schemas.errors import ErrorCode, ForgeError
+from schemas.spelling import Named, Spelled, literal
 
 __all__ = [
     "OVERLAP",
+    "invalid",
     "check_cron",
     "check_zone",
     "overlap_policy",
     "parse_duration",
 ]
+
+
+def invalid(text: str, *options: str) -> ForgeError:
+    """SCHEDULE_INVALID whose `{0}`, `{1}`, … are the schedule options it names."""
+    return ForgeError("", code=ErrorCode.SCHEDULE_INVALID).spell(
+        Spelled(text, tuple(Named("option", o) for o in options))
+    )
+
+
+def _q(value: str) -> str:
+    return literal(repr(value))
 
 
 # --- durations (--every, --catchup-window) --------------------------------------------------
@@ -30,24 +45,20 @@ _DURATION_UNITS = ("weeks", "days", "hours", "minutes", "seconds")
 
 
 def parse_duration(option: str, text: str) -> timedelta:
-    """`1h30m` -> timedelta(hours=1, minutes=30); units w d h m s, largest first, each once."""
+    """`1h30m` -> timedelta(hours=1, minutes=30); units w d h m s, largest first, each once.
+
+    `option` is the request field it came from (`every`, `catchup_window`).
+    """
     match = _DURATION.fullmatch(text.strip())
     if not text.strip() or match is None:
-        raise ForgeError(
-            f"{option} {text!r} is not {_DURATION_FORM}", code=ErrorCode.SCHEDULE_INVALID
-        )
+        raise invalid(f"{{0}} {_q(text)} is not {_DURATION_FORM}", option)
     parts = {unit: int(n) for unit, n in zip(_DURATION_UNITS, match.groups(), strict=True) if n}
     try:
         duration = timedelta(**parts)
     except OverflowError:
-        raise ForgeError(
-            f"{option} {text!r} is too long; expected {_DURATION_FORM}",
-            code=ErrorCode.SCHEDULE_INVALID,
-        ) from None
+        raise invalid(f"{{0}} {_q(text)} is too long; expected {_DURATION_FORM}", option) from None
     if duration <= timedelta(0):
-        raise ForgeError(
-            f"{option} {text!r} is zero; expected {_DURATION_FORM}", code=ErrorCode.SCHEDULE_INVALID
-        )
+        raise invalid(f"{{0}} {_q(text)} is zero; expected {_DURATION_FORM}", option)
     return duration
 
 
@@ -60,19 +71,15 @@ def check_zone(text: str) -> str:
     """The IANA zone name `text`, if the tz database has it; refused otherwise."""
     name = text.strip()
     if not name:
-        raise ForgeError(f"--tz is empty; expected {_ZONE_FORM}", code=ErrorCode.SCHEDULE_INVALID)
+        raise invalid(f"{{0}} is empty; expected {_ZONE_FORM}", "tz")
     # ZoneInfo would also open a file path; a schedule's zone must be a name.
     if name.startswith(("/", ".")) or ".." in name or "\\" in name:
-        raise ForgeError(
-            f"--tz {text!r} is a path, not a zone; expected {_ZONE_FORM}",
-            code=ErrorCode.SCHEDULE_INVALID,
-        )
+        raise invalid(f"{{0}} {_q(text)} is a path, not a zone; expected {_ZONE_FORM}", "tz")
     try:
         zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
-        raise ForgeError(
-            f"--tz {text!r} is not a known zone; {_zone_hint(name)}",
-            code=ErrorCode.SCHEDULE_INVALID,
+        raise invalid(
+            f"{{0}} {_q(text)} is not a known zone; {literal(_zone_hint(name))}", "tz"
         ) from None
     return name
 
@@ -99,10 +106,7 @@ def overlap_policy(text: str) -> ScheduleOverlapPolicy:
     """The policy for `--overlap TEXT` (skip, buffer-one, ...)."""
     policy = OVERLAP.get(text.strip().lower())
     if policy is None:
-        raise ForgeError(
-            f"--overlap {text!r} is not one of {', '.join(OVERLAP)}",
-            code=ErrorCode.SCHEDULE_INVALID,
-        )
+        raise invalid(f"{{0}} {_q(text)} is not one of {', '.join(OVERLAP)}", "overlap")
     return policy
 
 
@@ -130,36 +134,26 @@ def check_cron(expr: str) -> str:
     """`expr` with its whitespace normalised, if it is a standard 5-field cron expression."""
     text = " ".join(expr.split())
     if not text:
-        raise ForgeError(f"--cron is empty; expected {_CRON_FORM}", code=ErrorCode.SCHEDULE_INVALID)
+        raise invalid(f"{{0}} is empty; expected {_CRON_FORM}", "cron")
     if text.startswith("@"):
         if text.lower().startswith("@every"):
-            raise ForgeError(
-                f"--cron {expr!r} is an interval; give it with --every instead",
-                code=ErrorCode.SCHEDULE_INVALID,
+            raise invalid(
+                f"{{0}} {_q(expr)} is an interval; give it with {{1}} instead", "cron", "every"
             )
         if text.lower() not in _SHORTCUTS:
-            raise ForgeError(
-                f"--cron {expr!r} is not a known shortcut; expected {_CRON_FORM}",
-                code=ErrorCode.SCHEDULE_INVALID,
+            raise invalid(
+                f"{{0}} {_q(expr)} is not a known shortcut; expected {_CRON_FORM}", "cron"
             )
         return text.lower()
     if text.upper().startswith(("TZ=", "CRON_TZ=")):
-        raise ForgeError(
-            f"--cron {expr!r} names a zone; give it with --tz instead",
-            code=ErrorCode.SCHEDULE_INVALID,
-        )
+        raise invalid(f"{{0}} {_q(expr)} names a zone; give it with {{1}} instead", "cron", "tz")
     fields = text.split(" ")
     if len(fields) != len(_FIELDS):
-        raise ForgeError(
-            f"--cron {expr!r} has {len(fields)} field(s); expected {_CRON_FORM}",
-            code=ErrorCode.SCHEDULE_INVALID,
-        )
+        raise invalid(f"{{0}} {_q(expr)} has {len(fields)} field(s); expected {_CRON_FORM}", "cron")
     for value, field in zip(fields, _FIELDS, strict=True):
         problem = _field_problem(value, *field[1:])
         if problem:
-            raise ForgeError(
-                f"--cron {expr!r}: the {field[0]} field {problem}", code=ErrorCode.SCHEDULE_INVALID
-            )
+            raise invalid(f"{{0}} {_q(expr)}: the {field[0]} field {literal(problem)}", "cron")
     return text
 
 

@@ -43,7 +43,7 @@ def test_a_refused_option_is_a_forge_error_of_schedule_invalid() -> None:
     ],
 )
 def test_durations_accepted(text: str, expected: timedelta) -> None:
-    assert parse_duration("--every", text) == expected
+    assert parse_duration("every", text) == expected
 
 
 @pytest.mark.parametrize(
@@ -69,7 +69,7 @@ def test_durations_accepted(text: str, expected: timedelta) -> None:
 )
 def test_durations_refused(text: str, why: str) -> None:
     with raises_code(ErrorCode.SCHEDULE_INVALID) as raised:
-        parse_duration("--catchup-window", text)
+        parse_duration("catchup_window", text)
     message = str(raised.value)
     assert message.startswith(f"--catchup-window {text!r} ")
     assert why in message and "30s, 15m, 1h" in message

@@ -76,3 +76,32 @@ async def test_a_refusal_shared_with_the_cli_names_the_api_fields_not_its_flags(
             assert "--input" not in said and "--param" not in said, said
             assert field in [e["field"] for e in problem["errors"]], problem
             assert field.removeprefix("body.") in problem["detail"], problem
+
+
+async def test_a_schedule_refusal_names_the_api_fields_not_the_cli_flags(api):
+    """Issue 35 §3: the schedule checks are shared with `forge schedule create`."""
+    from tests.api.test_capsules import plain_plan
+    from tests.api.test_runs import finished
+
+    async with api.client(role="operator") as http:
+        run_id = (await http.post("/v1/runs", json={"plan": plain_plan()})).json()["run_id"]
+        await finished(http, run_id)
+        await http.post("/v1/capsules", json={"run_id": run_id, "name": "plain"})
+        base = {"name": "honest", "capsule": "plain"}
+        for body, fields in (
+            ({**base, "cron": "@every 1h"}, {"body.cron", "body.every"}),
+            ({**base, "cron": "0 3 * *"}, {"body.cron"}),
+            ({**base, "cron": "0 3 * * *", "every": "1h"}, {"body.cron", "body.every"}),
+            ({**base, "every": "1y"}, {"body.every"}),
+            ({**base, "every": "1h", "tz": "Mars/Olympus"}, {"body.tz"}),
+            ({**base, "every": "1h", "catchup_window": "0s"}, {"body.catchup_window"}),
+            ({**base, "every": "1h", "inputs": {"ghost": "s3://in/a.csv"}}, {"body.inputs.ghost"}),
+        ):
+            refused = await http.post("/v1/schedules", json=body)
+            assert refused.status_code == 422, (body, refused.text)
+            problem = refused.json()
+            assert problem["code"] == "SCHEDULE_INVALID", (body, problem)
+            said = problem["detail"] + problem["hint"] + json.dumps(problem["errors"])
+            assert "--" not in said, said
+            assert {e["field"] for e in problem["errors"]} == fields, problem
+        assert (await http.get("/v1/schedules/honest")).status_code == 404  # nothing was made

@@ -371,3 +371,19 @@ def test_forge_error_line_has_code_where_and_hint():
 def test_recorded_failure_types_read_back_as_codes(recorded: str, code: ErrorCode):
     assert parse_code(recorded) is code
     assert StepError(failure_class=recorded, message="m").failure_class is code
+
+
+def test_no_hint_the_api_answers_with_names_a_cli_flag():
+    """Issue 35 §3: a hint that names a flag has an `api_hint` the API answers with instead."""
+    cli_only = {ErrorCode.USAGE_INVALID}  # a command line's own mistakes: never an API answer
+    flagged = [
+        code.name
+        for code, entry in CATALOGUE.items()
+        if code not in cli_only and "--" in (entry.api_hint or entry.hint)
+    ]
+    assert flagged == []
+    error = ForgeError("cron '@every 1h' is an interval", code=ErrorCode.SCHEDULE_INVALID)
+    assert error.worded("cli")[1] == CATALOGUE[ErrorCode.SCHEDULE_INVALID].hint
+    assert error.worded("api")[1] == CATALOGUE[ErrorCode.SCHEDULE_INVALID].api_hint
+    told = ForgeError("x", code=ErrorCode.SCHEDULE_INVALID, hint="a hint of its own")
+    assert told.worded("api")[1] == "a hint of its own"  # a raiser's own hint is kept

@@ -25,7 +25,10 @@ def test_bad_schedules_are_refused_and_nothing_is_created(cli, forge, tmp_path):
         (["--capsule", "payroll", "--every", "1h", *TEMPLATES], "no capsule 'payroll'"),
         ([*every, *TEMPLATES, "--param", "limit=3"], "limit"),
         ([*every, *TEMPLATES, "--input", "extra=x.csv"], "has no input 'extra'"),
-        ([*every, *TEMPLATES[:2]], "missing --input template(s) for rate_cards, contracts"),
+        (
+            [*every, *TEMPLATES[:2]],
+            "missing input template(s) for --input rate_cards, --input contracts",
+        ),
         ([*every, *TEMPLATES[:4], "--input", "contracts=c/{when}.json"], "--input contracts"),
         ([*every, "--overlap", "sometimes", *TEMPLATES], "--overlap"),
         (["--capsule", "billing", "--every", "0m", *TEMPLATES], "--every"),

@@ -32,7 +32,13 @@ from temporalio.service import RPCError
 
 from activities.capsules.prepare_run import capsule_ref
 from activities.schedules.input_templates import check_template
-from activities.schedules.options import check_cron, check_zone, overlap_policy, parse_duration
+from activities.schedules.options import (
+    check_cron,
+    check_zone,
+    invalid,
+    overlap_policy,
+    parse_duration,
+)
 from activities.store.capsules import CapsuleStore
 from activities.store.schedule_claims import ScheduleClaims
 from compiler.plan.params import bind_params
@@ -47,6 +53,7 @@ from schemas.schedules import (
     ScheduleView,
 )
 from schemas.scope import Scope, tenant_tag
+from schemas.spelling import Named, Spelled, literal
 from workers.services.run_reads import failure_text
 from workflows.policies import tenant_attributes, tenant_priority
 from workflows.scheduled_capsule import ScheduledCapsuleWorkflow
@@ -173,21 +180,24 @@ def check(capsules: CapsuleStore, scope: Scope, req: ScheduleRequest, task_queue
             code=ErrorCode.SCHEDULE_INVALID,
         )
     if (req.cron is None) == (req.every is None):
-        raise ForgeError(
-            "give exactly one of --cron EXPR and --every DURATION", code=ErrorCode.SCHEDULE_INVALID
+        raise ForgeError("", code=ErrorCode.SCHEDULE_INVALID).spell(
+            Spelled(
+                "give exactly one of {0} and {1}",
+                (Named("option", "cron", "EXPR"), Named("option", "every", "DURATION")),
+            )
         )
     zone = check_zone(req.tz)
     spec = (
         ScheduleSpec(cron_expressions=[check_cron(req.cron)], time_zone_name=zone)
         if req.cron is not None
         else ScheduleSpec(
-            intervals=[ScheduleIntervalSpec(every=parse_duration("--every", req.every or ""))],
+            intervals=[ScheduleIntervalSpec(every=parse_duration("every", req.every or ""))],
             time_zone_name=zone,
         )
     )
     window: timedelta | None = None
     if req.catchup_window is not None:
-        window = parse_duration("--catchup-window", req.catchup_window)
+        window = parse_duration("catchup_window", req.catchup_window)
     policy = overlap_policy(req.overlap)
     name, number = capsule_ref(req.capsule)
     version = capsules.get(scope, name, number)
@@ -198,17 +208,26 @@ def check(capsules: CapsuleStore, scope: Scope, req: ScheduleRequest, task_queue
     inputs = req.inputs or {}
     unknown = sorted(set(inputs) - set(declared))
     if unknown:
-        raise ForgeError(
-            f"--input {unknown[0]}: capsule {version.ref} has no input {unknown[0]!r}; its "
-            f"inputs: {', '.join(declared) or 'none'}",
-            code=ErrorCode.SCHEDULE_INVALID,
+        known = literal(", ".join(declared) or "none")
+        raise ForgeError("", code=ErrorCode.SCHEDULE_INVALID).spell(
+            Spelled(
+                "{0}: "
+                + literal(f"capsule {version.ref} has no input {unknown[0]!r}; its inputs: ")
+                + known,
+                (Named("input", unknown[0], ""),),
+            )
         )
     missing = [i.name for i in content.inputs if i.required and i.name not in inputs]
     if missing:
-        raise ForgeError(
-            "missing --input template(s) for " + ", ".join(missing) + ", e.g. "
-            f"--input {missing[0]}=data/{{scheduled:%Y-%m-%d}}/{missing[0]}.csv",
-            code=ErrorCode.SCHEDULE_INVALID,
+        example = literal(f"data/{{scheduled:%Y-%m-%d}}/{missing[0]}.csv")
+        raise ForgeError("", code=ErrorCode.SCHEDULE_INVALID).spell(
+            Spelled(
+                "missing input template(s) for "
+                + ", ".join(f"{{{i}}}" for i in range(len(missing)))
+                + ": give each a path template, e.g. "
+                + example,
+                tuple(Named("input", name, "") for name in missing),
+            )
         )
     for input_name, template in sorted(inputs.items()):
         check_template(input_name, template)
@@ -282,9 +301,10 @@ async def backfill(
     more (a repeat of the same plain backfill afterwards still runs none).
     """
     if start.tzinfo is None or end.tzinfo is None or end <= start:
-        raise ForgeError(
-            "--start and --end: two times with a zone (e.g. 2026-11-02T00:00Z), the start first",
-            code=ErrorCode.SCHEDULE_INVALID,
+        raise invalid(
+            "{0} and {1}: two times with a zone (e.g. 2026-11-02T00:00Z), the start first",
+            "start",
+            "end",
         )
     handle = handle_of(client, scope, name)
     with existing(scope, name):
