@@ -6,9 +6,10 @@ Inputs name content the tenant already holds or may read: `sha256:<hex>` of an u
 on the server.
 """
 
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BeforeValidator, Field, model_validator
+from pydantic import AwareDatetime, BeforeValidator, Field, field_validator, model_validator
 
 from schemas.access import ApiKey, Role
 from schemas.base import FrozenModel
@@ -219,6 +220,17 @@ class KeyCreate(FrozenModel):
     expires_at: RequestTime | None = Field(
         default=None, description="when it stops working; in the future (a past time is 422)"
     )
+
+    @field_validator("expires_at")
+    @classmethod
+    def _in_the_future(cls, value: datetime | None) -> datetime | None:
+        # The API's body and `forge keys create` both check through this model.
+        if value is not None and value <= datetime.now(UTC):
+            raise ValueError(
+                "is in the past: a key that never works would be issued; give a future time, "
+                "or none for a key that does not expire"
+            )
+        return value
 
 
 class KeyList(FrozenModel):

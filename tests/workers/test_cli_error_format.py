@@ -158,6 +158,20 @@ CASES: list[tuple[str, Args, ErrorCode, str]] = [
     ("gates-bad-tenant", ["gates", "--tenant", "Bad!"], ErrorCode.TENANT_INVALID, "--tenant"),
     ("guard-scan-no-file", ["guard", "scan", "none.json"], F, "none.json"),
     ("keys-create-bad-role", ["keys", "create", "--role", "king"], U, "king"),
+    # The checks of POST /v1/keys (issue 35 §3): nothing a person cannot type back, no past.
+    (
+        "keys-create-blank-gate-role",
+        ["keys", "create", "--role", "approver", "--gate-role", "ops team"],
+        U,
+        "--gate-role 'ops team'",
+    ),
+    ("keys-create-blank-name", ["keys", "create", "--role", "viewer", "--name", " "], U, "--name"),
+    (
+        "keys-create-expired",
+        ["keys", "create", "--role", "viewer", "--expires", "2001-01-01T00:00:00"],
+        U,
+        "--expires: is in the past",
+    ),
     ("keys-list-bad-tenant", ["keys", "list", "--tenant", "Bad!"], None, "Bad!"),
     ("keys-revoke-unknown", ["keys", "revoke", "fk_nosuch"], None, "fk_nosuch"),
     ("packs-check-no-dir", ["packs", "check", "no-such-dir"], F, "no-such-dir"),

@@ -108,6 +108,7 @@ def keys_create(
             f"--role {role!r}: use one of {', '.join(reversed(ROLES))}",
             code=ErrorCode.USAGE_INVALID,
         )
+    _check_key_request(role, name, gate_roles or [], expires)
     kind = "human" if human else "system"
     actor = Actor(id=name, name=name, role=role, kind=kind)
     with _store() as store:
@@ -173,3 +174,32 @@ def keys_revoke(
     out.print(
         f"[green]✓[/] key {revoked.prefix} revoked at {revoked.revoked_at:%Y-%m-%d %H:%M} UTC"
     )
+
+
+_KEY_FLAGS = {"name": "--name", "gate_roles": "--gate-role", "expires_at": "--expires"}
+
+
+def _check_key_request(
+    role: str, name: str, gate_roles: list[str], expires: datetime | None
+) -> None:
+    """The checks of `POST /v1/keys` (schemas.api.KeyCreate), so both surfaces refuse alike.
+
+    A blank or unprintable name or gate role, or an expiry in the past, is refused before
+    anything is stored.
+    """
+    from pydantic import ValidationError
+
+    from schemas.api import KeyCreate
+
+    when = expires.astimezone().isoformat() if expires else None
+    try:
+        KeyCreate.model_validate(
+            {"role": role, "name": name, "gate_roles": gate_roles, "expires_at": when}
+        )
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = first["loc"]
+        flag = _KEY_FLAGS.get(str(where[0]), str(where[0]))
+        given = gate_roles[int(where[1])] if len(where) > 1 and where[0] == "gate_roles" else None
+        shown = f"{flag} {given!r}" if given is not None else flag
+        fail(f"{shown}: {first['msg'].removeprefix('Value error, ')}", code=ErrorCode.USAGE_INVALID)
