@@ -21,9 +21,11 @@ _CLI_VALUE = {"input": "PATH", "param": "VALUE", "gate_role": ""}
 class Named:
     """One field a request gave (or should have): a run input or a parameter, by name."""
 
-    kind: Literal["input", "param", "gate_role", "option"]
+    kind: Literal["input", "param", "gate_role", "option", "action"]
     name: str
     value: str | None = None  # what the CLI shows after NAME= (None: its placeholder)
+    # An "action" is a command, not a field: `name` is the CLI's command line and `value` how
+    # an API caller does the same (an endpoint, or who to ask).
 
     @property
     def field(self) -> str:
@@ -39,6 +41,8 @@ class Named:
         `--catchup-window` on the CLI (its value, if given, as a placeholder) and `cron` in
         the API.
         """
+        if self.kind == "action":  # a way to do something: the CLI's command, the API's words
+            return f"`{self.name}`" if surface == "cli" else (self.value or "")
         if self.kind == "option":
             if surface == "api":
                 return self.name

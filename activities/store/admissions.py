@@ -35,6 +35,7 @@ from schemas.event_catalogue import RUN_CANCELLED, RUN_COMPLETED, RUN_FAILED
 from schemas.events import EventDraft
 from schemas.quota import QuotaUsage
 from schemas.run import RunInput
+from schemas.spelling import Named, Spelled, literal
 
 __all__ = [
     "AdmissionStore",
@@ -266,13 +267,21 @@ def _headroom(conn: Connection, tenant_id: str, limits: Limits, now: datetime) -
     live = _live(conn, tenant_id)
     cap = limits.max_concurrent_runs
     if cap is not None and len(live) >= cap:
-        raise QuotaExceeded(
+        why = (
             f"tenant {tenant_id!r} runs {len(live)} of its {cap} concurrent runs; "
-            "one must end before another starts",
-            retry_after_s=CONCURRENCY_RETRY_S,
-            hint=f"retry when one of its runs ends (`forge tenants show {tenant_id}`, "
-            f"GET /v1/quota), or raise the quota: forge tenants update {tenant_id} "
-            "--max-runs N",
+            "one must end before another starts"
+        )
+        see = Named("action", f"forge tenants show {tenant_id}", "GET /v1/quota")
+        raise_ = Named(
+            "action",
+            f"forge tenants update {tenant_id} --max-runs N",
+            "the operator raises its max_concurrent_runs",
+        )
+        raise QuotaExceeded(why, retry_after_s=CONCURRENCY_RETRY_S, hint="").spell(
+            Spelled(literal(why)),
+            Spelled(
+                "retry when one of its runs ends ({0}), or raise the quota: {1}", (see, raise_)
+            ),
         )
     if limits.max_tokens_per_day is None:
         return None

@@ -48,6 +48,8 @@ async def test_two_submissions_racing_for_the_last_slot_one_wins_one_gets_429(ap
         problem = refused.json()
         assert problem["code"] == "QUOTA_EXCEEDED"
         assert "tenant 'acme' runs 2 of its 2 concurrent runs" in problem["detail"]
+        # The API's own words (issue 35 §3): no CLI command to run, an endpoint to read.
+        assert "GET /v1/quota" in problem["hint"] and "--" not in problem["hint"], problem
         assert int(refused.headers["Retry-After"]) > 0
         after = await listed(http, won)
         assert len(after) == len(before) + 1  # the refused request started nothing

@@ -105,3 +105,11 @@ async def test_a_schedule_refusal_names_the_api_fields_not_the_cli_flags(api):
             assert "--" not in said, said
             assert {e["field"] for e in problem["errors"]} == fields, problem
         assert (await http.get("/v1/schedules/honest")).status_code == 404  # nothing was made
+
+
+async def test_a_role_refusal_says_how_over_the_api_not_with_a_cli_command(api):
+    async with api.client(role="viewer") as http:
+        refused = await http.post("/v1/runs", json={"plan": plan(code_step("a", "pass", []))})
+    problem = refused.json()
+    assert refused.status_code == 403 and problem["code"] == "FORBIDDEN", problem
+    assert "POST /v1/keys" in problem["hint"] and "forge keys" not in problem["hint"], problem

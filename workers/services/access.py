@@ -11,6 +11,7 @@ from schemas.access import DOES, GRANTS, ApiKey, Permission, Role, least_role
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from schemas.scope import DEFAULT_PROJECT, SYSTEM_ACTOR, Actor, Scope
+from schemas.spelling import Named, Spelled, literal
 
 __all__ = ["Principal", "authorize", "local", "of_key"]
 
@@ -38,11 +39,16 @@ def authorize(principal: Principal, permission: Permission) -> None:
     """Pass, or raise FORBIDDEN naming the least role that may do it."""
     if permission not in GRANTS[principal.role]:
         needed = least_role(permission)
-        raise ForgeError(
+        why = (
             f"role {principal.role!r} may not {DOES[permission]} ({permission}); it needs role "
-            f"{needed!r} or higher",
-            code=ErrorCode.FORBIDDEN,
-            hint=f"use a key with role {needed} (`forge keys create --role {needed}`)",
+            f"{needed!r} or higher"
+        )
+        make = Named(
+            "action", f"forge keys create --role {needed}", "an admin makes one: POST /v1/keys"
+        )
+        raise ForgeError(why, code=ErrorCode.FORBIDDEN).spell(
+            Spelled(literal(why)),
+            Spelled(f"use a key with role {literal(needed)} ({{0}})", (make,)),
         )
 
 
