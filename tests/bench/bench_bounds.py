@@ -34,11 +34,9 @@ from compiler.plan.pipeline import compile_plan
 from compiler.recipes import effort_signals
 from compiler.recipes.text import stem
 from schemas.bounds import OBJECTIVE_MAX
-from tests.bench.plans import generated_plan
+from tests.bench.plans import generated_plan, made_up_words, maximum_plan
 from tests.bench.report import run_alone
-from tests.compiler.test_bounded_work import maximum_plan
 from tests.recipes.conftest import STDLIB_RECIPES
-from tests.recipes.test_bounded_work import _random_words
 
 TYPICAL = "reconcile the invoices against the rate cards and report the discrepancies"
 STEPS = 140  # the most steps with maximum texts that fit PLAN_MAX_BYTES
@@ -59,7 +57,7 @@ def _cold_ms(fn: Callable[[], Any], repeats: int) -> float:
 def _match_figure() -> dict[str, Any]:
     library = load_library(STDLIB_RECIPES)
     library.scorer()
-    longest = _random_words(OBJECTIVE_MAX, 11)
+    longest = made_up_words(OBJECTIVE_MAX, 11)
 
     def match(text: str) -> Callable[[], Any]:
         return lambda: (effort_signals(text), library.match(text))

@@ -6,35 +6,12 @@ stemmed (the shared stem cache's misses: snowball is the passes' dominant cost),
 """
 
 import json
-import random
-import string
 
 from compiler.plan.text import INTENT_WORDS, MIN_INTENT_WORDS, PLAN_INTENT_WORDS, intent_words
 from compiler.recipes.text import stem
-from schemas.bounds import OBJECTIVE_MAX, PLAN_MAX_BYTES, PROSE_MAX, STEPS_MAX
-from tests.bench.plans import generated_plan
+from schemas.bounds import PLAN_MAX_BYTES, STEPS_MAX
+from tests.bench.plans import generated_plan, maximum_plan
 from tests.compiler.conftest import compile_raw
-
-
-def _random_words(chars: int, rnd: random.Random) -> str:
-    out, size = [], 0
-    while size < chars:
-        word = "".join(rnd.choice(string.ascii_lowercase) for _ in range(rnd.randint(5, 9)))
-        out.append(word)
-        size += len(word) + 1
-    return " ".join(out)[:chars]
-
-
-def maximum_plan(steps: int, seed: int = 7) -> dict:
-    """`steps` steps, each with the longest objective and criteria allowed, all distinct words."""
-    rnd = random.Random(seed)
-    raw = generated_plan(steps)
-    raw["mission"] = _random_words(OBJECTIVE_MAX, rnd)
-    for step in raw["steps"]:
-        lead = "MUST normalize timesheet rows. "
-        step["objective"] = lead + _random_words(OBJECTIVE_MAX - len(lead), rnd)
-        step["success_criteria"] = _random_words(PROSE_MAX, rnd)
-    return raw
 
 
 def test_the_words_read_per_plan_are_bounded_at_every_size():

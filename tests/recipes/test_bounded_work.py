@@ -6,9 +6,6 @@ MATCH_WORDS words: the work is counted here as the words stemmed (the stem cache
 never timed.
 """
 
-import random
-import string
-
 import pytest
 
 from activities.recipes.disk import load_library
@@ -16,18 +13,8 @@ from compiler.recipes import effort_signals
 from compiler.recipes.index import PromptKeys
 from compiler.recipes.text import MATCH_WORDS, stem, tokens
 from schemas.bounds import OBJECTIVE_MAX
+from tests.bench.plans import made_up_words
 from tests.recipes.conftest import STDLIB_RECIPES
-
-
-def _random_words(chars: int, seed: int) -> str:
-    """Distinct made-up words (every one a stem the cache has not seen): the worst case."""
-    rnd = random.Random(seed)
-    out, size = [], 0
-    while size < chars:
-        word = "".join(rnd.choice(string.ascii_lowercase) for _ in range(rnd.randint(5, 9)))
-        out.append(word)
-        size += len(word) + 1
-    return " ".join(out)[:chars]
 
 
 @pytest.fixture(scope="module")
@@ -38,14 +25,14 @@ def library():
 
 
 def test_a_prompt_is_read_for_its_first_match_words_words():
-    text = _random_words(OBJECTIVE_MAX * 50, seed=1)  # a 1 MB objective: far past its cap
+    text = made_up_words(OBJECTIVE_MAX * 50, 1)  # a 1 MB objective: far past its cap
     keys = PromptKeys.of(text)
     assert len(keys.words) == MATCH_WORDS and len(keys.tokens) <= MATCH_WORDS
     assert len(tokens(text, 10)) <= 10
 
 
 def test_a_maximum_objective_is_matched_with_bounded_work(library):
-    objective = "reconcile the invoices against the rate cards " + _random_words(OBJECTIVE_MAX, 2)
+    objective = "reconcile the invoices against the rate cards " + made_up_words(OBJECTIVE_MAX, 2)
     assert len(objective) > OBJECTIVE_MAX - 100
     stem.cache_clear()
     result = library.match(objective[:OBJECTIVE_MAX])
@@ -54,13 +41,13 @@ def test_a_maximum_objective_is_matched_with_bounded_work(library):
     assert misses <= MATCH_WORDS, misses
     assert result.considered  # the leading words still match the billing recipe
     # What follows the first MATCH_WORDS words changes nothing, however long it is.
-    longer = library.match(objective + _random_words(1_000_000, 3))
+    longer = library.match(objective + made_up_words(1_000_000, 3))
     assert longer.model_dump() == result.model_dump()
     assert stem.cache_info().misses == misses  # and none of it was even stemmed
 
 
 def test_effort_signals_on_a_maximum_objective_stem_each_word_once():
-    objective = _random_words(OBJECTIVE_MAX, 4)
+    objective = made_up_words(OBJECTIVE_MAX, 4)
     stem.cache_clear()
     signals = effort_signals(objective)
     assert stem.cache_info().misses <= signals.words <= OBJECTIVE_MAX // 2
