@@ -15,23 +15,12 @@ import typer.main
 from click.testing import Result
 
 from schemas.error_codes import ErrorCode
+from tests.workers.test_cli_recipes import SKILL
 from tests.workflows.engine import BILLING
 from workers.cli import app
 
 PLAN = BILLING / "frozen-plan.json"
 LINE = re.compile(r"^error: (?P<code>[A-Z][A-Z0-9_]*): \S")
-SKILL = """---
-name: tidy-changelog
-description: Tidy a project's changelog into keep-a-changelog sections. Use before a release.
-license: MIT
----
-# Tidy changelog
-
-## Workflow
-
-1. Collect the entries since the last release tag.
-2. Group them into Added, Changed, Fixed and Removed.
-"""
 
 
 def _skill(tmp: Path) -> Path:
