@@ -90,9 +90,10 @@ async def test_runs_list_pages_with_a_cursor_newest_first(api):
         "plan": plan(code_step("a", "open('output/a.json','w').write('{}')", ["output/a.json"]))
     }
     async with api.client(role="operator") as http:
-        ids = [(await http.post("/v1/runs", json=body)).json()["run_id"] for _ in range(3)]
-        for run_id in ids:
-            await finished(http, run_id)
+        ids = []
+        for _ in range(3):  # one after another: runs posted at once may start in any order
+            ids.append((await http.post("/v1/runs", json=body)).json()["run_id"])
+            await finished(http, ids[-1])
         first = (await http.get("/v1/runs", params={"limit": 2})).json()
         rest = (
             await http.get("/v1/runs", params={"limit": 2, "cursor": first["next_cursor"]})

@@ -209,7 +209,7 @@ async def get_run(
         raise ForgeError(f"no run {run_id!r}", code=ErrorCode.NOT_FOUND) from None
     except run_reads.Unanswered:
         return await _from_events(ctx, who, run_id)
-    shown = view.status if view is not None else result.status if result else status.lower()
+    shown = run_reads.run_state(status, view, result)  # as `forge status` says it
     error = None
     if view is None and result is None and status != "RUNNING":
         error = await run_reads.failure(ctx.client, run_id)
