@@ -41,11 +41,16 @@ _LOCK = "devserver.lock"
 # does so only with this flag. Without it the SDK waits for each long poll to expire, and a
 # worker takes about a minute longer to stop (temporalio/sdk-python#1410, #1555).
 _CANCEL_POLLS = "frontend.enableCancelWorkerPollsOnShutdown=true"
+# A poll that reaches the server as that worker stops can miss the server's cancel (a race in
+# Server 1.32, temporalio/temporal#11841) and is then held to its expiry: a minute by default,
+# the rare worker stop that took a minute under load. Ten seconds bounds that stop; an idle
+# worker re-polls every ten seconds instead of every minute.
+_POLL_EXPIRY = 'matching.longPollExpirationInterval="10s"'
 # Tenants' fairness keys (workflows.policies.tenant_priority) count only with enableFairness;
 # it is fair per partition, so every task goes to one (reads stay at 4: old backlogs drain).
 _FAIRNESS = ("matching.enableFairness=true", "matching.numTaskqueueWritePartitions=1")
 DYNAMIC_CONFIG_ARGS = [
-    a for v in (_CANCEL_POLLS, *_FAIRNESS) for a in ("--dynamic-config-value", v)
+    a for v in (_CANCEL_POLLS, _POLL_EXPIRY, *_FAIRNESS) for a in ("--dynamic-config-value", v)
 ]
 _DB = "temporal.db"
 _LOG = "temporal.log"
