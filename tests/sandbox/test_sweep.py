@@ -6,6 +6,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,20 @@ from activities.sandbox import launcher
 from activities.sandbox import sweep as sweep_module
 from activities.sandbox.native import NATIVE_NAME
 from activities.sandbox.sweep import launcher_parent, orphaned_launchers, sweep_orphans
+
+# How long a wait for another process may take: on a loaded machine (a full suite on two
+# cores) starting or reaping a process has taken over the 5 s these tests once allowed.
+WAIT_S = 60
+
+
+def eventually(done: Callable[[], object]) -> bool:
+    """Whether `done()` came true within WAIT_S, polled every 50 ms."""
+    deadline = time.monotonic() + WAIT_S
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def dead_pid() -> int:
@@ -40,7 +55,7 @@ def test_a_launcher_whose_worker_died_is_killed_and_one_whose_worker_lives_is_no
         assert orphan.pid in orphaned_launchers()
         assert alive.pid not in orphaned_launchers()
         sweep_orphans()
-        assert orphan.wait(timeout=10) == -signal.SIGKILL
+        assert orphan.wait(timeout=WAIT_S) == -signal.SIGKILL
         assert alive.poll() is None
     finally:
         for proc in (orphan, alive):
@@ -77,17 +92,16 @@ def test_a_launcher_in_another_pid_namespace_is_left_alone():
         start_new_session=True,
     )
     try:
-        found = []
-        for _ in range(100):
-            found = [
+
+        def lookalikes() -> list[int]:
+            return [
                 p
                 for p, _, _, argv in sweep_module._processes()
                 if argv[:3] == [NATIVE_NAME, "0", marker]
             ]
-            if found:
-                break
-            time.sleep(0.05)
-        assert found, "the lookalike never started"
+
+        assert eventually(lookalikes), "the lookalike never started"
+        found = lookalikes()
         assert not set(found) & set(orphaned_launchers())
     finally:
         os.killpg(inner.pid, signal.SIGKILL)
@@ -132,22 +146,18 @@ def test_a_launcher_and_its_program_die_with_the_worker_that_started_it(native, 
     started = int(worker.stdout.readline())
     program = started
     try:
-        for _ in range(100):  # until the launcher has exec'd (or forked) sleep
-            kids = Path(f"/proc/{started}/task/{started}/children").read_text().split()
-            if reap and kids:
-                program = int(kids[0])
-                break
-            if not reap and Path(f"/proc/{started}/cmdline").read_bytes().startswith(b"/bin/sleep"):
-                break
-            time.sleep(0.05)
-        else:
-            raise AssertionError("the launcher never started its program")
+
+        def running() -> bool:  # the launcher has exec'd (or forked) sleep
+            if reap:
+                return bool(Path(f"/proc/{started}/task/{started}/children").read_text().split())
+            return Path(f"/proc/{started}/cmdline").read_bytes().startswith(b"/bin/sleep")
+
+        assert eventually(running), "the launcher never started its program"
+        if reap:
+            program = int(Path(f"/proc/{started}/task/{started}/children").read_text().split()[0])
         worker.kill()  # SIGKILL: no cleanup of any kind runs in the worker
         worker.wait()
-        for _ in range(100):
-            if not any(_alive(pid) for pid in (started, program)):
-                break
-            time.sleep(0.05)
+        eventually(lambda: not any(_alive(pid) for pid in (started, program)))
         alive = [pid for pid in (started, program) if _alive(pid)]
         assert alive == [], f"{alive} outlived the worker that started them"
     finally:

@@ -167,7 +167,7 @@ def test_a_slow_attempt_writes_its_start_alone_while_it_runs(store: EventStore, 
     log = log_for(store)
     log.buffer(draft("started"))
     log.flush_later(draft("preflight"), delay_s=0.05)
-    for _ in range(200):  # written by the writer thread, not by this one
+    for _ in range(1200):  # written by the writer thread, not by this one (a minute at most)
         if store.read_stream(STREAM):
             break
         threading.Event().wait(0.05)

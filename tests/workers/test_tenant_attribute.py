@@ -22,7 +22,7 @@ from workflows.policies import TENANT_ATTRIBUTE
 async def listed(client, tenant: str, run_id: str, *, expect: bool) -> bool:
     """Whether Temporal's visibility lists `run_id` for `tenant` (polled: it lags a little)."""
     query = f'{TENANT_ATTRIBUTE.name} = "{tenant}"'
-    for _ in range(100):
+    for _ in range(600):  # a minute: visibility lags on a loaded machine
         found = [w.id async for w in client.list_workflows(query)]
         if (run_id in found) == expect:
             return expect

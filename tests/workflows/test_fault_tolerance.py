@@ -150,7 +150,7 @@ async def _settled_size(path: Path) -> int:
 
 async def _no_launcher_of(worker: int) -> None:
     """Wait until no sandbox launcher started by `worker` is left: 5 s at most."""
-    for _ in range(50):
+    for _ in range(600):  # a minute: a loaded machine reaps slowly
         left = [p for p, _, _, argv in sweep._processes() if sweep.launcher_parent(argv) == worker]
         if not left:
             return

@@ -170,7 +170,7 @@ async def test_deadline_rejects_and_escalation_moves_the_gate(temporal_env, task
             )
         )
         gate = await pending_gate(handle)
-        for _ in range(100):
+        for _ in range(600):  # a minute, for a loaded machine
             gate = next(g for g in (await handle.query(CompiledRunWorkflow.status)).gates)
             if gate.escalated:
                 break
@@ -194,7 +194,7 @@ async def test_reminders_are_durable_timers_that_emit_events(temporal_env, task_
     async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
         handle = await eng.start(gated_plan(), profile_document=profile)
         gate = await pending_gate(handle)
-        for _ in range(100):
+        for _ in range(600):  # a minute, for a loaded machine
             events = eng.services.events.list_events(run_id=handle.id)
             if sum(e.type == "gate.reminder.v1" for e in events) >= 2:
                 break

@@ -128,7 +128,7 @@ async def test_no_planted_credential_is_written_anywhere(
 
 async def output_maskings(events, run_id: str) -> list:
     """The run's guard.output_masked.v1 events, once the worker has recorded them (each second)."""
-    for _ in range(100):
+    for _ in range(600):  # a minute, for a loaded machine
         found = [e for e in events.list_events(run_id=run_id) if e.type == GUARD_OUTPUT_MASKED]
         if "failure" in {e.payload["sink"] for e in found}:
             return found
