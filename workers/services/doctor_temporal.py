@@ -13,7 +13,9 @@ refused the credentials (auth). Each is its own ✗ line with its own fix.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import socket
 import ssl
 from typing import TYPE_CHECKING
 
@@ -116,8 +118,7 @@ async def _reachable(settings: Settings, timeout_s: float) -> tuple[DoctorCheck,
             REACHABLE, f"nothing answered at {address} within {timeout_s:g} s", _ADDRESS_FIX
         ), address
     except OSError as exc:
-        why = exc.strerror or str(exc)
-        return _check(REACHABLE, f"cannot reach {address}: {why}", _ADDRESS_FIX), address
+        return _check(REACHABLE, f"cannot reach {address}: {_why(exc)}", _ADDRESS_FIX), address
     writer.close()
     return _check(REACHABLE, f"{address} accepts connections (FORGE_TEMPORAL_ADDRESS)"), address
 
@@ -216,6 +217,15 @@ async def _namespace(client: Client, namespace: str, address: str) -> DoctorChec
             f"remove it and register it as Keyword: {tenant_attribute_fix(namespace)}",
         )
     return _check(NAMESPACE, f"namespace {namespace!r} exists and has {name} (Keyword)")
+
+
+def _why(exc: OSError) -> str:
+    # asyncio words a refusal "Connect call failed (addr)": the errno says it plainly.
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused (nothing listens there)"
+    if isinstance(exc, socket.gaierror):
+        return f"the host name does not resolve ({exc.strerror})"
+    return os.strerror(exc.errno) if exc.errno else str(exc)
 
 
 def _one_line(text: str) -> str:
