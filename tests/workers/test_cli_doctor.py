@@ -85,7 +85,12 @@ def test_a_failed_check_exits_1_with_its_fix(
     report = json.loads(forge("doctor", "--json").output)
     assert report["ok"] is False
     failed = [c["name"] for c in report["checks"] if not c["ok"]]
-    assert failed == ["temporal.reachable", "temporal.auth", "temporal.namespace", "model_providers"]
+    assert failed == [
+        "temporal.reachable",
+        "temporal.auth",
+        "temporal.namespace",
+        "model_providers",
+    ]
 
 
 def test_invalid_settings_exit_2_with_one_line(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.sandbox.step_runtime import RUNTIME_DIR
 from activities.compile.typelib import STDLIB_DIR
+from activities.sandbox.step_runtime import RUNTIME_DIR
 from workers.services.doctor import (
     model_providers_check,
     sandbox_check,

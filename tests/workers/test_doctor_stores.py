@@ -88,7 +88,9 @@ def test_an_unreachable_server_fails_naming_it(tmp_path: Path) -> None:
     url = f"postgresql+psycopg://forge_app:s3cret-pw@127.0.0.1:{port}/forge"
     check = database_check(_settings(tmp_path, database_url=url))
     assert not check.ok
-    assert check.detail.startswith(f"cannot use PostgreSQL at 127.0.0.1:{port}/forge as 'forge_app'")
+    assert check.detail.startswith(
+        f"cannot use PostgreSQL at 127.0.0.1:{port}/forge as 'forge_app'"
+    )
     assert "s3cret-pw" not in check.detail
     assert check.fix is not None and "FORGE_DATABASE_URL" in check.fix
 

@@ -20,7 +20,7 @@ def doctor_cmd(
         bool, typer.Option("--json", help="Print the checks as JSON (name, ok, detail, fix).")
     ] = False,
 ) -> None:
-    """Check Temporal, the stores, the sandbox, the step runtime and the model providers; exit 1 on any ✗.
+    """Check Temporal, the stores, the sandbox, the step runtime, the models; exit 1 on any ✗.
 
     With FORGE_TEMPORAL_ADDRESS unset, the embedded dev server is checked, and started first
     if it is not running (as every verb would).
@@ -40,10 +40,14 @@ def doctor_cmd(
     else:
         for check in report.checks:
             if check.ok:
-                out.print(f"[green]✓[/] [bold]{check.name}[/]: {masked(check.detail)}", soft_wrap=True)
+                out.print(
+                    f"[green]✓[/] [bold]{check.name}[/]: {masked(check.detail)}", soft_wrap=True
+                )
             else:
                 fix = f" [dim]—[/] [yellow]{masked(check.fix)}[/]" if check.fix else ""
-                out.print(f"[red]✗[/] [bold]{check.name}[/]: {masked(check.detail)}{fix}", soft_wrap=True)
+                out.print(
+                    f"[red]✗[/] [bold]{check.name}[/]: {masked(check.detail)}{fix}", soft_wrap=True
+                )
         failed = sum(not check.ok for check in report.checks)
         out.print(
             "[green]all checks passed[/]"

@@ -68,7 +68,7 @@ def step_runtime_check(root: Path = RUNTIME_DIR) -> DoctorCheck:
 def sandbox_check(
     settings: Settings, *, runtime_root: Path = RUNTIME_DIR, runtime: DoctorCheck | None = None
 ) -> DoctorCheck:
-    """bubblewrap really starts a sandbox: the step runtime's python prints a line inside one.
+    """A real sandbox starts: the step runtime's python prints a line inside bubblewrap.
 
     Run as a step runs (run_sandboxed, the `default` profile's limits, a workspace under
     FORGE_WORKSPACE_ROOT), with bubblewrap whatever the profile says: a profile may allow

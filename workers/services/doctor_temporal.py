@@ -71,7 +71,9 @@ def _not_checked(name: str, why: str) -> DoctorCheck:
     return _check(name, f"not checked: {why}", "fix the Temporal check above first")
 
 
-async def temporal_checks(settings: Settings, *, timeout_s: float = _TIMEOUT_S) -> list[DoctorCheck]:
+async def temporal_checks(
+    settings: Settings, *, timeout_s: float = _TIMEOUT_S
+) -> list[DoctorCheck]:
     """The three Temporal checks, in order; a failed one leaves those after it not checked."""
     reachable, address = await _reachable(settings, timeout_s)
     if not reachable.ok:
