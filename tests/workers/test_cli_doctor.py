@@ -11,6 +11,7 @@ import pytest
 from click.testing import Result
 from typer.testing import CliRunner
 
+from schemas.doctor import DoctorReport
 from workers.cli import app
 
 Invoke = Callable[..., Result]
@@ -58,6 +59,7 @@ def test_the_embedded_defaults_pass_every_check(forge: Invoke, tmp_path: Path) -
     assert "the embedded dev server at 127.0.0.1:" in lines[0]
     as_json = forge("doctor", "--json")
     assert as_json.exit_code == 0, as_json.output
+    assert DoctorReport.model_validate_json(as_json.output).ok  # the exported schema's shape
     report = json.loads(as_json.output)
     assert report["ok"] is True
     assert [c["name"] for c in report["checks"]] == _NAMES

@@ -51,7 +51,7 @@ async def run_checks(settings: Settings, *, runtime_root: Path = RUNTIME_DIR) ->
     runtime = step_runtime_check(runtime_root)
     checks += [runtime, sandbox_check(settings, runtime_root=runtime_root, runtime=runtime)]
     checks.append(model_providers_check(settings))
-    return DoctorReport(checks=checks)
+    return DoctorReport.of(checks)
 
 
 def step_runtime_check(root: Path = RUNTIME_DIR) -> DoctorCheck:
