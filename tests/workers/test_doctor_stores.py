@@ -70,6 +70,17 @@ def test_an_app_role_that_bypasses_row_security_fails(
     assert check.fix is not None and "NOSUPERUSER NOBYPASSRLS" in check.fix
 
 
+def test_a_table_with_row_security_switched_off_fails(
+    rls: RlsDatabase, postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    with postgres_server.connect(rls.database) as conn:
+        conn.execute("ALTER TABLE events NO FORCE ROW LEVEL SECURITY")
+    check = database_check(_settings(tmp_path, database_url=rls.app_url))
+    assert not check.ok
+    assert check.detail.endswith("with the tenant policy, on events")
+    assert check.fix is not None and "forge db upgrade" in check.fix
+
+
 def test_a_database_without_forge_tables_fails(
     postgres_server: PostgresServer, tmp_path: Path
 ) -> None:

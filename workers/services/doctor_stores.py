@@ -29,6 +29,15 @@ ARTIFACTS = "artifacts"
 _CONNECT_TIMEOUT_S = 10
 _PROBE_BODY = b"forge doctor probe: safe to delete\n"
 _SCHEMA = "SELECT to_regclass('alembic_version') IS NOT NULL"
+# Every table but Alembic's must have row-level security enabled, forced (so it holds the
+# owner too), and the tenant policy (activities/store/migrations/rls.py).
+_UNGUARDED = (
+    "SELECT c.relname FROM pg_class c WHERE c.relnamespace = current_schema()::regnamespace "
+    "AND c.relkind IN ('r', 'p') AND c.relname <> 'alembic_version' AND NOT ("
+    "c.relrowsecurity AND c.relforcerowsecurity AND EXISTS (SELECT 1 FROM pg_policies p "
+    "WHERE p.schemaname = current_schema() AND p.tablename = c.relname "
+    "AND p.policyname = 'forge_tenant_isolation')) ORDER BY c.relname"
+)
 
 
 def _check(name: str, detail: str, fix: str | None = None) -> DoctorCheck:
@@ -68,6 +77,7 @@ def _postgres_check(url: URL) -> DoctorCheck:
                     "run `forge db upgrade` (as the owner: FORGE_DATABASE_OWNER_URL) once",
                 )
             check_app_role(conn, role)
+            unguarded = list(conn.execute(text(_UNGUARDED)).scalars())
     except AppRoleUnsafe as exc:
         return _check(DATABASE, f"PostgreSQL at {where}: {exc.message}", exc.hint)
     except DBAPIError as exc:
@@ -80,10 +90,18 @@ def _postgres_check(url: URL) -> DoctorCheck:
         )
     finally:
         engine.dispose()
+    if unguarded:
+        return _check(
+            DATABASE,
+            f"PostgreSQL at {where}: row-level security is not enabled and forced, with the "
+            f"tenant policy, on {', '.join(unguarded)}",
+            "run `forge db upgrade` as the owner (FORGE_DATABASE_OWNER_URL); a table switched "
+            "off by hand needs ALTER TABLE ... ENABLE and FORCE ROW LEVEL SECURITY again",
+        )
     return _check(
         DATABASE,
         f"PostgreSQL at {where} as {role!r}: not a superuser, no BYPASSRLS, owns no table, so "
-        "row-level security holds it",
+        "row-level security, on every table, holds it",
     )
 
 
