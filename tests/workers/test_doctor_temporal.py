@@ -151,3 +151,24 @@ async def test_a_frontend_that_refuses_the_credentials_fails_as_auth(tmp_path):
     assert check.detail.startswith(f"127.0.0.1:{port} refused Forge's credentials: ")
     assert "invalid API key" in check.detail
     assert "API key" in (check.fix or "")
+
+
+async def test_a_refused_tls_handshake_is_told_apart_from_an_unreachable_server(tmp_path):
+    """The words the SDK's core uses for a failed handshake (a CA the client does not trust)
+    are what the check recognises: the error comes from a real TLS client, not a made-up one.
+    (Forge's TLS settings drive connect_reader; here the SDK's own `tls=True` stands in.)"""
+    from temporalio.client import Client
+
+    from workers.services.doctor_temporal import _connect_failure
+
+    async with _tls_only_server(tmp_path) as address:
+        try:
+            await asyncio.wait_for(Client.connect(address, tls=True), 30)
+        except RuntimeError as exc:
+            refused: RuntimeError = exc
+        else:
+            raise AssertionError("a certificate from an untrusted CA was accepted")
+        check = await _connect_failure(refused, address, "default", 30)
+    assert not check.ok
+    assert check.detail.startswith(f"the TLS handshake with {address} failed: ")
+    assert "TLS settings" in (check.fix or "")
