@@ -25,6 +25,7 @@ from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
 from temporalio.service import RPCError, RPCStatusCode
 
 from schemas.doctor import DoctorCheck
+from schemas.errors import ForgeError
 from workers.process.devserver import DevServerError, ensure_address
 from workers.services.run_reads import connect_reader, tenant_attribute_fix
 from workflows.policies import TENANT_ATTRIBUTE
@@ -84,6 +85,12 @@ async def temporal_checks(
         ]
     try:
         client = await asyncio.wait_for(connect_reader(settings), timeout_s)
+    except ForgeError as exc:  # the connection's own settings refused (a TLS file unreadable)
+        return [
+            reachable,
+            _check(AUTH, exc.message, exc.hint),
+            _not_checked(NAMESPACE, "no connection to Temporal"),
+        ]
     except (RuntimeError, RPCError, TimeoutError) as exc:
         return [
             reachable,
