@@ -15,7 +15,7 @@ from activities.store.engine import backend_of, normalize_url
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 
-__all__ = ["AppRoleUnsafe", "app_role_of", "grant_app_role"]
+__all__ = ["AppRoleUnsafe", "app_role_of", "check_app_role", "grant_app_role"]
 
 _VERSION_TABLE = "alembic_version"
 _ROLE = text("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = :role")
@@ -78,7 +78,7 @@ def grant_app_role(owner: Engine, role: str) -> list[str]:
             relation in the schema; nothing was granted.
     """
     with owner.begin() as conn:
-        _check(conn, role)
+        check_app_role(conn, role)
         quoted = conn.dialect.identifier_preparer.quote(role)
         tables = [t for t in conn.execute(_TABLES).scalars()]
         conn.execute(text(f"GRANT USAGE ON SCHEMA {_schema(conn)} TO {quoted}"))
@@ -96,7 +96,13 @@ def _schema(conn: Connection) -> str:
     return str(conn.dialect.identifier_preparer.quote(name))
 
 
-def _check(conn: Connection, role: str) -> None:
+def check_app_role(conn: Connection, role: str) -> None:
+    """Refuse `role` unless row-level security holds it: it exists, cannot bypass, owns nothing.
+
+    Raises:
+        AppRoleUnsafe: the role does not exist, is a superuser or BYPASSRLS role, or owns a
+            relation in the connection's schema (each with what to run).
+    """
     found = conn.execute(_ROLE, {"role": role}).first()
     if found is None:
         raise AppRoleUnsafe(

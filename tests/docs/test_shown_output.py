@@ -46,6 +46,8 @@ NOT_RUN = {
     "forge events list --type": "events of the reader's own runs",
     "forge events verify --tenant": "the event log of the reader's own runs",
     "forge sandbox exec": "timings and limits of the reader's machine",
+    "forge doctor": "the dev server's port and the reader's paths: test_cli_doctor.py runs it",
+    "FORGE_TEMPORAL_ADDRESS=127.0.0.1:7233 forge doctor": "as forge doctor (test_cli_doctor.py)",
     "python -m tests.support.messages_server": "starts a server",
     "export ": "sets the reader's shell environment",
 }

@@ -17,6 +17,7 @@ from workers.cli.common import (
 )
 from workers.cli.compile import compile_cmd, explain_cmd
 from workers.cli.dev import dev_app
+from workers.cli.doctor import doctor_cmd
 from workers.cli.errors import errors_cmd
 from workers.cli.events import db_app, events_app
 from workers.cli.gates import approve_cmd, gates_cmd, reject_cmd
@@ -57,6 +58,7 @@ app.command("approve")(approve_cmd)
 app.command("reject")(reject_cmd)
 app.command("errors")(errors_cmd)
 app.command("api")(api_cmd)
+app.command("doctor")(doctor_cmd)
 app.add_typer(budget_app, name="budget")
 app.add_typer(capsule_app, name="capsule")
 app.add_typer(dev_app, name="dev")

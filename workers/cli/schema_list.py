@@ -15,6 +15,7 @@ from schemas.compiled import (
 )
 from schemas.context import CompiledContext, ContextPack
 from schemas.diagnostics import Diagnostic
+from schemas.doctor import DoctorReport
 from schemas.evaluator import EvaluationProof, EvaluationSpec, EvidenceBundle
 from schemas.event_catalogue import CATALOGUE
 from schemas.events import Event, EventDraft
@@ -99,6 +100,7 @@ EXPORTED: tuple[type[FrozenModel], ...] = (
     PlanInput,
     PlanResult,
     SkillCandidate,
+    DoctorReport,  # `forge doctor --json`
 )
 # Every event type's payload model (schemas/event_catalogue.py), after the models above.
 EXPORTED += tuple(dict.fromkeys(t.payload for t in CATALOGUE.values() if t.payload not in EXPORTED))

@@ -35,6 +35,7 @@ __all__ = [
     "failure_text",
     "list_query",
     "run_state",
+    "tenant_attribute_fix",
     "Unanswered",
 ]
 
@@ -56,6 +57,17 @@ async def connect_reader(settings: Settings) -> Client:
     address = await ensure_address(settings)
     return await Client.connect(
         address, namespace=settings.namespace, data_converter=pydantic_data_converter
+    )
+
+
+def tenant_attribute_fix(namespace: str) -> str:
+    """What to do when `namespace` lacks the ForgeTenant search attribute every run carries."""
+    from workflows.policies import TENANT_ATTRIBUTE  # its key only: no workflow code loads
+
+    return (
+        f"register it once: temporal operator search-attribute create --namespace {namespace} "
+        f"--name {TENANT_ATTRIBUTE.name} --type Keyword (the embedded dev server registers it "
+        "as it starts: `forge dev down`, then run again)"
     )
 
 

@@ -31,6 +31,7 @@ from schemas.scope import DEFAULT_TENANT, Scope, tenant_tag
 from schemas.spelling import Named, Spelled
 from workers.plugin import ForgePlugin
 from workers.process.devserver import ensure_address
+from workers.services.run_reads import tenant_attribute_fix
 from workers.settings import Settings
 from workflows.policies import TENANT_ATTRIBUTE, tenant_attributes, tenant_priority
 from workflows.run import CompiledRunWorkflow
@@ -338,9 +339,7 @@ def tenant_attribute_registered(namespace: str) -> Iterator[None]:
             f"Temporal namespace {namespace!r} has no search attribute "
             f"{TENANT_ATTRIBUTE.name} (Keyword), which every Forge workflow carries",
             code=ErrorCode.SETTINGS_INVALID,
-            hint=f"register it once: temporal operator search-attribute create --namespace "
-            f"{namespace} --name {TENANT_ATTRIBUTE.name} --type Keyword (the embedded dev "
-            "server registers it as it starts: `forge dev down`, then run again)",
+            hint=tenant_attribute_fix(namespace),
         ) from None
 
 
