@@ -1,0 +1,72 @@
+"""Worker versioning: which Temporal worker deployment version this process's workers are.
+
+With FORGE_DEPLOYMENT_NAME set, every Worker of the process registers as version
+`<deployment>.<build id>`; Forge's workflows are pinned (workflows declare
+VersioningBehavior.PINNED), so a run stays on the version it started on while runs started
+after another version became current go to that one (docs/deployment.md, rolling upgrades).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.metadata
+from pathlib import Path
+
+from temporalio.common import WorkerDeploymentVersion
+from temporalio.worker import WorkerDeploymentConfig
+
+from workers.settings import Settings
+
+__all__ = ["CODE_PACKAGES", "build_id_of", "default_build_id", "deployment_config", "version_of"]
+
+# The packages a worker runs: a change to any of them is a new build.
+CODE_PACKAGES = ("activities", "compiler", "schemas", "workers", "workflows")
+_HASH_CHARS = 12
+
+
+@functools.cache
+def default_build_id() -> str:
+    """`<forge version>-<12 hex digits>`: the installed version and a hash of the code.
+
+    The package version alone does not change between commits of a checkout; the hash of every
+    module of CODE_PACKAGES (path and content) does, and is the same on every host running the
+    same code, so workers of one release agree on their build without configuration.
+    """
+    try:
+        version = importlib.metadata.version("forge")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout that is not installed
+        version = "0"
+    root = Path(__file__).resolve().parents[2]
+    digest = hashlib.sha256()
+    for package in CODE_PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(b"\0")
+            digest.update(path.read_bytes())
+            digest.update(b"\0")
+    return f"{version}-{digest.hexdigest()[:_HASH_CHARS]}"
+
+
+def build_id_of(settings: Settings) -> str:
+    """The build id these settings name (FORGE_BUILD_ID), else this installation's."""
+    return settings.build_id or default_build_id()
+
+
+def version_of(settings: Settings) -> WorkerDeploymentVersion | None:
+    """The deployment version these settings' workers register as; None when unversioned."""
+    if settings.deployment_name is None:
+        return None
+    return WorkerDeploymentVersion(settings.deployment_name, build_id_of(settings))
+
+
+def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
+    """The Worker option for these settings, or None: no deployment name, no versioning.
+
+    No default behaviour is given, so the SDK refuses to start a worker with a workflow that
+    does not declare its own (every Forge workflow is PINNED): a new workflow must choose.
+    """
+    version = version_of(settings)
+    if version is None:
+        return None
+    return WorkerDeploymentConfig(version=version, use_worker_versioning=True)
