@@ -30,7 +30,9 @@ from workers.services.deployments import DeploymentRefused, describe
 from workers.settings import Settings
 from workflows.run import CompiledRunWorkflow
 
-FORGE = Path(sys.executable).parent / "forge"
+# This checkout's `forge` (the venv's console script may belong to another checkout).
+ROOT = Path(__file__).resolve().parents[2]
+FORGE = (sys.executable, "-m", "workers.cli")
 _STOP_S = 60
 
 
@@ -49,7 +51,7 @@ class Forge:
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(FORGE), *args], env=self.env, capture_output=True, text=True, timeout=120
+            [*FORGE, *args], env=self.env, cwd=ROOT, capture_output=True, text=True, timeout=120
         )
 
     @contextmanager
@@ -57,8 +59,9 @@ class Forge:
         """`forge worker` of this build, stopped by Ctrl-C (SIGINT) on exit, killed if stuck."""
         log = (self.logs / f"worker-{build_id}.log").open("wb")
         proc = subprocess.Popen(
-            [str(FORGE), "worker"],
+            [*FORGE, "worker"],
             env={**self.env, "FORGE_BUILD_ID": build_id},
+            cwd=ROOT,
             start_new_session=True,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -148,7 +151,7 @@ async def test_a_run_finishes_on_its_build_while_new_runs_start_on_the_promoted_
                     await two.execute_update(CompiledRunWorkflow.decide_gate, decision(gate_two))
                     results = [await one.result(), await two.result()]
                 shown = forge.run("deploy", "status", "--json")
-            assert worker_a.poll() is None and worker_b.poll() is None  # neither died meanwhile
+                assert worker_a.poll() is None and worker_b.poll() is None  # neither died
     finally:
         services.close()
     assert [r.status for r in results] == ["completed", "completed"]
