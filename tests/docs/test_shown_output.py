@@ -46,6 +46,8 @@ NOT_RUN = {
     "forge events list --type": "events of the reader's own runs",
     "forge events verify --tenant": "the event log of the reader's own runs",
     "forge sandbox exec": "timings and limits of the reader's machine",
+    "forge deploy": "builds polling a live server: tests/workers/test_rolling_upgrade.py runs it",
+    "FORGE_BUILD_ID=": "starts a worker: tests/workers/test_rolling_upgrade.py starts two builds",
     "python -m tests.support.messages_server": "starts a server",
     "export ": "sets the reader's shell environment",
 }

@@ -95,7 +95,8 @@ async def _polled(eng: Engine, deployment: str, build_id: str, forge: Forge) -> 
                     return
                 await asyncio.sleep(0.2)
     except TimeoutError:
-        raise AssertionError(f"build {build_id} never polled; its log:\n{forge.log_of(build_id)}")
+        log = forge.log_of(build_id)
+        raise AssertionError(f"build {build_id} never polled; its log:\n{log}") from None
 
 
 def _promote(forge: Forge, build_id: str) -> str:

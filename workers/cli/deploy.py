@@ -69,7 +69,7 @@ def promote(
     was = f" (was {escape(previous)})" if previous and previous != build_id else ""
     out.print(
         f"[green]✓[/] build [bold]{escape(build_id)}[/] is current in deployment "
-        f"{escape(deployment)}{was}: new runs start on it; running ones stay on their build"
+        f"{escape(deployment)}{was}: new runs start on it"
     )
 
 
@@ -79,7 +79,7 @@ def status(
         bool, typer.Option("--json", help="Print the deployment as one JSON object.")
     ] = False,
 ) -> None:
-    """The deployment's builds: which is current, which still drain, which this process is."""
+    """The deployment's builds: which is current, which still drain, which is this one (local)."""
     from workers.process.versioning import build_id_of
     from workers.services.deployments import DeploymentRefused, describe
 
@@ -98,11 +98,11 @@ def status(
         out.print_json(json.dumps({**view.model_dump(mode="json"), "this_build_id": local}))
         return
     table = Table(title=f"worker deployment {escape(view.name)}", title_justify="left")
-    for column in ("build", "status", "drainage", ""):
+    for column in ("build", "status", "local"):
         table.add_column(column)
     for version in view.versions:
-        mark = "this process's build" if version.build_id == local else ""
-        table.add_row(escape(version.build_id), version.status, version.drainage, mark)
+        mark = "✓" if version.build_id == local else ""
+        table.add_row(escape(version.build_id), version.status, mark)
     out.print(table)
     if view.current_build_id is None:
         out.print(

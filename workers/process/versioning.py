@@ -18,7 +18,14 @@ from temporalio.worker import WorkerDeploymentConfig
 
 from workers.settings import Settings
 
-__all__ = ["CODE_PACKAGES", "build_id_of", "default_build_id", "deployment_config", "version_of"]
+__all__ = [
+    "CODE_PACKAGES",
+    "build_id_of",
+    "code_hash",
+    "default_build_id",
+    "deployment_config",
+    "version_of",
+]
 
 # The packages a worker runs: a change to any of them is a new build.
 CODE_PACKAGES = ("activities", "compiler", "schemas", "workers", "workflows")
@@ -27,7 +34,7 @@ _HASH_CHARS = 12
 
 @functools.cache
 def default_build_id() -> str:
-    """`<forge version>-<12 hex digits>`: the installed version and a hash of the code.
+    """`<forge version>-<12 hex digits>`: the installed version and a hash of this code.
 
     The package version alone does not change between commits of a checkout; the hash of every
     module of CODE_PACKAGES (path and content) does, and is the same on every host running the
@@ -37,7 +44,11 @@ def default_build_id() -> str:
         version = importlib.metadata.version("forge")
     except importlib.metadata.PackageNotFoundError:  # run from a checkout that is not installed
         version = "0"
-    root = Path(__file__).resolve().parents[2]
+    return f"{version}-{code_hash(Path(__file__).resolve().parents[2])}"
+
+
+def code_hash(root: Path) -> str:
+    """12 hex digits of sha256 over every module of CODE_PACKAGES under `root`, in path order."""
     digest = hashlib.sha256()
     for package in CODE_PACKAGES:
         for path in sorted((root / package).rglob("*.py")):
@@ -45,7 +56,7 @@ def default_build_id() -> str:
             digest.update(b"\0")
             digest.update(path.read_bytes())
             digest.update(b"\0")
-    return f"{version}-{digest.hexdigest()[:_HASH_CHARS]}"
+    return digest.hexdigest()[:_HASH_CHARS]
 
 
 def build_id_of(settings: Settings) -> str:

@@ -79,7 +79,9 @@ async def describe(client: Client, deployment: str) -> DeploymentView:
         namespace=client.namespace, deployment_name=deployment
     )
     try:
-        info = (await client.workflow_service.describe_worker_deployment(request)).worker_deployment_info
+        info = (
+            await client.workflow_service.describe_worker_deployment(request)
+        ).worker_deployment_info
     except RPCError as exc:
         raise DeploymentRefused(
             f"cannot read worker deployment {deployment!r} in namespace {client.namespace!r}: "
