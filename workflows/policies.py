@@ -9,7 +9,6 @@ from temporalio.common import (
     SearchAttributeKey,
     SearchAttributePair,
     TypedSearchAttributes,
-    VersioningBehavior,
 )
 
 from schemas.error_codes import ErrorCode as C
@@ -22,14 +21,6 @@ TENANT_ATTRIBUTE = SearchAttributeKey.for_keyword("ForgeTenant")
 def tenant_attributes(tenant: str) -> TypedSearchAttributes:
     """The search attributes of a workflow acting for `tenant`."""
     return TypedSearchAttributes([SearchAttributePair(TENANT_ATTRIBUTE, tenant)])
-
-
-# Under worker versioning (FORGE_DEPLOYMENT_NAME), every Forge workflow stays on the worker
-# deployment version it started on, its continue-as-new runs and same-queue children with it:
-# a new release never replays an old run's history, and a version drains once its runs end.
-# It changes what the workflow task reports, not the commands it issues; unversioned workers
-# ignore it.
-VERSIONING = VersioningBehavior.PINNED
 
 
 # Temporal refuses a fairness key over 64 bytes; a scope id may be 128 characters.

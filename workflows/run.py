@@ -30,7 +30,6 @@ with workflow.unsafe.imports_passed_through():
     from schemas.run_source import ResumeSource
     from schemas.step_events import StepSkipped
     from workflows import operations as ops
-    from workflows import policies
     from workflows.causes import cancelled
     from workflows.frontend import FrontEnd
     from workflows.gating import Gating
@@ -40,7 +39,7 @@ with workflow.unsafe.imports_passed_through():
 __all__ = ["CompiledRunWorkflow"]
 
 
-@workflow.defn(name=names.WORKFLOW, versioning_behavior=policies.VERSIONING)
+@workflow.defn(name=names.WORKFLOW)
 class CompiledRunWorkflow(FrontEnd, Gating, Stepping):
     """One compiled run: passes B..E as activities, then every step through the harness."""
 

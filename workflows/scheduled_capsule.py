@@ -33,7 +33,7 @@ with workflow.unsafe.imports_passed_through():
 SCHEDULED_AT = SearchAttributeKey.for_datetime("TemporalScheduledStartTime")
 
 
-@workflow.defn(name=SCHEDULED_WORKFLOW, versioning_behavior=policies.VERSIONING)
+@workflow.defn(name=SCHEDULED_WORKFLOW)
 class ScheduledCapsuleWorkflow:
     """One scheduled time: claimed once, its inputs resolved, then the capsule run."""
 

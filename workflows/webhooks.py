@@ -31,7 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.causes import app_error, attempts, cause_message, cause_type
 
 
-@workflow.defn(name=WEBHOOK_WORKFLOW, versioning_behavior=policies.VERSIONING)
+@workflow.defn(name=WEBHOOK_WORKFLOW)
 class WebhookDeliveryWorkflow:
     """Deliver one event to one webhook; record the outcome either way."""
 

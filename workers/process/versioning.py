@@ -1,9 +1,9 @@
 """Worker versioning: which Temporal worker deployment version this process's workers are.
 
 With FORGE_DEPLOYMENT_NAME set, every Worker of the process registers as version
-`<deployment>.<build id>`; Forge's workflows are pinned (workflows declare
-VersioningBehavior.PINNED), so a run stays on the version it started on while runs started
-after another version became current go to that one (docs/deployment.md, rolling upgrades).
+`<deployment>.<build id>` and every Forge workflow it runs is pinned (BEHAVIOUR), so a run stays
+on the version it started on while runs started after another version became current go to
+that one (docs/deployment.md, rolling upgrades).
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import hashlib
 import importlib.metadata
 from pathlib import Path
 
-from temporalio.common import WorkerDeploymentVersion
+from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
 from temporalio.worker import WorkerDeploymentConfig
 
 from workers.settings import Settings
 
 __all__ = [
+    "BEHAVIOUR",
     "CODE_PACKAGES",
     "build_id_of",
     "code_hash",
@@ -27,6 +28,15 @@ __all__ = [
     "version_of",
 ]
 
+# Every Forge workflow (a run, a schedule's action, a webhook delivery) stays on the version it
+# started on, its continue-as-new runs and same-queue children with it: a new release never
+# replays an old run's history, and a version drains once its runs end. It is the versioned
+# Worker's default, not each workflow's `@workflow.defn(versioning_behavior=...)`: a workflow
+# task reporting a behaviour is refused from an unversioned worker ("versioning behavior
+# cannot be specified without deployment options being set with versioned mode"), and
+# FORGE_DEPLOYMENT_NAME unset keeps workers unversioned. It changes no command, so recorded
+# histories replay unchanged.
+BEHAVIOUR = VersioningBehavior.PINNED
 # The packages a worker runs: a change to any of them is a new build.
 CODE_PACKAGES = ("activities", "compiler", "schemas", "workers", "workflows")
 _HASH_CHARS = 12
@@ -72,12 +82,10 @@ def version_of(settings: Settings) -> WorkerDeploymentVersion | None:
 
 
 def deployment_config(settings: Settings) -> WorkerDeploymentConfig | None:
-    """The Worker option for these settings, or None: no deployment name, no versioning.
-
-    No default behaviour is given, so the SDK refuses to start a worker with a workflow that
-    does not declare its own (every Forge workflow is PINNED): a new workflow must choose.
-    """
+    """The Worker option for these settings, or None: no deployment name, no versioning."""
     version = version_of(settings)
     if version is None:
         return None
-    return WorkerDeploymentConfig(version=version, use_worker_versioning=True)
+    return WorkerDeploymentConfig(
+        version=version, use_worker_versioning=True, default_versioning_behavior=BEHAVIOUR
+    )
