@@ -48,6 +48,7 @@ NOT_RUN = {
     "forge sandbox exec": "timings and limits of the reader's machine",
     "forge deploy": "builds polling a live server: tests/workers/test_rolling_upgrade.py runs it",
     "FORGE_BUILD_ID=": "starts a worker: tests/workers/test_rolling_upgrade.py starts two builds",
+    "temporal workflow describe": "a run id from the reader's own run, on a live server",
     "python -m tests.support.messages_server": "starts a server",
     "export ": "sets the reader's shell environment",
 }
