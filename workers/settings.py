@@ -116,7 +116,7 @@ class Settings(BaseModel):
     webhook_max_attempts: int = Field(default=8, ge=1, le=100)
     # Worker versioning (docs/deployment.md, rolling upgrades): set, the workers register as
     # version build_id of this Temporal worker deployment and each run stays on the version it
-    # started on. build_id unset: derived from this installation's code (workers/versioning.py).
+    # started on. build_id unset: derived from the installed code (workers/process/versioning.py).
     deployment_name: str | None = None
     build_id: str | None = None
 
