@@ -20,13 +20,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from uuid import uuid4
 
+from temporalio.api.deployment.v1 import WorkerDeploymentVersion
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.workflowservice.v1 import DescribeWorkerDeploymentVersionRequest
 from temporalio.client import WorkflowHandle
+from temporalio.service import RPCError
 
 from tests.workflows.engine import Engine, forge_client
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
 from tests.workflows.test_gates_durability import idle, phase
 from workers.process.worker import Services
-from workers.services.deployments import DeploymentRefused, describe
 from workers.settings import Settings
 from workflows.run import CompiledRunWorkflow
 
@@ -83,15 +86,32 @@ class Forge:
 
 
 async def _polled(eng: Engine, deployment: str, build_id: str, forge: Forge) -> None:
-    """Until the deployment lists the build: its worker has polled, so it can be promoted."""
+    """Until the build's worker polls the queue for workflow and activity tasks: Temporal
+    promotes a build only once it polls every task queue the current build polls."""
+    request = DescribeWorkerDeploymentVersionRequest(
+        namespace=eng.client.namespace,
+        deployment_version=WorkerDeploymentVersion(deployment_name=deployment, build_id=build_id),
+    )
+    queue = eng.settings.task_queue
+    wanted = {
+        (queue, TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW),
+        (queue, TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY),
+    }
     try:
         async with asyncio.timeout(_STOP_S * 2):
             while True:
                 try:
-                    view = await describe(eng.client, deployment)
-                except DeploymentRefused:
-                    view = None
-                if view and any(v.build_id == build_id for v in view.versions):
+                    info = await eng.client.workflow_service.describe_worker_deployment_version(
+                        request
+                    )
+                except RPCError:  # not yet known: no worker of the build has polled
+                    info = None
+                polled = (
+                    {(q.name, q.type) for q in info.worker_deployment_version_info.task_queue_infos}
+                    if info
+                    else set()
+                )
+                if wanted <= polled:
                     return
                 await asyncio.sleep(0.2)
     except TimeoutError:
