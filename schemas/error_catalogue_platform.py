@@ -174,6 +174,14 @@ PLATFORM_CODES: dict[C, I] = {
         "The embedded Temporal dev server could not be found, started, reached or stopped.",
         "Set FORGE_TEMPORAL_ADDRESS to a running server, or check the message's detail.",
     ),
+    C.DEPLOYMENT_REFUSED: I(
+        False,
+        "config",
+        "Temporal refused a worker deployment change or read: no deployment name is set, the "
+        "deployment or build is unknown (no worker of it has polled yet), or the server said no.",
+        "Set FORGE_DEPLOYMENT_NAME as the workers have it, start a worker of the build "
+        "(FORGE_BUILD_ID) first, and check `forge deploy status` for the builds that polled.",
+    ),
     C.USAGE_INVALID: I(
         False,
         "config",

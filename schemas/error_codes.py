@@ -160,6 +160,7 @@ class ErrorCode(StrEnum):
     # config: the worker's and the CLI's own setup
     SETTINGS_INVALID = "SETTINGS_INVALID"
     DEV_SERVER = "DEV_SERVER"
+    DEPLOYMENT_REFUSED = "DEPLOYMENT_REFUSED"
     USAGE_INVALID = "USAGE_INVALID"
     FILE_UNUSABLE = "FILE_UNUSABLE"
 

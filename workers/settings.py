@@ -19,7 +19,9 @@ from workers.settings_env import (
     SettingsError,
     absolute,
     check_artifacts_url,
+    check_build_id,
     check_database_url,
+    check_deployment_name,
     check_endpoint,
     check_owner_url,
 )
@@ -49,6 +51,8 @@ ENV_VARS: Mapping[str, str] = {
     "webhook_signing_key": "FORGE_WEBHOOK_SIGNING_KEY",
     "webhook_allow_ips": "FORGE_WEBHOOK_ALLOW_IPS",
     "webhook_max_attempts": "FORGE_WEBHOOK_MAX_ATTEMPTS",
+    "deployment_name": "FORGE_DEPLOYMENT_NAME",
+    "build_id": "FORGE_BUILD_ID",
 }
 
 
@@ -110,6 +114,11 @@ class Settings(BaseModel):
     webhook_signing_key: SecretStr | None = None
     webhook_allow_ips: tuple[IpAddress, ...] = ()
     webhook_max_attempts: int = Field(default=8, ge=1, le=100)
+    # Worker versioning (docs/deployment.md, rolling upgrades): set, the workers register as
+    # version build_id of this Temporal worker deployment and each run stays on the version it
+    # started on. build_id unset: derived from the installed code (workers/process/versioning.py).
+    deployment_name: str | None = None
+    build_id: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -171,6 +180,16 @@ class Settings(BaseModel):
     @classmethod
     def _artifacts_url_valid(cls, value: str) -> str:
         return check_artifacts_url(value)
+
+    @field_validator("deployment_name")
+    @classmethod
+    def _deployment_name_valid(cls, value: str | None) -> str | None:
+        return None if value is None else check_deployment_name(value)
+
+    @field_validator("build_id")
+    @classmethod
+    def _build_id_valid(cls, value: str | None) -> str | None:
+        return None if value is None else check_build_id(value)
 
     @field_validator("s3_endpoint")
     @classmethod

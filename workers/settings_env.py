@@ -26,7 +26,9 @@ __all__ = [
     "SettingsError",
     "absolute",
     "check_artifacts_url",
+    "check_build_id",
     "check_database_url",
+    "check_deployment_name",
     "check_endpoint",
     "check_owner_url",
 ]
@@ -41,6 +43,9 @@ _DATABASE_EXPECTED = (
     "sqlite:///PATH (e.g. sqlite:////var/lib/forge/forge.db) or "
     "postgresql+psycopg://USER:PASSWORD@HOST:PORT/DATABASE"
 )
+# Temporal names a version "<deployment>.<build id>": a deployment name has no '.'.
+_DEPLOYMENT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+_BUILD_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,99}")
 _ARTIFACTS_EXPECTED = "a directory path, file:///ABSOLUTE/PATH or s3://BUCKET/PREFIX"
 
 
@@ -212,6 +217,24 @@ def check_artifacts_url(raw: str) -> str:
     raise ValueError(_ARTIFACTS_EXPECTED)
 
 
+def check_deployment_name(raw: str) -> str:
+    """A worker deployment name; ValueError(expected) when Temporal could not take it."""
+    if _DEPLOYMENT_RE.fullmatch(raw) is None:
+        raise ValueError(
+            "a worker deployment name: up to 100 letters, digits, '_' or '-' (no '.'), e.g. forge"
+        )
+    return raw
+
+
+def check_build_id(raw: str) -> str:
+    """A worker build id; ValueError(expected) when it is not one."""
+    if _BUILD_ID_RE.fullmatch(raw) is None:
+        raise ValueError(
+            "a build id: up to 100 letters, digits, '.', '_', '+' or '-', e.g. 0.1.0-3f2a9c1b7d4e"
+        )
+    return raw
+
+
 def check_endpoint(raw: str) -> str:
     value = raw.strip()
     parts = urlsplit(value)
@@ -262,4 +285,6 @@ PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "webhook_signing_key": _parse_secret,
     "webhook_allow_ips": _parse_ips,
     "webhook_max_attempts": _parse_attempts,
+    "deployment_name": _validated(check_deployment_name),
+    "build_id": _validated(check_build_id),
 }

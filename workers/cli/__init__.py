@@ -16,6 +16,7 @@ from workers.cli.common import (
     record_masked_output,
 )
 from workers.cli.compile import compile_cmd, explain_cmd
+from workers.cli.deploy import deploy_app
 from workers.cli.dev import dev_app
 from workers.cli.doctor import doctor_cmd
 from workers.cli.errors import errors_cmd
@@ -61,6 +62,7 @@ app.command("api")(api_cmd)
 app.command("doctor")(doctor_cmd)
 app.add_typer(budget_app, name="budget")
 app.add_typer(capsule_app, name="capsule")
+app.add_typer(deploy_app, name="deploy")
 app.add_typer(dev_app, name="dev")
 app.add_typer(events_app, name="events")
 app.add_typer(guard_app, name="guard")

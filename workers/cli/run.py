@@ -258,6 +258,16 @@ def _worker(
         fail(f"workspace root {exc}", "set FORGE_WORKSPACE_ROOT as it says", code=exc.code)
 
 
+def _version_note(s: Settings) -> str:
+    """`, build B of deployment D` for a versioned worker (docs/deployment.md); else nothing."""
+    from workers.process.versioning import version_of
+
+    version = version_of(s)
+    if version is None:
+        return ""
+    return f", build {version.build_id} of deployment {version.deployment_name}"
+
+
 def worker_cmd() -> None:
     """Run a worker for the task queue until interrupted (Ctrl-C)."""
     from workers.process.worker import Services
@@ -270,7 +280,10 @@ def worker_cmd() -> None:
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
             worker = _worker(client, s, services, pool)
             queues = ", ".join(f"[bold]{q}[/]" for q in worker.task_queues)
-            out.print(f"worker polling {queues} (namespace {s.namespace}); Ctrl-C to stop")
+            out.print(
+                f"worker polling {queues} (namespace {s.namespace}{_version_note(s)}); "
+                "Ctrl-C to stop"
+            )
             await worker.run()
 
     try:

@@ -44,6 +44,7 @@ from schemas import names
 from workers.plugin import activities_of
 from workers.process import activity_log, logmask
 from workers.process.guard_recorder import recording
+from workers.process.versioning import deployment_config
 from workers.process.webhook_dispatch import dispatching
 from workers.services import quotas
 from workers.services.capsule_runs import input_policy
@@ -299,6 +300,9 @@ def build_worker(
         for queue in model_queues
     ]
     executors = [activity_executor, *pools]
+    # Every queue's Worker is the same version: a pinned run's activities, on the model
+    # queues too, go to workers of the version the run is pinned to.
+    deployment = deployment_config(settings)
     return ForgeWorker(
         [
             Worker(
@@ -307,6 +311,7 @@ def build_worker(
                 activities=plan.activities,
                 activity_executor=executor,
                 max_concurrent_activities=max_concurrent_activities,
+                deployment_config=deployment,
             )
             for queue, executor in zip([settings.task_queue, *model_queues], executors, strict=True)
         ],
