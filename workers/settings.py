@@ -24,7 +24,13 @@ from workers.settings_env import (
     check_owner_url,
 )
 
-__all__ = ["ENV_VARS", "Settings", "SettingsError", "default_workspace_root"]
+__all__ = [
+    "ENV_VARS",
+    "Settings",
+    "SettingsError",
+    "default_workspace_root",
+    "process_environment",
+]
 
 # Field name -> environment variable; kept public so help texts and docs can list them.
 ENV_VARS: Mapping[str, str] = {
@@ -50,6 +56,14 @@ ENV_VARS: Mapping[str, str] = {
     "webhook_allow_ips": "FORGE_WEBHOOK_ALLOW_IPS",
     "webhook_max_attempts": "FORGE_WEBHOOK_MAX_ATTEMPTS",
 }
+
+
+def process_environment() -> dict[str, str]:
+    """This process's environment, for a child it starts (`forge dev up`'s workers and API).
+
+    The child reads its own settings from it; Forge's processes read nothing else of it.
+    """
+    return dict(os.environ)
 
 
 def default_workspace_root() -> Path:

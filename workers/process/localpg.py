@@ -1,0 +1,258 @@
+"""A local PostgreSQL cluster in FORGE_HOME for `forge dev up --postgres`.
+
+initdb and pg_ctl run as a dedicated non-root user (`forge-pg`, created when missing) when
+Forge runs as root, because PostgreSQL refuses to run as root. The cluster listens on loopback
+only (no Unix socket) with trust authentication: it is a development cluster, never a
+deployment's. Its database `forge` is owned by `forge_owner`, which migrations run as, and the
+application role `forge_app` (NOSUPERUSER, NOBYPASSRLS, owning nothing) is what Forge's
+processes connect as, so row security holds as in production (docs/isolation.md).
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+from sqlalchemy.exc import SQLAlchemyError
+
+from activities.store.errors import StoreError
+from activities.store.migrate import upgrade
+from workers.process.devserver import DevServerError
+from workers.process.procs import HOST, cmdline, log_tail
+
+__all__ = ["APP_ROLE", "DATABASE", "OWNER_ROLE", "SERVICE_USER", "LocalPostgres", "find_bindir"]
+
+SERVICE_USER = "forge-pg"
+OWNER_ROLE = "forge_owner"
+APP_ROLE = "forge_app"
+DATABASE = "forge"
+_SUPERUSER = "postgres"
+_BINDIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
+_TIMEOUT = 120
+_PROBE_TIMEOUT = 3
+
+
+def find_bindir() -> Path:
+    """The directory holding initdb and pg_ctl.
+
+    Raises:
+        DevServerError: No PostgreSQL server binaries are installed.
+    """
+    candidates: list[Path] = []
+    pg_config = shutil.which("pg_config")
+    if pg_config:
+        found = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, check=False)
+        if found.returncode == 0:
+            candidates.append(Path(found.stdout.strip()))
+    initdb = shutil.which("initdb")
+    if initdb:
+        candidates.append(Path(initdb).resolve().parent)
+    for bindir in (*candidates, *_BINDIRS):
+        if (bindir / "initdb").is_file() and (bindir / "pg_ctl").is_file():
+            return bindir
+    raise DevServerError(
+        "--postgres needs the PostgreSQL server programs initdb and pg_ctl, found neither on "
+        "PATH nor under /usr/lib/postgresql/*/bin; install them (e.g. `apt-get install "
+        "postgresql-15`) or leave out --postgres"
+    )
+
+
+@dataclass(frozen=True)
+class LocalPostgres:
+    """The cluster under `home/postgres`: its data directory, log and service user."""
+
+    home: Path
+    bindir: Path
+    user: str | None
+
+    @classmethod
+    def at(cls, home: Path) -> LocalPostgres:
+        """The cluster of FORGE_HOME `home` (nothing is started or created).
+
+        Raises:
+            DevServerError: The binaries are missing, or the service user cannot be made.
+        """
+        return cls(home=home, bindir=find_bindir(), user=_service_user())
+
+    @property
+    def root(self) -> Path:
+        return self.home / "postgres"
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def log(self) -> Path:
+        return self.root / "server.log"
+
+    def url(self, role: str, port: int) -> str:
+        """A SQLAlchemy URL of the `forge` database as `role` (no password: trust on loopback)."""
+        return f"postgresql+psycopg://{role}@{HOST}:{port}/{DATABASE}"
+
+    def pid(self) -> int | None:
+        """The postmaster's pid when it runs from this data directory, else None."""
+        try:
+            first = (self.data / "postmaster.pid").read_text().split("\n", 1)[0]
+        except FileNotFoundError:
+            return None
+        if not first.strip().isdigit():
+            return None
+        pid = int(first)
+        argv = cmdline(pid)
+        return pid if argv and str(self.data) in argv[1:] else None
+
+    def start(self, port: int) -> int:
+        """Create the cluster if it is new, start it on `port`, migrate; returns its pid.
+
+        Raises:
+            DevServerError: initdb, pg_ctl or the migrations failed (the log tail is the detail).
+        """
+        self._prepare_root()
+        if not (self.data / "PG_VERSION").is_file():
+            self._run(
+                "initdb",
+                ["-D", str(self.data), "-U", _SUPERUSER, "--auth=trust", "--encoding=UTF8"],
+            )
+        options = (
+            f"-p {port} -c listen_addresses={HOST} -c unix_socket_directories= "
+            "-c max_connections=200"
+        )
+        self._run(
+            "pg_ctl",
+            ["-D", str(self.data), "-l", str(self.log), "-o", options, "-w", "-t", "60", "start"],
+        )
+        pid = self.pid()
+        if pid is None:
+            raise DevServerError(
+                f"PostgreSQL started from {self.data} but no postmaster runs; see {self.log}",
+                log_tail(self.log),
+            )
+        self._create_roles(port)
+        try:
+            upgrade(self.url(OWNER_ROLE, port), grant_to=APP_ROLE)
+        except (StoreError, SQLAlchemyError) as exc:
+            raise DevServerError(
+                f"migrating the local PostgreSQL database as {OWNER_ROLE} failed: {exc}; "
+                f"see {self.log}, fix it and run `forge dev up` again"
+            ) from exc
+        return pid
+
+    def stop(self) -> bool:
+        """`pg_ctl stop -m fast`; returns whether a server was running.
+
+        Raises:
+            DevServerError: pg_ctl could not stop it.
+        """
+        if self.pid() is None:
+            return False
+        self._run("pg_ctl", ["-D", str(self.data), "-m", "fast", "-w", "-t", "60", "stop"])
+        return True
+
+    def answers(self, port: int) -> bool:
+        """Whether the application role can connect and query (a real probe)."""
+        try:
+            with psycopg.connect(
+                host=HOST,
+                port=port,
+                user=APP_ROLE,
+                dbname=DATABASE,
+                connect_timeout=_PROBE_TIMEOUT,
+            ) as conn:
+                return conn.execute("SELECT 1").fetchone() == (1,)
+        except psycopg.Error:
+            return False
+
+    def _prepare_root(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        if self.user is None:
+            return
+        info = pwd.getpwnam(self.user)
+        os.chown(self.root, info.pw_uid, info.pw_gid)
+        if (self.data).exists():
+            return
+        probe = subprocess.run(
+            ["runuser", "-u", self.user, "--", "test", "-w", str(self.root)],
+            capture_output=True,
+            check=False,
+        )
+        if probe.returncode != 0:
+            raise DevServerError(
+                f"the PostgreSQL service user {self.user} cannot write {self.root}: a parent "
+                "directory of FORGE_HOME is closed to other users; make the parents "
+                "traversable (chmod o+x) or set FORGE_HOME to a directory under /var/lib or /srv"
+            )
+
+    def _run(self, program: str, args: list[str]) -> None:
+        argv = [str(self.bindir / program), *args]
+        command = ["runuser", "-u", self.user, "--", *argv] if self.user else argv
+        try:
+            done = subprocess.run(
+                command,
+                cwd=self.root,
+                capture_output=True,
+                text=True,
+                timeout=_TIMEOUT,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise DevServerError(
+                f"{program} did not finish within {_TIMEOUT} s; see {self.log}", log_tail(self.log)
+            ) from None
+        if done.returncode != 0:
+            output = (done.stdout + done.stderr).strip()
+            raise DevServerError(
+                f"{program} failed with exit {done.returncode} for {self.data}; see {self.log}",
+                f"{output}\n{log_tail(self.log)}" if self.log.exists() else output,
+            )
+
+    def _create_roles(self, port: int) -> None:
+        with psycopg.connect(
+            host=HOST, port=port, user=_SUPERUSER, dbname="postgres", autocommit=True
+        ) as conn:
+            roles = {r for (r,) in conn.execute("SELECT rolname FROM pg_roles").fetchall()}
+            if OWNER_ROLE not in roles:
+                conn.execute(
+                    sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER").format(sql.Identifier(OWNER_ROLE))
+                )
+            if APP_ROLE not in roles:
+                conn.execute(
+                    sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS").format(
+                        sql.Identifier(APP_ROLE)
+                    )
+                )
+            found = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)
+            ).fetchone()
+            if found is None:
+                conn.execute(
+                    sql.SQL("CREATE DATABASE {} OWNER {}").format(
+                        sql.Identifier(DATABASE), sql.Identifier(OWNER_ROLE)
+                    )
+                )
+
+
+def _service_user() -> str | None:
+    """The unprivileged account the cluster runs as when we are root (initdb refuses root)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(SERVICE_USER)
+        return SERVICE_USER
+    except KeyError:
+        pass
+    argv = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin"]
+    created = subprocess.run([*argv, SERVICE_USER], capture_output=True, text=True, check=False)
+    if created.returncode != 0:
+        raise DevServerError(
+            f"could not create the PostgreSQL service user {SERVICE_USER}: "
+            f"{created.stderr.strip() or created.returncode}; create it yourself "
+            f"(`useradd --system {SERVICE_USER}`) or run `forge dev up` as a non-root user"
+        )
+    return SERVICE_USER
