@@ -103,6 +103,7 @@ class TopologyRecord(BaseModel):
     shape: Shape
     started_at: datetime
     temporal_address: str
+    temporal_pid: int
     environment: dict[str, str]
     processes: tuple[ProcessRecord, ...] = ()
 
@@ -192,7 +193,8 @@ class Topology:
         s = self.settings
         logs = self.home / _LOGS
         logs.mkdir(exist_ok=True)
-        address = (await DevServer().up(s)).address
+        server = await DevServer().up(s)
+        address = server.address
         env: dict[str, str] = {
             ENV_VARS["home"]: str(self.home),
             ENV_VARS["temporal_address"]: address,
@@ -202,7 +204,11 @@ class Topology:
             ENV_VARS["artifacts_url"]: s.artifacts_url,
         }
         record = TopologyRecord(
-            shape=shape, started_at=datetime.now(UTC), temporal_address=address, environment=env
+            shape=shape,
+            started_at=datetime.now(UTC),
+            temporal_address=address,
+            temporal_pid=server.pid,
+            environment=env,
         )
         self._write(record)
         if shape.postgres:
