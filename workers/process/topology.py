@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from activities.store.migrate import upgrade
 from workers.process import locals3
-from workers.process.devserver import DevServer, DevServerError
-from workers.process.localpg import APP_ROLE, OWNER_ROLE, LocalPostgres
+from workers.process.devserver import DevServer, DevServerError, find_binary
+from workers.process.localpg import APP_ROLE, OWNER_ROLE, LocalPostgres, find_bindir
 from workers.process.procs import (
     HOST,
     POLL,
@@ -188,6 +188,12 @@ class Topology:
                     f"{ENV_VARS[field]} is set, but `forge dev up` with {what} configures it "
                     f"for every process it starts; unset {ENV_VARS[field]} or leave out the flag"
                 )
+        # Every program is found before anything starts: a missing one leaves nothing behind.
+        find_binary()
+        if pg:
+            find_bindir()
+        if s3:
+            locals3.check_installed()
 
     async def _start(self, shape: Shape) -> TopologyRecord:
         s = self.settings
@@ -262,7 +268,6 @@ class Topology:
         return record
 
     async def _start_s3(self, record: TopologyRecord, logs: Path) -> TopologyRecord:
-        locals3.check_installed()
         port = free_port()
         env = {
             **record.environment,

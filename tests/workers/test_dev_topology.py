@@ -1,0 +1,146 @@
+"""`forge dev up --workers 2 --postgres --s3 --api` as real processes, end to end.
+
+The CLI runs as a subprocess, as a user runs it; a run POSTed to the API with an operator key
+completes on the worker processes, its events in PostgreSQL and its artifact in the S3 server;
+`forge dev down` then leaves none of the recorded pids alive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from activities.store.artifacts_s3 import s3_client
+from tests.workflows.plans import code_step, plan
+from workers.process.procs import alive
+
+ROOT = Path(__file__).resolve().parents[2]
+EVERY_PROCESS = ["temporal", "postgres", "s3", "api", "worker-1", "worker-2"]
+WRITE = "open('output/answer.json', 'w').write('{\"answer\": 42}')"
+
+
+def forge(env: dict[str, str], *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "workers.cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def home_env() -> Iterator[dict[str, str]]:
+    """A clean environment with its own FORGE_HOME, reachable by the PostgreSQL user."""
+    # Not pytest's tmp_path: its 0700 root directory is closed to the forge-pg user.
+    home = Path(tempfile.mkdtemp(prefix="forge-topology-"))
+    home.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGE_", "AWS_"))}
+    env["FORGE_HOME"] = str(home)
+    try:
+        yield env
+    finally:
+        forge(env, "dev", "down", timeout=300)
+        shutil.rmtree(home, ignore_errors=True)
+
+
+async def _run_plan(api: str, token: str) -> dict:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(base_url=api, headers=headers, timeout=60) as http:
+        body = {"plan": plan(code_step("answer", WRITE, ["output/answer.json"]))}
+        started = await http.post("/v1/runs", json=body)
+        assert started.status_code == 201, started.text
+        run_id = started.json()["run_id"]
+        for _ in range(1200):
+            detail = (await http.get(f"/v1/runs/{run_id}")).json()
+            if detail["workflow_status"] != "RUNNING":
+                break
+            await asyncio.sleep(0.25)
+        got = await http.get(f"/v1/runs/{run_id}/artifacts/output/answer.json")
+        return {"run_id": run_id, "detail": detail, "artifact": got}
+
+
+@pytest.mark.timeout(900)
+def test_the_topology_runs_a_plan_from_the_api_and_down_leaves_nothing(
+    home_env: dict[str, str],
+) -> None:
+    up = forge(home_env, "dev", "up", "--workers", "2", "--postgres", "--s3", "--api")
+    assert up.returncode == 0, up.stdout + up.stderr
+    assert "topology ready: 2 worker(s), postgres, s3, api" in up.stdout
+
+    status = forge(home_env, "dev", "status", "--json")
+    assert status.returncode == 0, status.stdout + status.stderr
+    state = json.loads(status.stdout)
+    assert state["running"] is True
+    assert [p["name"] for p in state["processes"]] == EVERY_PROCESS
+    assert all(p["healthy"] and p["alive"] for p in state["processes"]), state
+    pids = [p["pid"] for p in state["processes"]]
+    assert all(isinstance(pid, int) and alive(pid) for pid in pids)
+    ports = {p["name"]: p["port"] for p in state["processes"]}
+    workers = [p for p in state["processes"] if p["kind"] == "worker"]
+    assert all(p["probe"] == "polling forge" for p in workers)
+
+    # The variables the processes got are the ones an operator exports to use the topology.
+    topo = state["environment"]
+    assert topo["FORGE_DATABASE_URL"].startswith("postgresql+psycopg://forge_app@")
+    assert topo["FORGE_DATABASE_OWNER_URL"].startswith("postgresql+psycopg://forge_owner@")
+    assert topo["FORGE_ARTIFACTS_URL"] == "s3://forge-artifacts/artifacts/"
+    assert topo["FORGE_S3_ENDPOINT"] == f"http://127.0.0.1:{ports['s3']}"
+    assert topo["FORGE_TEMPORAL_ADDRESS"] == f"127.0.0.1:{ports['temporal']}"
+    assert "AWS_SECRET_ACCESS_KEY" not in topo
+    admin = {**home_env, **topo}
+    made = forge(admin, "tenants", "create", "acme")
+    assert made.returncode == 0, made.stdout + made.stderr
+    key = forge(admin, "keys", "create", "--tenant", "acme", "--role", "operator", "--name", "ops")
+    assert key.returncode == 0, key.stdout + key.stderr
+    token = key.stdout.split("store it now): ")[1].split()[0]
+
+    ran = asyncio.run(_run_plan(f"http://127.0.0.1:{ports['api']}", token))
+    assert ran["detail"]["status"] == "completed", ran["detail"]
+    assert ran["artifact"].status_code == 200
+    assert json.loads(ran["artifact"].content) == {"answer": 42}
+
+    # The run's events are in PostgreSQL, its artifact in the S3 server's bucket.
+    with psycopg.connect(
+        host="127.0.0.1", port=ports["postgres"], user="forge_owner", dbname="forge"
+    ) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM events WHERE run_id = %s AND tenant_id = 'acme'",
+            (ran["run_id"],),
+        ).fetchone()
+    assert row is not None and row[0] > 0
+    s3 = s3_client(
+        topo["FORGE_S3_ENDPOINT"],
+        aws_access_key_id="forge-dev",
+        aws_secret_access_key="forge-dev-not-a-secret",
+        region_name="us-east-1",
+    )
+    listed = s3.list_objects_v2(Bucket="forge-artifacts", Prefix="artifacts/")
+    digest = hashlib.sha256(ran["artifact"].content).hexdigest()
+    assert any(o["Key"].endswith(digest[2:]) for o in listed.get("Contents", [])), listed
+
+    down = forge(home_env, "dev", "down", timeout=300)
+    assert down.returncode == 0, down.stdout + down.stderr
+    for name in EVERY_PROCESS:
+        assert f"✓ {name} stopped" in down.stdout
+    assert [pid for pid in pids if alive(pid)] == []
+
+    after = forge(home_env, "dev", "status", "--json")
+    assert after.returncode == 1
+    assert json.loads(after.stdout)["running"] is False
+    plain = forge(home_env, "dev", "status")
+    assert plain.returncode == 1 and "not running" in plain.stdout
