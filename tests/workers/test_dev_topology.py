@@ -31,7 +31,7 @@ EVERY_PROCESS = ["temporal", "postgres", "s3", "api", "worker-1", "worker-2"]
 WRITE = "open('output/answer.json', 'w').write('{\"answer\": 42}')"
 
 
-def forge(env: dict[str, str], *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def forge(env: dict[str, str], *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "workers.cli", *args],
         cwd=ROOT,
