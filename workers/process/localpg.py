@@ -26,7 +26,15 @@ from activities.store.migrate import upgrade
 from workers.process.devserver import DevServerError
 from workers.process.procs import HOST, cmdline, log_tail
 
-__all__ = ["APP_ROLE", "DATABASE", "OWNER_ROLE", "SERVICE_USER", "LocalPostgres", "find_bindir"]
+__all__ = [
+    "APP_ROLE",
+    "DATABASE",
+    "OWNER_ROLE",
+    "SERVICE_USER",
+    "LocalPostgres",
+    "find_bindir",
+    "service_user",
+]
 
 SERVICE_USER = "forge-pg"
 OWNER_ROLE = "forge_owner"
@@ -78,7 +86,7 @@ class LocalPostgres:
         Raises:
             DevServerError: The binaries are missing, or the service user cannot be made.
         """
-        return cls(home=home, bindir=find_bindir(), user=_service_user())
+        return cls(home=home, bindir=find_bindir(), user=service_user())
 
     @property
     def root(self) -> Path:
@@ -238,8 +246,12 @@ class LocalPostgres:
                 )
 
 
-def _service_user() -> str | None:
-    """The unprivileged account the cluster runs as when we are root (initdb refuses root)."""
+def service_user() -> str | None:
+    """The unprivileged account PostgreSQL runs as when we are root (initdb refuses root).
+
+    Raises:
+        DevServerError: It is missing and could not be created.
+    """
     if os.geteuid() != 0:
         return None
     try:
