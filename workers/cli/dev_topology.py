@@ -89,7 +89,7 @@ def _processes_table(record: TopologyRecord) -> Table:
     for column in ("process", "pid", "port", "log"):
         table.add_column(column)
     port = record.temporal_address.rpartition(":")[2]
-    table.add_row("temporal", str(record.temporal_pid), port, "temporal.log")
+    table.add_row("temporal", str(record.temporal_pid), port, escape(str(record.temporal_log)))
     for p in record.processes:
         shown = str(p.port) if p.port is not None else "-"
         table.add_row(p.name, str(p.pid), shown, escape(str(p.log)))

@@ -37,6 +37,7 @@ __all__ = [
     "DevServerError",
     "DevServerInfo",
     "DevServerStatus",
+    "TopologyError",
     "ensure_address",
     "find_binary",
 ]
@@ -75,6 +76,12 @@ class DevServerError(ForgeError, RuntimeError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class TopologyError(DevServerError):
+    """A process `forge dev up --workers` starts failed; its message says what to do."""
+
+    message_is_complete = True
 
 
 @dataclass(frozen=True)

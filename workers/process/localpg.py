@@ -23,7 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from activities.store.errors import StoreError
 from activities.store.migrate import upgrade
-from workers.process.devserver import DevServerError
+from workers.process.devserver import TopologyError
 from workers.process.procs import HOST, cmdline, log_tail
 
 __all__ = [
@@ -50,7 +50,7 @@ def find_bindir() -> Path:
     """The directory holding initdb and pg_ctl.
 
     Raises:
-        DevServerError: No PostgreSQL server binaries are installed.
+        TopologyError: No PostgreSQL server binaries are installed.
     """
     candidates: list[Path] = []
     pg_config = shutil.which("pg_config")
@@ -64,7 +64,7 @@ def find_bindir() -> Path:
     for bindir in (*candidates, *_BINDIRS):
         if (bindir / "initdb").is_file() and (bindir / "pg_ctl").is_file():
             return bindir
-    raise DevServerError(
+    raise TopologyError(
         "--postgres needs the PostgreSQL server programs initdb and pg_ctl, found neither on "
         "PATH nor under /usr/lib/postgresql/*/bin; install them (e.g. `apt-get install "
         "postgresql-15`) or leave out --postgres"
@@ -84,7 +84,7 @@ class LocalPostgres:
         """The cluster of FORGE_HOME `home` (nothing is started or created).
 
         Raises:
-            DevServerError: The binaries are missing, or the service user cannot be made.
+            TopologyError: The binaries are missing, or the service user cannot be made.
         """
         return cls(home=home, bindir=find_bindir(), user=service_user())
 
@@ -120,7 +120,7 @@ class LocalPostgres:
         """Create the cluster if it is new, start it on `port`, migrate; returns its pid.
 
         Raises:
-            DevServerError: initdb, pg_ctl or the migrations failed (the log tail is the detail).
+            TopologyError: initdb, pg_ctl or the migrations failed (the log tail is the detail).
         """
         self._prepare_root()
         if not (self.data / "PG_VERSION").is_file():
@@ -138,7 +138,7 @@ class LocalPostgres:
         )
         pid = self.pid()
         if pid is None:
-            raise DevServerError(
+            raise TopologyError(
                 f"PostgreSQL started from {self.data} but no postmaster runs; see {self.log}",
                 log_tail(self.log),
             )
@@ -146,7 +146,7 @@ class LocalPostgres:
         try:
             upgrade(self.url(OWNER_ROLE, port), grant_to=APP_ROLE)
         except (StoreError, SQLAlchemyError) as exc:
-            raise DevServerError(
+            raise TopologyError(
                 f"migrating the local PostgreSQL database as {OWNER_ROLE} failed: {exc}; "
                 f"see {self.log}, fix it and run `forge dev up` again"
             ) from exc
@@ -156,7 +156,7 @@ class LocalPostgres:
         """`pg_ctl stop -m fast`; returns whether a server was running.
 
         Raises:
-            DevServerError: pg_ctl could not stop it.
+            TopologyError: pg_ctl could not stop it.
         """
         if self.pid() is None:
             return False
@@ -191,7 +191,7 @@ class LocalPostgres:
             check=False,
         )
         if probe.returncode != 0:
-            raise DevServerError(
+            raise TopologyError(
                 f"the PostgreSQL service user {self.user} cannot write {self.root}: a parent "
                 "directory of FORGE_HOME is closed to other users; make the parents "
                 "traversable (chmod o+x) or set FORGE_HOME to a directory under /var/lib or /srv"
@@ -210,12 +210,12 @@ class LocalPostgres:
                 check=False,
             )
         except subprocess.TimeoutExpired:
-            raise DevServerError(
+            raise TopologyError(
                 f"{program} did not finish within {_TIMEOUT} s; see {self.log}", log_tail(self.log)
             ) from None
         if done.returncode != 0:
             output = (done.stdout + done.stderr).strip()
-            raise DevServerError(
+            raise TopologyError(
                 f"{program} failed with exit {done.returncode} for {self.data}; see {self.log}",
                 f"{output}\n{log_tail(self.log)}" if self.log.exists() else output,
             )
@@ -250,7 +250,7 @@ def service_user() -> str | None:
     """The unprivileged account PostgreSQL runs as when we are root (initdb refuses root).
 
     Raises:
-        DevServerError: It is missing and could not be created.
+        TopologyError: It is missing and could not be created.
     """
     if os.geteuid() != 0:
         return None
@@ -262,7 +262,7 @@ def service_user() -> str | None:
     argv = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin"]
     created = subprocess.run([*argv, SERVICE_USER], capture_output=True, text=True, check=False)
     if created.returncode != 0:
-        raise DevServerError(
+        raise TopologyError(
             f"could not create the PostgreSQL service user {SERVICE_USER}: "
             f"{created.stderr.strip() or created.returncode}; create it yourself "
             f"(`useradd --system {SERVICE_USER}`) or run `forge dev up` as a non-root user"

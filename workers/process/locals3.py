@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 
 from activities.store.artifacts_s3 import s3_client
-from workers.process.devserver import DevServerError
+from workers.process.devserver import TopologyError
 from workers.process.procs import HOST
 
 if TYPE_CHECKING:
@@ -44,12 +44,12 @@ def check_installed() -> None:
     """Raise unless this interpreter can run `python -m moto.server`.
 
     Raises:
-        DevServerError: moto (with its server extra) is not installed.
+        TopologyError: moto (with its server extra) is not installed.
     """
     try:
         import moto.server  # noqa: F401, PLC0415 - only whether it imports matters here
     except ImportError as exc:
-        raise DevServerError(
+        raise TopologyError(
             f"--s3 needs the moto S3 server, which {sys.executable} cannot import "
             f"({exc.name or exc}); install it with `pip install 'moto[server]'` "
             "(or `uv sync --extra dev`) or leave out --s3"
@@ -70,19 +70,19 @@ def create_bucket(port: int, log: Path) -> None:
     """Create BUCKET on the server (an existing one is kept).
 
     Raises:
-        DevServerError: The server refused (its log is named).
+        TopologyError: The server refused (its log is named).
     """
     client = _client(port)
     try:
         client.create_bucket(Bucket=BUCKET)
     except ClientError as exc:
         if exc.response.get("Error", {}).get("Code") != "BucketAlreadyOwnedByYou":
-            raise DevServerError(
+            raise TopologyError(
                 f"the local S3 server at {endpoint(port)} refused to create bucket {BUCKET}: "
                 f"{exc}; see {log}"
             ) from None
     except BotoCoreError as exc:
-        raise DevServerError(
+        raise TopologyError(
             f"the local S3 server at {endpoint(port)} did not answer: {exc}; see {log}"
         ) from None
 

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from activities.store.migrate import upgrade
 from workers.process import locals3
-from workers.process.devserver import DevServer, DevServerError, find_binary
+from workers.process.devserver import DevServer, DevServerError, TopologyError, find_binary
 from workers.process.localpg import APP_ROLE, OWNER_ROLE, LocalPostgres, find_bindir
 from workers.process.procs import (
     HOST,
@@ -104,6 +104,7 @@ class TopologyRecord(BaseModel):
     started_at: datetime
     temporal_address: str
     temporal_pid: int
+    temporal_log: Path
     environment: dict[str, str]
     processes: tuple[ProcessRecord, ...] = ()
 
@@ -115,7 +116,7 @@ def read_record(home: Path) -> TopologyRecord | None:
     """The recorded topology of FORGE_HOME `home`, or None.
 
     Raises:
-        DevServerError: The record is unreadable.
+        TopologyError: The record is unreadable.
     """
     path = home / _RECORD
     try:
@@ -123,7 +124,7 @@ def read_record(home: Path) -> TopologyRecord | None:
     except FileNotFoundError:
         return None
     except ValidationError as err:
-        raise DevServerError(
+        raise TopologyError(
             f"{path} is not a valid topology record ({err.error_count()} errors); stop its "
             "processes by hand (their pids are in it), then delete the file"
         ) from None
@@ -140,7 +141,7 @@ class Topology:
         """Start every process of `shape`; returns the record and whether it already ran.
 
         Raises:
-            DevServerError: A flag conflicts with the settings, a program is missing, or a
+            TopologyError: A flag conflicts with the settings, a program is missing, or a
                 process did not come up (everything started is stopped again).
         """
         self._check(shape)
@@ -150,7 +151,7 @@ class Topology:
             if record is not None and any(p.owned() for p in record.processes):
                 if record.shape == shape and all(p.owned() for p in record.processes):
                     return record, True
-                raise DevServerError(
+                raise TopologyError(
                     f"a topology ({record.shape.describe()}) is already running from "
                     f"{self.home}; run `forge dev down` first, then `forge dev up` again"
                 )
@@ -165,7 +166,7 @@ class Topology:
         """Stop every recorded process and the dev server; returns what was stopped.
 
         Raises:
-            DevServerError: A process survived SIGKILL, or PostgreSQL would not stop.
+            TopologyError: A process survived SIGKILL, or PostgreSQL would not stop.
         """
         if not self.home.is_dir():
             return []
@@ -184,7 +185,7 @@ class Topology:
         ]
         for clash, field, what in taken:
             if clash:
-                raise DevServerError(
+                raise TopologyError(
                     f"{ENV_VARS[field]} is set, but `forge dev up` with {what} configures it "
                     f"for every process it starts; unset {ENV_VARS[field]} or leave out the flag"
                 )
@@ -214,6 +215,7 @@ class Topology:
             started_at=datetime.now(UTC),
             temporal_address=address,
             temporal_pid=server.pid,
+            temporal_log=server.log_path,
             environment=env,
         )
         self._write(record)
@@ -304,7 +306,7 @@ class Topology:
         try:
             pid = spawn(argv, env, log)
         except OSError as err:
-            raise DevServerError(
+            raise TopologyError(
                 f"could not start {name} ({argv[0]}): {err.strerror}; check that the "
                 "program exists and is executable"
             ) from err
@@ -367,14 +369,14 @@ async def _wait_for(
     deadline = loop.time() + _STARTUP_TIMEOUT
     while True:
         if not alive(process.pid):
-            raise DevServerError(
+            raise TopologyError(
                 f"{process.name} (pid {process.pid}) exited during startup; see {process.log}",
                 log_tail(process.log),
             )
         if await ready(process):
             return
         if loop.time() >= deadline:
-            raise DevServerError(
+            raise TopologyError(
                 f"{process.name} (pid {process.pid}) was not ready within "
                 f"{_STARTUP_TIMEOUT:g} s; see {process.log}",
                 log_tail(process.log),
@@ -390,4 +392,4 @@ async def _stop_process(process: ProcessRecord) -> None:
             os.kill(process.pid, sig)
         if await wait_gone(process.pid, wait):
             return
-    raise DevServerError(f"could not stop {process.name} (pid {process.pid}); kill it by hand")
+    raise TopologyError(f"could not stop {process.name} (pid {process.pid}); kill it by hand")
