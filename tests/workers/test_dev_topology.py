@@ -138,9 +138,47 @@ def test_the_topology_runs_a_plan_from_the_api_and_down_leaves_nothing(
     for name in EVERY_PROCESS:
         assert f"✓ {name} stopped" in down.stdout
     assert [pid for pid in pids if alive(pid)] == []
+    assert _processes_of(home_env["FORGE_HOME"]) == []
 
     after = forge(home_env, "dev", "status", "--json")
     assert after.returncode == 1
     assert json.loads(after.stdout)["running"] is False
     plain = forge(home_env, "dev", "status")
     assert plain.returncode == 1 and "not running" in plain.stdout
+
+
+def _processes_of(home: str) -> list[int]:
+    """Live pids whose command line or environment names FORGE_HOME `home`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or not alive(int(entry.name)):
+            continue
+        try:
+            seen = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        if home.encode() in seen:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.timeout(600)
+def test_a_worker_that_cannot_start_fails_up_and_leaves_nothing_running(
+    home_env: dict[str, str],
+) -> None:
+    # The worker, not this CLI, checks its workspace root: open to others, it refuses to start.
+    workspaces = Path(tempfile.mkdtemp(prefix="forge-ws-", dir="/var/tmp"))
+    workspaces.chmod(0o755)
+    env = {**home_env, "FORGE_WORKSPACE_ROOT": str(workspaces), "COLUMNS": "300"}
+    try:
+        up = forge(env, "dev", "up", "--workers", "1")
+    finally:
+        shutil.rmtree(workspaces, ignore_errors=True)
+    assert up.returncode == 2, up.stdout + up.stderr
+    last = up.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: DEV_SERVER: worker-1 (pid "), up.stderr
+    assert "exited during startup; see " in last and "worker-1.log" in last
+    assert "WORKSPACE_VIOLATION" in up.stderr  # the worker's own line, from its log
+    home = Path(home_env["FORGE_HOME"])
+    assert not (home / "topology.json").exists() and not (home / "devserver.json").exists()
+    assert _processes_of(str(home)) == []

@@ -105,6 +105,8 @@ class TopologyRecord(BaseModel):
     temporal_address: str
     temporal_pid: int
     temporal_log: Path
+    # Whether this `up` started the dev server: a failed `up` leaves one it found running.
+    temporal_started: bool = True
     environment: dict[str, str]
     processes: tuple[ProcessRecord, ...] = ()
 
@@ -159,7 +161,7 @@ class Topology:
             try:
                 return await self._start(shape), False
             except BaseException:
-                await self._stop_recorded()
+                await self._stop_recorded(failed_up=True)
                 raise
 
     async def down(self) -> list[str]:
@@ -216,6 +218,7 @@ class Topology:
             temporal_address=address,
             temporal_pid=server.pid,
             temporal_log=server.log_path,
+            temporal_started=not server.already_running,
             environment=env,
         )
         self._write(record)
@@ -317,7 +320,7 @@ class Topology:
         self._write(record)
         return record
 
-    async def _stop_recorded(self) -> list[str]:
+    async def _stop_recorded(self, *, failed_up: bool = False) -> list[str]:
         record = read_record(self.home)
         stopped: list[str] = []
         if record is not None:
@@ -332,7 +335,8 @@ class Topology:
                 else:
                     await asyncio.gather(*(_stop_process(p) for p in group))
                 stopped += [p.name for p in group]
-        if await DevServer().down(self.settings):
+        keep_server = failed_up and (record is None or not record.temporal_started)
+        if not keep_server and await DevServer().down(self.settings):
             stopped.append("temporal")
         _remove(self.home)
         return stopped
