@@ -14,12 +14,12 @@ import contextlib
 import os
 import signal
 import sys
+import urllib.request
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from activities.store.migrate import upgrade
@@ -358,12 +358,16 @@ def _remove(home: Path) -> None:
 
 async def api_answers(process: ProcessRecord) -> bool:
     """Whether the API answers GET /healthz with 200."""
+    return await asyncio.to_thread(_healthz, f"http://{HOST}:{process.port}/healthz")
+
+
+def _healthz(url: str) -> bool:
+    # The standard library's client: httpx is not among Forge's own dependencies.
     try:
-        async with httpx.AsyncClient(timeout=3) as client:
-            answer = await client.get(f"http://{HOST}:{process.port}/healthz")
-    except httpx.HTTPError:
+        with urllib.request.urlopen(url, timeout=3) as answer:  # noqa: S310 - our loopback URL
+            return bool(answer.status == 200)
+    except (OSError, ValueError):
         return False
-    return answer.status_code == 200
 
 
 async def _wait_for(
