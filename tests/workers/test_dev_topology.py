@@ -10,10 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,39 +20,24 @@ import psycopg
 import pytest
 
 from activities.store.artifacts_s3 import s3_client
+from tests.support.topology import (
+    clean_env,
+    dev_topology,
+    forge,
+    operator_token,
+    processes_of,
+)
 from tests.workflows.plans import code_step, plan
 from workers.process.procs import alive
 
-ROOT = Path(__file__).resolve().parents[2]
 EVERY_PROCESS = ["temporal", "postgres", "s3", "api", "worker-1", "worker-2"]
 WRITE = "open('output/answer.json', 'w').write('{\"answer\": 42}')"
 
 
-def forge(env: dict[str, str], *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workers.cli", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
 @pytest.fixture
 def home_env() -> Iterator[dict[str, str]]:
-    """A clean environment with its own FORGE_HOME, reachable by the PostgreSQL user."""
-    # Not pytest's tmp_path: its 0700 root directory is closed to the forge-pg user.
-    home = Path(tempfile.mkdtemp(prefix="forge-topology-"))
-    home.chmod(0o755)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGE_", "AWS_"))}
-    env["FORGE_HOME"] = str(home)
-    try:
+    with clean_env() as env:
         yield env
-    finally:
-        forge(env, "dev", "down", timeout=300)
-        shutil.rmtree(home, ignore_errors=True)
 
 
 async def _run_plan(api: str, token: str) -> dict:
@@ -102,12 +84,7 @@ def test_the_topology_runs_a_plan_from_the_api_and_down_leaves_nothing(
     assert topo["FORGE_S3_ENDPOINT"] == f"http://127.0.0.1:{ports['s3']}"
     assert topo["FORGE_TEMPORAL_ADDRESS"] == f"127.0.0.1:{ports['temporal']}"
     assert "AWS_SECRET_ACCESS_KEY" not in topo
-    admin = {**home_env, **topo}
-    made = forge(admin, "tenants", "create", "acme")
-    assert made.returncode == 0, made.stdout + made.stderr
-    key = forge(admin, "keys", "create", "--tenant", "acme", "--role", "operator", "--name", "ops")
-    assert key.returncode == 0, key.stdout + key.stderr
-    token = key.stdout.split("store it now): ")[1].split()[0]
+    token = operator_token({**home_env, **topo})
 
     ran = asyncio.run(_run_plan(f"http://127.0.0.1:{ports['api']}", token))
     assert ran["detail"]["status"] == "completed", ran["detail"]
@@ -138,28 +115,16 @@ def test_the_topology_runs_a_plan_from_the_api_and_down_leaves_nothing(
     for name in EVERY_PROCESS:
         assert f"✓ {name} stopped" in down.stdout
     assert [pid for pid in pids if alive(pid)] == []
-    assert _processes_of(home_env["FORGE_HOME"]) == []
+    assert processes_of(home_env["FORGE_HOME"]) == []
+    # The workers stopped on SIGINT as on Ctrl-C, not by SIGKILL after the grace period.
+    for worker in workers:
+        assert Path(worker["log"]).read_text().rstrip().endswith("worker stopped"), worker
 
     after = forge(home_env, "dev", "status", "--json")
     assert after.returncode == 1
     assert json.loads(after.stdout)["running"] is False
     plain = forge(home_env, "dev", "status")
     assert plain.returncode == 1 and "not running" in plain.stdout
-
-
-def _processes_of(home: str) -> list[int]:
-    """Live pids whose command line or environment names FORGE_HOME `home`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or not alive(int(entry.name)):
-            continue
-        try:
-            seen = (entry / "cmdline").read_bytes() + (entry / "environ").read_bytes()
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            continue
-        if home.encode() in seen:
-            found.append(int(entry.name))
-    return found
 
 
 @pytest.mark.timeout(600)
@@ -181,4 +146,18 @@ def test_a_worker_that_cannot_start_fails_up_and_leaves_nothing_running(
     assert "WORKSPACE_VIOLATION" in up.stderr  # the worker's own line, from its log
     home = Path(home_env["FORGE_HOME"])
     assert not (home / "topology.json").exists() and not (home / "devserver.json").exists()
-    assert _processes_of(str(home)) == []
+    assert processes_of(str(home)) == []
+
+
+@pytest.mark.timeout(600)
+def test_without_postgres_and_s3_the_processes_share_the_sqlite_store() -> None:
+    with dev_topology("--workers", "1", "--api") as topo:
+        assert [p["name"] for p in topo.status["processes"]] == ["temporal", "api", "worker-1"]
+        home = Path(topo.env["FORGE_HOME"])
+        assert topo.env["FORGE_DATABASE_URL"] == f"sqlite:///{home / 'forge.db'}"
+        assert topo.env["FORGE_ARTIFACTS_URL"] == str(home / "artifacts")
+        ran = asyncio.run(_run_plan(topo.api_url, operator_token(topo.env)))
+        assert ran["detail"]["status"] == "completed", ran["detail"]
+        assert json.loads(ran["artifact"].content) == {"answer": 42}
+        digest = hashlib.sha256(ran["artifact"].content).hexdigest()
+        assert any(digest[2:] in str(p) for p in (home / "artifacts").rglob("*") if p.is_file())
