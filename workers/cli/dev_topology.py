@@ -13,8 +13,8 @@ from workers.cli.common import fail, out, run_async
 from workers.cli.dev import EXIT_NOT_RUNNING, guard
 
 if TYPE_CHECKING:
-    from workers.process.topology import TopologyRecord
     from workers.process.topology_health import TopologyStatus
+    from workers.process.topology_record import TopologyRecord
     from workers.settings import Settings
 
 __all__ = ["topology_down", "topology_status_cmd", "topology_up"]
@@ -24,7 +24,8 @@ def topology_up(
     settings: Settings, workers: int | None, *, postgres: bool, s3: bool, api: bool
 ) -> None:
     """Start the topology and print what runs where, and the variables each process got."""
-    from workers.process.topology import Shape, Topology
+    from workers.process.topology import Topology
+    from workers.process.topology_record import Shape
 
     if workers is None:
         given = " ".join(
@@ -53,7 +54,8 @@ def topology_up(
 
 def topology_down(settings: Settings) -> bool:
     """Stop a recorded topology; False when there is none (`down` then means what it did)."""
-    from workers.process.topology import Topology, read_record
+    from workers.process.topology import Topology
+    from workers.process.topology_record import read_record
 
     if not settings.home.is_dir() or guard(lambda: read_record(settings.home)) is None:
         return False
@@ -68,8 +70,8 @@ def topology_down(settings: Settings) -> bool:
 
 def topology_status_cmd(settings: Settings, *, as_json: bool) -> bool:
     """Print a topology's status (or any status as JSON); False when `status` keeps its table."""
-    from workers.process.topology import read_record
     from workers.process.topology_health import topology_status
+    from workers.process.topology_record import read_record
 
     record = guard(lambda: read_record(settings.home)) if settings.home.is_dir() else None
     if record is None and not as_json:

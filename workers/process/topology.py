@@ -18,9 +18,6 @@ import urllib.request
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, ValidationError
 
 from activities.store.migrate import upgrade
 from workers.process import locals3
@@ -37,99 +34,24 @@ from workers.process.procs import (
     start_ticks,
     wait_gone,
 )
+from workers.process.topology_record import (
+    Kind,
+    ProcessRecord,
+    Shape,
+    TopologyRecord,
+    read_record,
+    remove_record,
+    write_record,
+)
 from workers.settings import ENV_VARS, Settings, process_environment
 
-__all__ = [
-    "ProcessRecord",
-    "Shape",
-    "Topology",
-    "TopologyRecord",
-    "api_answers",
-    "read_record",
-]
+__all__ = ["Topology", "api_answers"]
 
-Kind = Literal["postgres", "s3", "api", "worker"]
-_RECORD = "topology.json"
 _LOCK = "topology.lock"
 _LOGS = "logs"
 _STARTUP_TIMEOUT = 120.0
 # A worker finishes its in-flight activity tasks on SIGINT; past this it is killed.
 _STOP_GRACE = 30.0
-
-
-class Shape(BaseModel):
-    """What `up` was asked to start."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    workers: int
-    postgres: bool = False
-    s3: bool = False
-    api: bool = False
-
-    def describe(self) -> str:
-        parts = [f"{self.workers} worker(s)"]
-        parts += [name for name in ("postgres", "s3", "api") if getattr(self, name)]
-        return ", ".join(parts)
-
-
-class ProcessRecord(BaseModel):
-    """One started process: how to find it again and where its log is."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    kind: Kind
-    pid: int
-    port: int | None
-    log: Path
-    # When the pid started (/proc/PID/stat): a recycled pid, someone else's, starts later.
-    start_ticks: int | None
-
-    def owned(self) -> bool:
-        """Whether the recorded process still runs (not a later one under its pid)."""
-        return (
-            alive(self.pid)
-            and self.start_ticks is not None
-            and start_ticks(self.pid) == self.start_ticks
-        )
-
-
-class TopologyRecord(BaseModel):
-    """FORGE_HOME/topology.json."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    shape: Shape
-    started_at: datetime
-    temporal_address: str
-    temporal_pid: int
-    temporal_log: Path
-    # Whether this `up` started the dev server: a failed `up` leaves one it found running.
-    temporal_started: bool = True
-    environment: dict[str, str]
-    processes: tuple[ProcessRecord, ...] = ()
-
-    def adding(self, process: ProcessRecord) -> TopologyRecord:
-        return self.model_copy(update={"processes": (*self.processes, process)})
-
-
-def read_record(home: Path) -> TopologyRecord | None:
-    """The recorded topology of FORGE_HOME `home`, or None.
-
-    Raises:
-        TopologyError: The record is unreadable.
-    """
-    path = home / _RECORD
-    try:
-        return TopologyRecord.model_validate_json(path.read_bytes())
-    except FileNotFoundError:
-        return None
-    except ValidationError as err:
-        raise TopologyError(
-            f"{path} is not a valid topology record ({err.error_count()} errors); stop its "
-            "processes by hand (their pids are in it), then delete the file"
-        ) from None
 
 
 class Topology:
@@ -157,7 +79,7 @@ class Topology:
                     f"a topology ({record.shape.describe()}) is already running from "
                     f"{self.home}; run `forge dev down` first, then `forge dev up` again"
                 )
-            _remove(self.home)
+            remove_record(self.home)
             try:
                 return await self._start(shape), False
             except BaseException:
@@ -179,7 +101,7 @@ class Topology:
         s = self.settings
         pg, s3 = shape.postgres, shape.s3
         taken = [
-            (s.temporal_address is not None, "temporal_address", "its own dev server"),
+            (s.temporal_address is not None, "temporal_address", "--workers"),
             (pg and not s.database_url.startswith("sqlite"), "database_url", "--postgres"),
             (pg and s.database_owner_url is not None, "database_owner_url", "--postgres"),
             (s3 and s.artifacts_url.startswith("s3://"), "artifacts_url", "--s3"),
@@ -221,7 +143,7 @@ class Topology:
             temporal_started=not server.already_running,
             environment=env,
         )
-        self._write(record)
+        write_record(self.home, record)
         if shape.postgres:
             record = await self._start_postgres(record)
         else:
@@ -269,7 +191,7 @@ class Topology:
             start_ticks=start_ticks(pid),
         )
         record = record.model_copy(update={"environment": env}).adding(process)
-        self._write(record)
+        write_record(self.home, record)
         return record
 
     async def _start_s3(self, record: TopologyRecord, logs: Path) -> TopologyRecord:
@@ -317,7 +239,7 @@ class Topology:
             name=name, kind=kind, pid=pid, port=port, log=log, start_ticks=start_ticks(pid)
         )
         record = record.adding(process)
-        self._write(record)
+        write_record(self.home, record)
         return record
 
     async def _stop_recorded(self, *, failed_up: bool = False) -> list[str]:
@@ -338,22 +260,12 @@ class Topology:
         keep_server = failed_up and (record is None or not record.temporal_started)
         if not keep_server and await DevServer().down(self.settings):
             stopped.append("temporal")
-        _remove(self.home)
+        remove_record(self.home)
         return stopped
-
-    def _write(self, record: TopologyRecord) -> None:
-        path = self.home / _RECORD
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        tmp.replace(path)  # atomic: a concurrent `status` never reads half a record
 
 
 def _s3_credentials(shape: Shape) -> dict[str, str]:
     return dict(locals3.CREDENTIALS) if shape.s3 else {}
-
-
-def _remove(home: Path) -> None:
-    (home / _RECORD).unlink(missing_ok=True)
 
 
 async def api_answers(process: ProcessRecord) -> bool:

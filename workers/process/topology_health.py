@@ -23,7 +23,8 @@ from temporalio.service import RPCError
 from workers.process import locals3
 from workers.process.devserver import DevServer
 from workers.process.localpg import LocalPostgres
-from workers.process.topology import ProcessRecord, TopologyRecord, api_answers
+from workers.process.topology import api_answers
+from workers.process.topology_record import ProcessRecord, TopologyRecord
 from workers.settings import ENV_VARS, Settings
 
 __all__ = ["ProcessHealth", "TopologyStatus", "polling_pids", "topology_status"]
