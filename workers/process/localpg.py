@@ -117,10 +117,10 @@ class LocalPostgres:
         return pid if argv and str(self.data) in argv[1:] else None
 
     def start(self, port: int) -> int:
-        """Create the cluster if it is new, start it on `port`, migrate; returns its pid.
+        """Create the cluster if it is new and start it on `port`; returns its pid.
 
         Raises:
-            TopologyError: initdb, pg_ctl or the migrations failed (the log tail is the detail).
+            TopologyError: initdb or pg_ctl failed (the log tail is the detail).
         """
         self._prepare_root()
         if not (self.data / "PG_VERSION").is_file():
@@ -142,15 +142,22 @@ class LocalPostgres:
                 f"PostgreSQL started from {self.data} but no postmaster runs; see {self.log}",
                 log_tail(self.log),
             )
-        self._create_roles(port)
+        return pid
+
+    def migrate(self, port: int) -> None:
+        """Create the roles and the database if missing; migrate it as the owner.
+
+        Raises:
+            TopologyError: The migrations failed.
+        """
         try:
+            self._create_roles(port)
             upgrade(self.url(OWNER_ROLE, port), grant_to=APP_ROLE)
-        except (StoreError, SQLAlchemyError) as exc:
+        except (psycopg.Error, StoreError, SQLAlchemyError) as exc:
             raise TopologyError(
-                f"migrating the local PostgreSQL database as {OWNER_ROLE} failed: {exc}; "
+                f"setting up or migrating the local PostgreSQL database failed: {exc}; "
                 f"see {self.log}, fix it and run `forge dev up` again"
             ) from exc
-        return pid
 
     def stop(self) -> bool:
         """`pg_ctl stop -m fast`; returns whether a server was running.

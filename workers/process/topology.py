@@ -191,7 +191,8 @@ class Topology:
             start_ticks=start_ticks(pid),
         )
         record = record.model_copy(update={"environment": env}).adding(process)
-        write_record(self.home, record)
+        write_record(self.home, record)  # recorded first: a failed migration still stops it
+        await asyncio.to_thread(cluster.migrate, port)
         return record
 
     async def _start_s3(self, record: TopologyRecord, logs: Path) -> TopologyRecord:
