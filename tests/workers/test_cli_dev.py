@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from schemas.error_codes import ErrorCode
 from tests.workers.test_cli_error_format import assert_one_error_line
 from workers.cli.dev import dev_app
+from workers.process import localpg
 
 
 @pytest.fixture
@@ -143,3 +144,17 @@ def test_a_missing_temporal_binary_is_one_line(
     result = cli.invoke(_app(), ["dev", "up", "--workers", "1", "--api"])
     assert_one_error_line(result, ErrorCode.DEV_SERVER, "Temporal CLI not found")
     assert not (tmp_path / "forge-home" / "topology.json").exists()
+
+
+def test_postgres_without_its_programs_is_one_line_and_starts_nothing(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A machine without PostgreSQL: neither PATH nor the distribution's directories hold it.
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    monkeypatch.setattr(localpg, "_BINDIRS", [empty])
+    result = cli.invoke(_app(), ["dev", "up", "--workers", "1", "--postgres"])
+    line = assert_one_error_line(result, ErrorCode.DEV_SERVER, "initdb and pg_ctl")
+    assert "apt-get install postgresql" in line and "--postgres" in line
+    assert not (tmp_path / "forge-home" / "devserver.json").exists()
