@@ -49,7 +49,8 @@ __all__ = ["Topology", "api_answers"]
 
 _LOCK = "topology.lock"
 _LOGS = "logs"
-_STARTUP_TIMEOUT = 120.0
+# A bound for a broken process, not a goal: a worker warms its library first, slowly on a busy host.
+_STARTUP_TIMEOUT = 300.0
 # A worker finishes its in-flight activity tasks on SIGINT; past this it is killed.
 _STOP_GRACE = 30.0
 
