@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,7 @@ __all__ = [
     "RunningTopology",
     "clean_env",
     "dev_topology",
+    "exported",
     "forge",
     "operator_token",
     "processes_of",
@@ -64,7 +66,7 @@ def clean_env() -> Iterator[dict[str, str]]:
 
 @dataclass(frozen=True)
 class RunningTopology:
-    env: dict[str, str]  # the shell's environment plus every variable the processes got
+    env: dict[str, str]  # the shell's environment plus `forge dev env`'s variables
     status: dict[str, Any]  # `forge dev status --json` right after `up`
 
     def process(self, name: str) -> dict[str, Any]:
@@ -85,7 +87,16 @@ def dev_topology(*flags: str) -> Iterator[RunningTopology]:
         status = forge(env, "dev", "status", "--json")
         assert status.returncode == 0, status.stdout + status.stderr
         state = json.loads(status.stdout)
-        yield RunningTopology({**env, **state["environment"]}, state)
+        yield RunningTopology({**env, **exported(env)}, state)
+
+
+def exported(env: dict[str, str]) -> dict[str, str]:
+    """What `forge dev env` exports: every variable the topology's processes got."""
+    printed = forge(env, "dev", "env")
+    assert printed.returncode == 0, printed.stdout + printed.stderr
+    pairs = [shlex.split(line)[1] for line in printed.stdout.splitlines()]
+    assert all(line.startswith("export ") for line in printed.stdout.splitlines()), printed.stdout
+    return dict(pair.split("=", 1) for pair in pairs)
 
 
 def operator_token(env: dict[str, str], tenant: str = "acme") -> str:

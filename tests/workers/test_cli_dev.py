@@ -158,3 +158,9 @@ def test_postgres_without_its_programs_is_one_line_and_starts_nothing(
     line = assert_one_error_line(result, ErrorCode.DEV_SERVER, "initdb and pg_ctl")
     assert "apt-get install postgresql" in line and "--postgres" in line
     assert not (tmp_path / "forge-home" / "devserver.json").exists()
+
+
+def test_env_without_a_topology_is_one_line(cli: CliRunner) -> None:
+    result = cli.invoke(_app(), ["dev", "env"])
+    line = assert_one_error_line(result, ErrorCode.DEV_SERVER, "no topology is recorded")
+    assert "forge dev up --workers N" in line

@@ -138,6 +138,7 @@ CASES: list[tuple[str, Args, ErrorCode, str]] = [
     ("db-upgrade-extra-argument", ["db", "upgrade", "now"], U, "now"),
     ("dev-up-unknown-option", ["dev", "up", "--port", "1"], U, "--port"),
     ("dev-down-extra-argument", ["dev", "down", "now"], U, "now"),
+    ("dev-env-extra-argument", ["dev", "env", "now"], U, "now"),
     ("dev-status-unknown-option", ["dev", "status", "--yaml"], U, "--yaml"),
     ("dev-up-workers-word", ["dev", "up", "--workers", "many"], U, "--workers"),
     ("dev-up-flag-without-workers", ["dev", "up", "--api"], U, "--workers"),

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import psycopg
@@ -23,6 +24,7 @@ from activities.store.artifacts_s3 import s3_client
 from tests.support.topology import (
     clean_env,
     dev_topology,
+    exported,
     forge,
     operator_token,
     processes_of,
@@ -76,14 +78,28 @@ def test_the_topology_runs_a_plan_from_the_api_and_down_leaves_nothing(
     workers = [p for p in state["processes"] if p["kind"] == "worker"]
     assert all(p["probe"] == "polling forge" for p in workers)
 
-    # The variables the processes got are the ones an operator exports to use the topology.
-    topo = state["environment"]
-    assert topo["FORGE_DATABASE_URL"].startswith("postgresql+psycopg://forge_app@")
-    assert topo["FORGE_DATABASE_OWNER_URL"].startswith("postgresql+psycopg://forge_owner@")
+    # The variables the processes got, as `forge dev env` exports them; status hides passwords.
+    topo = exported(home_env)
+    shown = state["environment"]
+    roles = {"FORGE_DATABASE_URL": "forge_app", "FORGE_DATABASE_OWNER_URL": "forge_owner"}
+    for name, role in roles.items():
+        url = urlsplit(topo[name])
+        assert (url.scheme, url.username, url.port) == (
+            "postgresql+psycopg",
+            role,
+            ports["postgres"],
+        )
+        assert url.password and len(url.password) >= 24
+        assert shown[name] == topo[name].replace(url.password, "***")
+        assert url.password not in status.stdout + up.stdout
     assert topo["FORGE_ARTIFACTS_URL"] == "s3://forge-artifacts/artifacts/"
     assert topo["FORGE_S3_ENDPOINT"] == f"http://127.0.0.1:{ports['s3']}"
     assert topo["FORGE_TEMPORAL_ADDRESS"] == f"127.0.0.1:{ports['temporal']}"
-    assert "AWS_SECRET_ACCESS_KEY" not in topo
+    assert shown["AWS_SECRET_ACCESS_KEY"] == "***"
+    # The cluster asks for passwords: no role gets in without one, the superuser included.
+    for role in ("postgres", "forge_owner", "forge_app"):
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(host="127.0.0.1", port=ports["postgres"], user=role, dbname="forge")
     token = operator_token({**home_env, **topo})
 
     ran = asyncio.run(_run_plan(f"http://127.0.0.1:{ports['api']}", token))
@@ -92,9 +108,7 @@ def test_the_topology_runs_a_plan_from_the_api_and_down_leaves_nothing(
     assert json.loads(ran["artifact"].content) == {"answer": 42}
 
     # The run's events are in PostgreSQL, its artifact in the S3 server's bucket.
-    with psycopg.connect(
-        host="127.0.0.1", port=ports["postgres"], user="forge_owner", dbname="forge"
-    ) as conn:
+    with psycopg.connect(topo["FORGE_DATABASE_OWNER_URL"].replace("+psycopg", "")) as conn:
         row = conn.execute(
             "SELECT count(*) FROM events WHERE run_id = %s AND tenant_id = 'acme'",
             (ran["run_id"],),
@@ -102,9 +116,9 @@ def test_the_topology_runs_a_plan_from_the_api_and_down_leaves_nothing(
     assert row is not None and row[0] > 0
     s3 = s3_client(
         topo["FORGE_S3_ENDPOINT"],
-        aws_access_key_id="forge-dev",
-        aws_secret_access_key="forge-dev-not-a-secret",
-        region_name="us-east-1",
+        aws_access_key_id=topo["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=topo["AWS_SECRET_ACCESS_KEY"],
+        region_name=topo["AWS_DEFAULT_REGION"],
     )
     listed = s3.list_objects_v2(Bucket="forge-artifacts", Prefix="artifacts/")
     digest = hashlib.sha256(ran["artifact"].content).hexdigest()

@@ -110,6 +110,17 @@ def status(
         raise typer.Exit(EXIT_NOT_RUNNING)
 
 
+@dev_app.command()
+def env() -> None:
+    """Print `export NAME=VALUE` lines for the topology's variables (passwords included).
+
+    `eval "$(forge dev env)"` points this shell's `forge` at the running topology.
+    """
+    from workers.cli.dev_topology import topology_env
+
+    topology_env(forge_settings())
+
+
 def _status_table(state: DevServerStatus, settings: Settings) -> Table:
     table = Table(title="Temporal dev server", show_header=False, title_justify="left")
     table.add_column(style="bold")

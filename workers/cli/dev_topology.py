@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from workers.process.topology_record import TopologyRecord
     from workers.settings import Settings
 
-__all__ = ["topology_down", "topology_status_cmd", "topology_up"]
+__all__ = ["topology_down", "topology_env", "topology_status_cmd", "topology_up"]
 
 
 def topology_up(
@@ -25,7 +25,7 @@ def topology_up(
 ) -> None:
     """Start the topology and print what runs where, and the variables each process got."""
     from workers.process.topology import Topology
-    from workers.process.topology_record import Shape
+    from workers.process.topology_record import Shape, shown
 
     if workers is None:
         given = " ".join(
@@ -45,11 +45,27 @@ def topology_up(
         f"[green]✓[/] topology {verb}: {escape(shape.describe())} (FORGE_HOME {settings.home})"
     )
     out.print(_processes_table(record))
-    out.print("Every process was given these variables; export them to use this topology:")
-    for name, value in sorted(record.environment.items()):
+    out.print('Every process was given these variables (`eval "$(forge dev env)"` exports them):')
+    for name, value in sorted(shown(record.environment).items()):
         out.print(f"  {name}={escape(value)}", soft_wrap=True, highlight=False)
-    if shape.s3:
-        out.print("  (and AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_DEFAULT_REGION for moto)")
+
+
+def topology_env(settings: Settings) -> None:
+    """Print `export NAME=VALUE` for every variable the topology's processes were given."""
+    import shlex
+
+    from workers.process.topology_record import read_record
+
+    record = guard(lambda: read_record(settings.home)) if settings.home.is_dir() else None
+    if record is None:
+        fail(
+            f"no topology is recorded in FORGE_HOME {settings.home}",
+            "start one with `forge dev up --workers N`, or set FORGE_HOME to the one you started",
+            code=ErrorCode.DEV_SERVER,
+        )
+    # Plain text, no markup or wrapping: a shell evaluates it.
+    for name, value in sorted(record.environment.items()):
+        typer.echo(f"export {name}={shlex.quote(value)}")
 
 
 def topology_down(settings: Settings) -> bool:

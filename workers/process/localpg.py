@@ -2,16 +2,20 @@
 
 initdb and pg_ctl run as a dedicated non-root user (`forge-pg`, created when missing) when
 Forge runs as root, because PostgreSQL refuses to run as root. The cluster listens on loopback
-only (no Unix socket) with trust authentication: it is a development cluster, never a
-deployment's. Its database `forge` is owned by `forge_owner`, which migrations run as, and the
-application role `forge_app` (NOSUPERUSER, NOBYPASSRLS, owning nothing) is what Forge's
-processes connect as, so row security holds as in production (docs/isolation.md).
+only (no Unix socket) and asks every role for its password (scram-sha-256); the passwords are
+generated once into FORGE_HOME/postgres-credentials.json (mode 0600). It is a development
+cluster, never a deployment's. Its database `forge` is owned by `forge_owner`, which
+migrations run as, and the application role `forge_app` (NOSUPERUSER, NOBYPASSRLS, owning
+nothing) is what Forge's processes connect as, so row security holds as in production
+(docs/isolation.md).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
+import secrets
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -41,6 +45,7 @@ OWNER_ROLE = "forge_owner"
 APP_ROLE = "forge_app"
 DATABASE = "forge"
 _SUPERUSER = "postgres"
+_CREDENTIALS = "postgres-credentials.json"  # beside the cluster, not readable by its user
 _BINDIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 _TIMEOUT = 120
 _PROBE_TIMEOUT = 3
@@ -101,8 +106,27 @@ class LocalPostgres:
         return self.root / "server.log"
 
     def url(self, role: str, port: int) -> str:
-        """A SQLAlchemy URL of the `forge` database as `role` (no password: trust on loopback)."""
-        return f"postgresql+psycopg://{role}@{HOST}:{port}/{DATABASE}"
+        """A SQLAlchemy URL of the `forge` database as `role`, with its password."""
+        password = self._passwords()[role]  # token_urlsafe: nothing to escape in a URL
+        return f"postgresql+psycopg://{role}:{password}@{HOST}:{port}/{DATABASE}"
+
+    def _passwords(self) -> dict[str, str]:
+        path = self.home / _CREDENTIALS
+        try:
+            found: dict[str, str] = json.loads(path.read_text(encoding="utf-8"))
+            return found
+        except FileNotFoundError:
+            pass
+        if (self.data / "PG_VERSION").is_file():
+            raise TopologyError(
+                f"the PostgreSQL cluster in {self.data} has no {path} with its passwords; "
+                f"delete {self.root} to make a new cluster (its data is lost)"
+            )
+        made = {role: secrets.token_urlsafe(24) for role in (_SUPERUSER, OWNER_ROLE, APP_ROLE)}
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(made, out)
+        return made
 
     def pid(self) -> int | None:
         """The postmaster's pid when it runs from this data directory, else None."""
@@ -124,10 +148,7 @@ class LocalPostgres:
         """
         self._prepare_root()
         if not (self.data / "PG_VERSION").is_file():
-            self._run(
-                "initdb",
-                ["-D", str(self.data), "-U", _SUPERUSER, "--auth=trust", "--encoding=UTF8"],
-            )
+            self._initdb()
         options = (
             f"-p {port} -c listen_addresses={HOST} -c unix_socket_directories= "
             "-c max_connections=200"
@@ -177,6 +198,7 @@ class LocalPostgres:
                 host=HOST,
                 port=port,
                 user=APP_ROLE,
+                password=self._passwords()[APP_ROLE],
                 dbname=DATABASE,
                 connect_timeout=_PROBE_TIMEOUT,
             ) as conn:
@@ -204,6 +226,22 @@ class LocalPostgres:
                 "traversable (chmod o+x) or set FORGE_HOME to a directory under /var/lib or /srv"
             )
 
+    def _initdb(self) -> None:
+        # The superuser's password reaches initdb in a file only the service user reads.
+        pwfile = self.root / "initdb-password"
+        fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(self._passwords()[_SUPERUSER] + "\n")
+        if self.user is not None:
+            info = pwd.getpwnam(self.user)
+            os.chown(pwfile, info.pw_uid, info.pw_gid)
+        try:
+            args = ["-D", str(self.data), "-U", _SUPERUSER, f"--pwfile={pwfile}"]
+            args += ["--auth-host=scram-sha-256", "--auth-local=peer", "--encoding=UTF8"]
+            self._run("initdb", args)
+        finally:
+            pwfile.unlink(missing_ok=True)
+
     def _run(self, program: str, args: list[str]) -> None:
         argv = [str(self.bindir / program), *args]
         command = ["runuser", "-u", self.user, "--", *argv] if self.user else argv
@@ -228,19 +266,21 @@ class LocalPostgres:
             )
 
     def _create_roles(self, port: int) -> None:
+        passwords = self._passwords()
         with psycopg.connect(
-            host=HOST, port=port, user=_SUPERUSER, dbname="postgres", autocommit=True
+            host=HOST,
+            port=port,
+            user=_SUPERUSER,
+            password=passwords[_SUPERUSER],
+            dbname="postgres",
+            autocommit=True,
         ) as conn:
             roles = {r for (r,) in conn.execute("SELECT rolname FROM pg_roles").fetchall()}
-            if OWNER_ROLE not in roles:
+            for role, attributes in ((OWNER_ROLE, ""), (APP_ROLE, " NOBYPASSRLS")):
+                verb = "ALTER" if role in roles else "CREATE"
+                statement = f"{verb} ROLE {{}} LOGIN NOSUPERUSER{attributes} PASSWORD {{}}"
                 conn.execute(
-                    sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER").format(sql.Identifier(OWNER_ROLE))
-                )
-            if APP_ROLE not in roles:
-                conn.execute(
-                    sql.SQL("CREATE ROLE {} LOGIN NOSUPERUSER NOBYPASSRLS").format(
-                        sql.Identifier(APP_ROLE)
-                    )
+                    sql.SQL(statement).format(sql.Identifier(role), sql.Literal(passwords[role]))
                 )
             found = conn.execute(
                 "SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)

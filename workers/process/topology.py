@@ -152,7 +152,7 @@ class Topology:
             await asyncio.to_thread(upgrade, s.database_url)
         if shape.s3:
             record = await self._start_s3(record, logs)
-        child_env = {**process_environment(), **record.environment, **_s3_credentials(shape)}
+        child_env = {**process_environment(), **record.environment}
         child_env["PYTHONUNBUFFERED"] = "1"  # logs show each line as it is written
         if shape.api:
             port = free_port()
@@ -202,6 +202,7 @@ class Topology:
             **record.environment,
             ENV_VARS["artifacts_url"]: f"s3://{locals3.BUCKET}/{locals3.PREFIX}",
             ENV_VARS["s3_endpoint"]: locals3.endpoint(port),
+            **locals3.CREDENTIALS,
         }
         record = record.model_copy(update={"environment": env})
         record = self._spawn(
@@ -264,10 +265,6 @@ class Topology:
             stopped.append("temporal")
         remove_record(self.home)
         return stopped
-
-
-def _s3_credentials(shape: Shape) -> dict[str, str]:
-    return dict(locals3.CREDENTIALS) if shape.s3 else {}
 
 
 async def api_answers(process: ProcessRecord) -> bool:

@@ -24,7 +24,7 @@ from workers.process import locals3
 from workers.process.devserver import DevServer
 from workers.process.localpg import LocalPostgres
 from workers.process.topology import api_answers
-from workers.process.topology_record import ProcessRecord, TopologyRecord
+from workers.process.topology_record import ProcessRecord, TopologyRecord, shown
 from workers.settings import ENV_VARS, Settings
 
 __all__ = ["ProcessHealth", "TopologyStatus", "polling_pids", "topology_status"]
@@ -109,7 +109,7 @@ async def topology_status(settings: Settings, record: TopologyRecord | None) -> 
         pids = await polling_pids(record.temporal_address, namespace, queue)
     for process in record.processes:
         rows.append(await _probe(settings.home, process, pids, queue))
-    environment = {k: v for k, v in record.environment.items() if k != "AWS_SECRET_ACCESS_KEY"}
+    environment = shown(record.environment)
     return TopologyStatus(
         running=all(r.healthy for r in rows), processes=tuple(rows), environment=environment
     )

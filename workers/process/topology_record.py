@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -18,6 +20,7 @@ __all__ = [
     "TopologyRecord",
     "read_record",
     "remove_record",
+    "shown",
     "write_record",
 ]
 
@@ -101,11 +104,29 @@ def read_record(home: Path) -> TopologyRecord | None:
 
 
 def write_record(home: Path, record: TopologyRecord) -> None:
-    """Replace the record of `home` atomically: a concurrent `status` never reads half of one."""
+    """Replace the record of `home` atomically: a concurrent `status` never reads half of one.
+
+    Its environment holds the database passwords: the file is its owner's alone (0600).
+    """
     path = home / _RECORD
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(record.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(record.model_dump_json(indent=2) + "\n")
     tmp.replace(path)
+
+
+def shown(environment: dict[str, str]) -> dict[str, str]:
+    """`environment` as `up` and `status` print it: passwords and secret keys as ***."""
+    hidden = {}
+    for name, value in environment.items():
+        if name == "AWS_SECRET_ACCESS_KEY":
+            value = "***"
+        elif "://" in value and (password := urlsplit(value).password):
+            value = value.replace(f":{password}@", ":***@", 1)
+        hidden[name] = value
+    return hidden
 
 
 def remove_record(home: Path) -> None:
