@@ -26,7 +26,13 @@ from workers.settings_env import (
     check_owner_url,
 )
 
-__all__ = ["ENV_VARS", "Settings", "SettingsError", "default_workspace_root"]
+__all__ = [
+    "ENV_VARS",
+    "Settings",
+    "SettingsError",
+    "default_workspace_root",
+    "process_environment",
+]
 
 # Field name -> environment variable; kept public so help texts and docs can list them.
 ENV_VARS: Mapping[str, str] = {
@@ -54,6 +60,14 @@ ENV_VARS: Mapping[str, str] = {
     "deployment_name": "FORGE_DEPLOYMENT_NAME",
     "build_id": "FORGE_BUILD_ID",
 }
+
+
+def process_environment() -> dict[str, str]:
+    """This process's environment, for a child it starts (`forge dev up`'s workers and API).
+
+    The child reads its own settings from it; Forge's processes read nothing else of it.
+    """
+    return dict(os.environ)
 
 
 def default_workspace_root() -> Path:

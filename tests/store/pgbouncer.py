@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.store.postgres import RlsDatabase, _free_port, _service_user
+from tests.store.postgres import RlsDatabase
+from workers.process.localpg import service_user
+from workers.process.procs import free_port
 
 _BINARY = "/usr/sbin/pgbouncer"
 _INSTALL_HINT = (
@@ -36,9 +38,9 @@ def pgbouncer_for(db: RlsDatabase, role: str) -> Iterator[str]:
     binary = shutil.which("pgbouncer") or (_BINARY if Path(_BINARY).is_file() else None)
     if binary is None:
         pytest.fail(_INSTALL_HINT, pytrace=False)
-    user = _service_user()
+    user = service_user()
     root = Path(tempfile.mkdtemp(prefix="forge-pgbouncer-"))
-    port = _free_port()
+    port = free_port()
     config = root / "pgbouncer.ini"
     config.write_text(
         "[databases]\n"

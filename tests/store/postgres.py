@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import uuid
@@ -18,9 +17,10 @@ import psycopg
 import pytest
 
 from activities.store.migrate import upgrade
+from workers.process.devserver import DevServerError
+from workers.process.localpg import find_bindir, service_user
+from workers.process.procs import free_port
 
-_FALLBACK_BINDIR = Path("/usr/lib/postgresql/15/bin")
-_SERVICE_USER = "forge-pg"
 _INSTALL_HINT = (
     "PostgreSQL 15 server binaries (initdb, pg_ctl) are required by the event store tests; "
     "install them, e.g. `apt-get install postgresql-15` (CI must run these tests, never skip)"
@@ -42,40 +42,10 @@ class PostgresServer:
 
 
 def _bindir() -> Path:
-    candidates: list[Path] = []
-    pg_config = shutil.which("pg_config")
-    if pg_config:
-        found = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True)
-        if found.returncode == 0:
-            candidates.append(Path(found.stdout.strip()))
-    candidates.append(_FALLBACK_BINDIR)
-    for bindir in candidates:
-        if (bindir / "initdb").is_file() and (bindir / "pg_ctl").is_file():
-            return bindir
-    pytest.fail(_INSTALL_HINT, pytrace=False)
-
-
-def _service_user() -> str | None:
-    """The unprivileged account to run the server as when we are root (initdb refuses root)."""
-    if os.geteuid() != 0:
-        return None
     try:
-        pwd.getpwnam(_SERVICE_USER)
-        return _SERVICE_USER
-    except KeyError:
-        pass
-    created = subprocess.run(
-        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", _SERVICE_USER],
-        capture_output=True,
-        text=True,
-    )
-    return _SERVICE_USER if created.returncode == 0 else "nobody"
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+        return find_bindir()
+    except DevServerError:
+        pytest.fail(_INSTALL_HINT, pytrace=False)
 
 
 def _run(argv: list[str], user: str | None, cwd: Path) -> None:
@@ -91,7 +61,7 @@ def _run(argv: list[str], user: str | None, cwd: Path) -> None:
 def postgres_server() -> Iterator[PostgresServer]:
     """One PostgreSQL server for the session on a free loopback port; removed afterwards."""
     bindir = _bindir()
-    user = _service_user()
+    user = service_user()
     # Not under pytest's tmp_path: that lives in a 0700 root directory the server user
     # could not enter.
     root = Path(tempfile.mkdtemp(prefix="forge-pg-"))
@@ -101,7 +71,7 @@ def postgres_server() -> Iterator[PostgresServer]:
         info = pwd.getpwnam(user)
         for path in (root, sockets):
             os.chown(path, info.pw_uid, info.pw_gid)
-    port = _free_port()
+    port = free_port()
     try:
         _run(
             [

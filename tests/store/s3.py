@@ -2,15 +2,14 @@
 
 import socket
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from activities.store.artifacts_s3 import S3ArtifactStore, s3_client
+from workers.process import locals3
 
 # Dummy credentials handed to the client directly, so nothing depends on the environment.
 CREDENTIALS = {
@@ -36,10 +35,10 @@ def moto_endpoint() -> Iterator[str]:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    # A separate moto_server process, as production talks to S3 over the network.
-    binary = Path(sys.executable).parent / "moto_server"
+    # A separate moto server process (as `forge dev up --s3` starts it), as production talks
+    # to S3 over the network.
     proc = subprocess.Popen(
-        [str(binary), "-H", "127.0.0.1", "-p", str(port)],
+        locals3.argv(port),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

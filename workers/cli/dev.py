@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, TypeVar
 
 import typer
 from rich.markup import escape
@@ -30,11 +30,35 @@ EXIT_NOT_RUNNING = 1
 
 
 @dev_app.command()
-def up() -> None:
-    """Start the dev server, or confirm the recorded one answers."""
+def up(
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=0,
+            metavar="N",
+            help="Also start N `forge worker` processes: the topology of a deployment.",
+        ),
+    ] = None,
+    postgres: Annotated[
+        bool, typer.Option("--postgres", help="With --workers: a PostgreSQL cluster in FORGE_HOME.")
+    ] = False,
+    s3: Annotated[
+        bool, typer.Option("--s3", help="With --workers: a local S3 server (moto) and a bucket.")
+    ] = False,
+    api: Annotated[
+        bool, typer.Option("--api", help="With --workers: the API (`forge api`).")
+    ] = False,
+) -> None:
+    """Start the dev server, or confirm the recorded one answers; with --workers, the topology."""
     from workers.process.devserver import DevServer
 
     settings = forge_settings()
+    if workers is not None or postgres or s3 or api:
+        from workers.cli.dev_topology import topology_up
+
+        topology_up(settings, workers, postgres=postgres, s3=s3, api=api)
+        return
     if settings.temporal_address is not None:
         out.print(
             f"FORGE_TEMPORAL_ADDRESS is set: using [bold]{escape(settings.temporal_address)}"
@@ -42,7 +66,7 @@ def up() -> None:
         )
         return
     with out.status("Starting the Temporal dev server…", spinner="dots"):
-        info = _guard(lambda: run_async(DevServer().up(settings)))
+        info = guard(lambda: run_async(DevServer().up(settings)))
     verb = "already running" if info.already_running else "ready"
     out.print(
         f"[green]✓[/] Temporal dev server {verb} at [bold]{info.address}[/] "
@@ -52,12 +76,15 @@ def up() -> None:
 
 @dev_app.command()
 def down() -> None:
-    """Stop the recorded dev server; a no-op when none is running."""
+    """Stop the recorded dev server and every process `forge dev up` started with it."""
+    from workers.cli.dev_topology import topology_down
     from workers.process.devserver import DevServer
 
     settings = forge_settings()
+    if topology_down(settings):
+        return
     with out.status("Stopping the Temporal dev server…", spinner="dots"):
-        stopped = _guard(lambda: run_async(DevServer().down(settings)))
+        stopped = guard(lambda: run_async(DevServer().down(settings)))
     if stopped:
         out.print("[green]✓[/] Temporal dev server stopped.")
     else:
@@ -65,15 +92,33 @@ def down() -> None:
 
 
 @dev_app.command()
-def status() -> None:
-    """Show the dev server's state; exits 1 when it is not running."""
+def status(
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Every process as JSON, for scripts.")
+    ] = False,
+) -> None:
+    """Show the dev server's state (and every topology process); exits 1 unless all are up."""
+    from workers.cli.dev_topology import topology_status_cmd
     from workers.process.devserver import DevServer
 
     settings = forge_settings()
-    state = _guard(lambda: run_async(DevServer().status(settings)))
+    if topology_status_cmd(settings, as_json=as_json):
+        return
+    state = guard(lambda: run_async(DevServer().status(settings)))
     out.print(_status_table(state, settings))
     if not state.running:
         raise typer.Exit(EXIT_NOT_RUNNING)
+
+
+@dev_app.command()
+def env() -> None:
+    """Print `export NAME=VALUE` lines for the topology's variables (passwords included).
+
+    `eval "$(forge dev env)"` points this shell's `forge` at the running topology.
+    """
+    from workers.cli.dev_topology import topology_env
+
+    topology_env(forge_settings())
 
 
 def _status_table(state: DevServerStatus, settings: Settings) -> Table:
@@ -106,7 +151,7 @@ def _state_text(state: DevServerStatus) -> str:
     return "[red]not running[/]"
 
 
-def _guard(action: Callable[[], _T]) -> _T:
+def guard(action: Callable[[], _T]) -> _T:
     # An expected failure is the one error line (its log tail dim above it) and exit 2;
     # anything else is a bug and keeps its traceback.
     from workers.process.devserver import DevServerError

