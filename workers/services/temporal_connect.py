@@ -24,13 +24,30 @@ if TYPE_CHECKING:
 __all__ = ["TemporalConnectError", "connect_arguments", "open_client", "transport"]
 
 _REFUSED_CREDENTIALS = (RPCStatusCode.UNAUTHENTICATED, RPCStatusCode.PERMISSION_DENIED)
+_CREDENTIALS_HINT = (
+    "check FORGE_TEMPORAL_API_KEY (or TEMPORAL_API_KEY), the client certificate and "
+    "FORGE_NAMESPACE: the server must accept them for this namespace"
+)
+_STATUS = re.compile(r'Status \{ code: (?P<code>\w+), message: "(?P<message>(?:[^"\\]|\\.)*)"')
 # The Rust core's error text nests transport errors; these name the cause a person can act on.
 _CAUSES = (
     (re.compile(r"Connection refused", re.I), "connection refused (is a server listening?)"),
-    (re.compile(r"UnknownIssuer", re.I), "the server's certificate is not signed by a trusted CA"),
-    (re.compile(r"NotValidForName", re.I), "the server's certificate does not name this host"),
+    (
+        re.compile(r"UnknownIssuer|BadSignature", re.I),
+        "the server's certificate is not signed by the CA Forge trusts (FORGE_TEMPORAL_TLS_CA)",
+    ),
+    (
+        re.compile(r"NotValidForName", re.I),
+        "the server's certificate does not name the host Forge expects "
+        "(FORGE_TEMPORAL_TLS_SERVER_NAME)",
+    ),
     (re.compile(r"CertificateRequired", re.I), "the server requires a client certificate"),
     (re.compile(r"alert.*(Bad|Unknown|Decrypt)", re.I), "the server refused the certificate"),
+    (
+        re.compile(r"close_notify|UnexpectedEof", re.I),
+        "the server closed the TLS connection at the first call: it refused the client "
+        "certificate (or there was none), or it does not speak TLS",
+    ),
     (re.compile(r"failed to lookup|dns error", re.I), "the host name does not resolve"),
 )
 
@@ -110,16 +127,29 @@ async def open_client(settings: Settings, **options: Any) -> Client:
         if exc.status in _REFUSED_CREDENTIALS:
             raise TemporalConnectError(
                 f"{where} refused the credentials: {exc.status.name}: {_one_line(exc.message)}",
-                hint="check FORGE_TEMPORAL_API_KEY (or TEMPORAL_API_KEY), the client "
-                "certificate and FORGE_NAMESPACE",
+                hint=_CREDENTIALS_HINT,
             ) from None
         raise TemporalConnectError(
             f"{where} answered {exc.status.name if exc.status else 'an error'}: "
             f"{_one_line(exc.message)}"
         ) from None
-    # The SDK reports a failed connect or handshake as RuntimeError("Failed client connect: …").
+    # The SDK reports a failed connect, handshake or first call as RuntimeError: its text
+    # holds the gRPC status of that first call (get_system_info) when the server answered.
     except RuntimeError as exc:
-        raise TemporalConnectError(f"cannot connect to {where}: {_cause(str(exc))}") from None
+        status = _STATUS.search(str(exc))
+        cause = _cause(str(exc))
+        if status is not None and cause is None:
+            code = re.sub(r"(?<!^)(?=[A-Z])", "_", status["code"]).upper()
+            if code in {c.name for c in _REFUSED_CREDENTIALS}:
+                raise TemporalConnectError(
+                    f"{where} refused the credentials: {code}: {_one_line(status['message'])}",
+                    hint=_CREDENTIALS_HINT,
+                ) from None
+            raise TemporalConnectError(
+                f"{where} answered {code}: {_one_line(status['message'])}"
+            ) from None
+        reason = cause or _one_line(str(exc).removeprefix("Failed client connect: "))
+        raise TemporalConnectError(f"cannot connect to {where}: {reason}") from None
 
 
 def _read(path: Any) -> bytes | None:
@@ -135,11 +165,11 @@ def _read(path: Any) -> bytes | None:
     return data
 
 
-def _cause(text: str) -> str:
+def _cause(text: str) -> str | None:
     for pattern, cause in _CAUSES:
         if pattern.search(text):
             return cause
-    return _one_line(text.removeprefix("Failed client connect: "))
+    return None
 
 
 def _one_line(text: str) -> str:
