@@ -276,11 +276,13 @@ class Settings(BaseModel):
 
 
 def _source(field: str, env: Mapping[str, str]) -> str:
-    # The variable a TLS value came from, for an error naming it.
+    # The variable a TLS value came from (both names when it is unset), for an error.
     from workers.settings_temporal import TEMPORAL_EQUIVALENTS
 
-    forge = ENV_VARS[field]
-    return forge if env.get(forge, "").strip() else TEMPORAL_EQUIVALENTS[field]
+    forge, temporal = ENV_VARS[field], TEMPORAL_EQUIVALENTS[field]
+    if env.get(forge, "").strip():
+        return forge
+    return temporal if env.get(temporal, "").strip() else f"{forge} (or {temporal})"
 
 
 def _check_temporal_tls(values: Mapping[str, Any], env: Mapping[str, str]) -> None:

@@ -52,9 +52,9 @@ TEMPORAL_EQUIVALENTS: Mapping[str, str] = {
 
 # Where the TOML profile keeps each file, to name it in an error.
 _PROFILE_KEYS: Mapping[str, str] = {
-    "temporal_tls_ca": "tls.server_ca_cert",
-    "temporal_tls_cert": "tls.client_cert",
-    "temporal_tls_key": "tls.client_key",
+    "temporal_tls_ca": "tls.server_ca_cert_path",
+    "temporal_tls_cert": "tls.client_cert_path",
+    "temporal_tls_key": "tls.client_key_path",
 }
 _CONFIG_FILE, _PROFILE = "TEMPORAL_CONFIG_FILE", "TEMPORAL_PROFILE"
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -248,7 +248,7 @@ def _file_source(field: str, source: object, env: Mapping[str, str]) -> Path:
         # Inline PEM (TEMPORAL_TLS_*_DATA or `data = ...` in the profile): Forge passes files.
         data_var = TEMPORAL_EQUIVALENTS[field].replace("_PATH", "_DATA")
         raise SettingsError(
-            data_var if data_var in env else label,
+            data_var if data_var in env else label.replace("_path ", "_data ", 1),
             "(inline PEM)",
             f"a file: set {TEMPORAL_EQUIVALENTS[field]} or {TEMPORAL_ENV_VARS[field]} to its path",
         )

@@ -203,3 +203,27 @@ def test_a_server_certificate_from_another_ca_is_named_as_such(
         f"error: TEMPORAL_UNREACHABLE: cannot connect to Temporal at {proxy.address}"
     )
     assert "the server's certificate is not signed by the CA Forge trusts" in line
+
+
+def test_a_temporal_toml_profile_carries_address_tls_and_api_key(
+    cli, upstream, certs, tmp_path, monkeypatch
+):
+    tls = grpc.ssl_server_credentials(
+        [(certs.server_key.read_bytes(), certs.server_cert.read_bytes())]
+    )
+    with grpc_proxy(upstream, API_KEY, tls) as proxy:
+        profile = tmp_path / "temporal.toml"
+        profile.write_text(
+            f'[profile.edge]\naddress = "{proxy.address}"\napi_key = "{API_KEY}"\n'
+            f'[profile.edge.tls]\nserver_name = "localhost"\n'
+            f'server_ca_cert_path = "{certs.ca_file(tmp_path)}"\n',
+            encoding="utf-8",
+        )
+        monkeypatch.delenv("FORGE_TEMPORAL_ADDRESS")
+        monkeypatch.setenv("TEMPORAL_CONFIG_FILE", str(profile))
+        monkeypatch.setenv("TEMPORAL_PROFILE", "edge")
+        listed = cli("runs")
+    assert listed.exit_code == 0, listed.output
+    assert proxy.calls and all(
+        md.get("authorization") == f"Bearer {API_KEY}" for _, md in proxy.calls
+    )
