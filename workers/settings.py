@@ -292,6 +292,16 @@ def _check_temporal_tls(values: Mapping[str, Any], env: Mapping[str, str]) -> No
         _source("temporal_tls_cert", env),
         _source("temporal_tls_key", env),
     )
+    if not values.get("temporal_address"):
+        # The embedded dev server speaks plain TCP: TLS or a key without an address is a slip.
+        for field in ("temporal_api_key", "temporal_tls_ca", "temporal_tls_cert"):
+            if values.get(field) is not None and values.get("temporal_tls") is not False:
+                raise SettingsError(
+                    _source(field, env),
+                    "***" if field == "temporal_api_key" else str(values[field]),
+                    "unset, or FORGE_TEMPORAL_ADDRESS (or TEMPORAL_ADDRESS) set to the cluster it "
+                    "is for: the embedded dev server takes no TLS and no API key",
+                )
     if values.get("temporal_tls") is False:
         for field in ("temporal_tls_ca", "temporal_tls_cert", "temporal_tls_server_name"):
             if values.get(field) is not None:

@@ -149,21 +149,28 @@ async def test_a_temporal_address_starts_no_embedded_server(tmp_path: Path) -> N
 
 
 def test_an_api_key_implies_tls_unless_tls_is_turned_off() -> None:
-    keyed = Settings.from_env({"FORGE_TEMPORAL_API_KEY": "k-123"})
+    at = {"FORGE_TEMPORAL_ADDRESS": "ns.tmprl.cloud:7233"}
+    keyed = Settings.from_env({**at, "FORGE_TEMPORAL_API_KEY": "k-123"})
     assert keyed.temporal_tls_on
     assert connect_arguments(keyed)["tls"] == TLSConfig()
     assert transport(keyed) == "TLS with system CAs and an API key"
-    plain = Settings.from_env({"FORGE_TEMPORAL_API_KEY": "k-123", "FORGE_TEMPORAL_TLS": "false"})
+    plain = Settings.from_env({**at, "FORGE_TEMPORAL_API_KEY": "k-123", "FORGE_TEMPORAL_TLS": "0"})
     assert not plain.temporal_tls_on
     assert connect_arguments(plain) == {"namespace": "default", "tls": False, "api_key": "k-123"}
     # Temporal's own switch counts too, and FORGE_TEMPORAL_TLS wins over it.
-    env = {"TEMPORAL_API_KEY": "k-123", "TEMPORAL_TLS": "false"}
+    env = {
+        "TEMPORAL_ADDRESS": "ns.tmprl.cloud:7233",
+        "TEMPORAL_API_KEY": "k-123",
+        "TEMPORAL_TLS": "false",
+    }
     assert not Settings.from_env(env).temporal_tls_on
     assert Settings.from_env({**env, "FORGE_TEMPORAL_TLS": "true"}).temporal_tls_on
 
 
 def test_the_api_key_never_shows(tmp_path: Path) -> None:
-    settings = Settings.from_env({"FORGE_TEMPORAL_API_KEY": "sk-very-secret-1"})
+    settings = Settings.from_env(
+        {"FORGE_TEMPORAL_ADDRESS": "a:7233", "FORGE_TEMPORAL_API_KEY": "sk-very-secret-1"}
+    )
     assert "sk-very-secret-1" not in repr(settings)
     assert "sk-very-secret-1" not in str(settings.model_dump())
     assert "sk-very-secret-1" not in transport(settings)
@@ -185,7 +192,7 @@ def test_a_client_certificate_without_its_key_names_both_variables(
 ) -> None:
     path = pair[0] if given.endswith("CERT") else pair[1]
     with pytest.raises(SettingsError) as caught:
-        Settings.from_env({given: str(path)})
+        Settings.from_env({"FORGE_TEMPORAL_ADDRESS": "a:7233", given: str(path)})
     message = str(caught.value)
     assert message.startswith(f"{given}=")
     assert "FORGE_TEMPORAL_TLS_CERT" in message and "FORGE_TEMPORAL_TLS_KEY" in message
@@ -260,12 +267,29 @@ def test_invalid_values_name_their_variable(env: dict[str, str], named: str, exp
     assert expected in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("variable", "shown"),
+    [("FORGE_TEMPORAL_API_KEY", "'***'"), ("TEMPORAL_API_KEY", "'***'")],
+)
+def test_an_api_key_without_an_address_is_a_slip(variable: str, shown: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env({variable: "k-secret-9"})
+    message = str(caught.value)
+    assert message.startswith(f"{variable}={shown} is invalid")
+    assert "FORGE_TEMPORAL_ADDRESS (or TEMPORAL_ADDRESS)" in message
+    assert "k-secret-9" not in message
+
+
 def test_tls_off_with_a_tls_file_set_is_a_contradiction(
     certs: LocalCertificates, tmp_path: Path
 ) -> None:
     with pytest.raises(SettingsError) as caught:
         Settings.from_env(
-            {"TEMPORAL_TLS": "false", "FORGE_TEMPORAL_TLS_CA": str(certs.ca_file(tmp_path))}
+            {
+                "TEMPORAL_ADDRESS": "a:7233",
+                "TEMPORAL_TLS": "false",
+                "FORGE_TEMPORAL_TLS_CA": str(certs.ca_file(tmp_path)),
+            }
         )
     message = str(caught.value)
     assert message.startswith("TEMPORAL_TLS='false' is invalid")
