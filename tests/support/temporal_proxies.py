@@ -71,24 +71,44 @@ def tls_proxy(upstream: str, context: ssl.SSLContext) -> Iterator[TlsProxy]:
     """Terminate TLS with `context` on a free loopback port; pipe each connection to upstream."""
     host, port = upstream.rsplit(":", 1)
     proxy = TlsProxy(address="")
+    # Open connections, ended at exit: a client's runtime may keep its connection alive.
+    tasks: set[asyncio.Task[Any]] = set()
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        tasks.add(task)
+        try:
+            await _relay(reader, writer)
+        finally:
+            tasks.discard(task)
+            writer.close()
+
+    async def _relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # The handshake is done here, not by the server, so that a refusal can be recorded.
         try:
             await writer.start_tls(context)
         except (ssl.SSLError, ConnectionError) as exc:
             proxy.refused.append(str(exc))
-            writer.close()
             return
         try:
             up_reader, up_writer = await asyncio.open_connection(host, int(port))
         except OSError:
-            writer.close()
             return
-        await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        try:
+            await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
+        finally:
+            up_writer.close()
 
     async def start() -> asyncio.Server:
         return await asyncio.start_server(serve, _HOST, 0)
+
+    async def stop(server: asyncio.Server) -> None:
+        server.close()
+        for task in list(tasks):
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await _closed(server)
 
     with _loop_thread() as loop:
         server = _run(loop, start())
@@ -96,8 +116,7 @@ def tls_proxy(upstream: str, context: ssl.SSLContext) -> Iterator[TlsProxy]:
         try:
             yield proxy
         finally:
-            server.close()
-            _run(loop, _closed(server))
+            _run(loop, stop(server))
 
 
 async def _closed(server: asyncio.Server) -> None:
