@@ -227,3 +227,15 @@ def test_a_temporal_toml_profile_carries_address_tls_and_api_key(
     assert proxy.calls and all(
         md.get("authorization") == f"Bearer {API_KEY}" for _, md in proxy.calls
     )
+
+
+def test_a_tls_frontend_reached_in_plain_tcp_says_to_turn_tls_on(cli, upstream, certs, monkeypatch):
+    with tls_proxy(upstream, certs.mutual_server_context()) as proxy:
+        monkeypatch.setenv("FORGE_TEMPORAL_ADDRESS", proxy.address)
+        line = _one_line(cli("runs"))
+    assert proxy.refused, "the proxy never saw a handshake to refuse"
+    assert line.startswith(
+        f"error: TEMPORAL_UNREACHABLE: cannot connect to Temporal at {proxy.address} (plain TCP, "
+        "no TLS): the server closed the connection at the first call: if it expects TLS, set "
+        "FORGE_TEMPORAL_TLS=true"
+    )

@@ -24,6 +24,18 @@ if TYPE_CHECKING:
 __all__ = ["TemporalConnectError", "connect_arguments", "open_client", "transport"]
 
 _REFUSED_CREDENTIALS = (RPCStatusCode.UNAUTHENTICATED, RPCStatusCode.PERMISSION_DENIED)
+# The server hung up at the first call, before any answer (no close_notify, or mid-request).
+_CLOSED = re.compile(
+    r'close_notify|UnexpectedEof|Canceled, "connection closed"|ConnectionReset|BrokenPipe', re.I
+)
+_CLOSED_TLS = (
+    "the server closed the TLS connection at the first call: it refused the client "
+    "certificate (or there was none), or it does not speak TLS"
+)
+_CLOSED_PLAIN = (
+    "the server closed the connection at the first call: if it expects TLS, set "
+    "FORGE_TEMPORAL_TLS=true (and FORGE_TEMPORAL_TLS_CA for a private CA)"
+)
 _CREDENTIALS_HINT = (
     "check FORGE_TEMPORAL_API_KEY (or TEMPORAL_API_KEY), the client certificate and "
     "FORGE_NAMESPACE: the server must accept them for this namespace"
@@ -43,11 +55,6 @@ _CAUSES = (
     ),
     (re.compile(r"CertificateRequired", re.I), "the server requires a client certificate"),
     (re.compile(r"alert.*(Bad|Unknown|Decrypt)", re.I), "the server refused the certificate"),
-    (
-        re.compile(r"close_notify|UnexpectedEof", re.I),
-        "the server closed the TLS connection at the first call: it refused the client "
-        "certificate (or there was none), or it does not speak TLS",
-    ),
     (re.compile(r"failed to lookup|dns error", re.I), "the host name does not resolve"),
 )
 
@@ -137,7 +144,7 @@ async def open_client(settings: Settings, **options: Any) -> Client:
     # holds the gRPC status of that first call (get_system_info) when the server answered.
     except RuntimeError as exc:
         status = _STATUS.search(str(exc))
-        cause = _cause(str(exc))
+        cause = _cause(str(exc), tls=settings.temporal_tls_on)
         if status is not None and cause is None:
             code = re.sub(r"(?<!^)(?=[A-Z])", "_", status["code"]).upper()
             if code in {c.name for c in _REFUSED_CREDENTIALS}:
@@ -165,10 +172,12 @@ def _read(path: Any) -> bytes | None:
     return data
 
 
-def _cause(text: str) -> str | None:
+def _cause(text: str, *, tls: bool) -> str | None:
     for pattern, cause in _CAUSES:
         if pattern.search(text):
             return cause
+    if _CLOSED.search(text):
+        return _CLOSED_TLS if tls else _CLOSED_PLAIN
     return None
 
 
