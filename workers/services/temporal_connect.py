@@ -124,22 +124,24 @@ async def open_client(settings: Settings, **options: Any) -> Client:
         return await asyncio.wait_for(
             Client.connect(address, **connect_arguments(settings), **options), timeout
         )
-    except TimeoutError:
+    # Each raise keeps the SDK's error as its cause, for a caller that tells failures apart by
+    # it (forge doctor); the CLI prints only the one line.
+    except TimeoutError as exc:
         raise TemporalConnectError(
             f"{where} did not answer within {timeout:g} s",
             hint="check that the address is a Temporal frontend and that it speaks TLS exactly "
             "when Forge does (FORGE_TEMPORAL_TLS); FORGE_TEMPORAL_CONNECT_TIMEOUT sets the wait",
-        ) from None
+        ) from exc
     except RPCError as exc:
         if exc.status in _REFUSED_CREDENTIALS:
             raise TemporalConnectError(
                 f"{where} refused the credentials: {exc.status.name}: {_one_line(exc.message)}",
                 hint=_CREDENTIALS_HINT,
-            ) from None
+            ) from exc
         raise TemporalConnectError(
             f"{where} answered {exc.status.name if exc.status else 'an error'}: "
             f"{_one_line(exc.message)}"
-        ) from None
+        ) from exc
     # The SDK reports a failed connect, handshake or first call as RuntimeError: its text
     # holds the gRPC status of that first call (get_system_info) when the server answered.
     except RuntimeError as exc:
@@ -151,12 +153,12 @@ async def open_client(settings: Settings, **options: Any) -> Client:
                 raise TemporalConnectError(
                     f"{where} refused the credentials: {code}: {_one_line(status['message'])}",
                     hint=_CREDENTIALS_HINT,
-                ) from None
+                ) from exc
             raise TemporalConnectError(
                 f"{where} answered {code}: {_one_line(status['message'])}"
-            ) from None
+            ) from exc
         reason = cause or _one_line(str(exc).removeprefix("Failed client connect: "))
-        raise TemporalConnectError(f"cannot connect to {where}: {reason}") from None
+        raise TemporalConnectError(f"cannot connect to {where}: {reason}") from exc
 
 
 def _read(path: Any) -> bytes | None:
