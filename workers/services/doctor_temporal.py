@@ -28,6 +28,7 @@ from schemas.doctor import DoctorCheck
 from schemas.errors import ForgeError
 from workers.process.devserver import DevServerError, ensure_address
 from workers.services.run_reads import connect_reader, tenant_attribute_fix
+from workers.services.temporal_connect import TemporalConnectError
 from workflows.policies import TENANT_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -55,8 +56,9 @@ _ADDRESS_FIX = (
     "and that nothing between here and there blocks it; unset it to use the embedded dev server"
 )
 _TLS_FIX = (
-    "configure Forge's TLS settings for this cluster (server CA, client certificate and key, "
-    "server name; docs/configuration.md) to match what its frontend requires"
+    "configure Forge's TLS settings for this cluster to match what its frontend requires: "
+    "FORGE_TEMPORAL_TLS, FORGE_TEMPORAL_TLS_CA, FORGE_TEMPORAL_TLS_CERT and _KEY, "
+    "FORGE_TEMPORAL_TLS_SERVER_NAME (docs/configuration.md#reaching-temporal)"
 )
 _AUTH_FIX = (
     "check the credentials Forge sends (the API key, or the client certificate's identity) "
@@ -85,6 +87,14 @@ async def temporal_checks(
         ]
     try:
         client = await asyncio.wait_for(connect_reader(settings), timeout_s)
+    except TemporalConnectError as exc:
+        # open_client's one line keeps the SDK's error as its cause: told apart as a raw one.
+        cause = exc.__cause__
+        if isinstance(cause, RuntimeError | RPCError | TimeoutError):
+            failure = await _connect_failure(cause, address, settings.namespace, timeout_s)
+        else:
+            failure = _check(AUTH, exc.message, exc.hint)
+        return [reachable, failure, _not_checked(NAMESPACE, "no connection to Temporal")]
     except ForgeError as exc:  # the connection's own settings refused (a TLS file unreadable)
         return [
             reachable,
