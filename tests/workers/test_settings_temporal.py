@@ -320,3 +320,17 @@ def test_a_bad_file_in_a_profile_names_the_profile_key(tmp_path: Path) -> None:
     assert str(caught.value).startswith(
         f"tls.server_ca_cert_path of Temporal profile 'default' in {path}="
     )
+
+
+def test_the_configuration_page_has_a_row_for_every_temporal_variable() -> None:
+    from workers.settings import ENV_VARS
+    from workers.settings_temporal import TEMPORAL_ENV_VARS, TEMPORAL_EQUIVALENTS
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    section = page.split("## Reaching Temporal", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    for field in (*TEMPORAL_ENV_VARS, "temporal_address", "namespace"):
+        row = next((r for r in rows if r.startswith(f"| `{ENV_VARS[field]}` |")), None)
+        assert row is not None, f"docs/configuration.md has no row for {ENV_VARS[field]}"
+        if field in TEMPORAL_EQUIVALENTS:
+            assert f"`{TEMPORAL_EQUIVALENTS[field]}`" in row
