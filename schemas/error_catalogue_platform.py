@@ -181,6 +181,7 @@ PLATFORM_CODES: dict[C, I] = {
         "deployment or build is unknown (no worker of it has polled yet), or the server said no.",
         "Set FORGE_DEPLOYMENT_NAME as the workers have it, start a worker of the build "
         "(FORGE_BUILD_ID) first, and check `forge deploy status` for the builds that polled.",
+    ),
     C.TEMPORAL_UNREACHABLE: I(
         True,
         "config",
