@@ -28,7 +28,7 @@ from workers.settings_env import (
 from workers.settings_temporal import (
     TEMPORAL_ENV_VARS,
     TEMPORAL_PARSERS,
-    check_client_pair,
+    check_temporal_values,
     temporal_values,
 )
 
@@ -264,7 +264,7 @@ class Settings(BaseModel):
             raw = env.get(variable, "")
             if raw.strip():
                 values[field] = _PARSERS[field](variable, raw)
-        _check_temporal_tls(values, env)
+        check_temporal_values(values, env)
         if "workspace_root" in values:
             home = absolute(Path(values.get("home") or DEFAULT_HOME))
             problem = _workspace_root_problem(values["workspace_root"], home)
@@ -273,40 +273,3 @@ class Settings(BaseModel):
                     ENV_VARS["workspace_root"], str(values["workspace_root"]), problem
                 )
         return cls(**values)
-
-
-def _source(field: str, env: Mapping[str, str]) -> str:
-    # The variable a TLS value came from (both names when it is unset), for an error.
-    from workers.settings_temporal import TEMPORAL_EQUIVALENTS
-
-    forge, temporal = ENV_VARS[field], TEMPORAL_EQUIVALENTS[field]
-    if env.get(forge, "").strip():
-        return forge
-    return temporal if env.get(temporal, "").strip() else f"{forge} (or {temporal})"
-
-
-def _check_temporal_tls(values: Mapping[str, Any], env: Mapping[str, str]) -> None:
-    check_client_pair(
-        values.get("temporal_tls_cert"),
-        values.get("temporal_tls_key"),
-        _source("temporal_tls_cert", env),
-        _source("temporal_tls_key", env),
-    )
-    if not values.get("temporal_address"):
-        # The embedded dev server speaks plain TCP: TLS or a key without an address is a slip.
-        for field in ("temporal_api_key", "temporal_tls_ca", "temporal_tls_cert"):
-            if values.get(field) is not None and values.get("temporal_tls") is not False:
-                raise SettingsError(
-                    _source(field, env),
-                    "***" if field == "temporal_api_key" else str(values[field]),
-                    "unset, or FORGE_TEMPORAL_ADDRESS (or TEMPORAL_ADDRESS) set to the cluster it "
-                    "is for: the embedded dev server takes no TLS and no API key",
-                )
-    if values.get("temporal_tls") is False:
-        for field in ("temporal_tls_ca", "temporal_tls_cert", "temporal_tls_server_name"):
-            if values.get(field) is not None:
-                raise SettingsError(
-                    _source("temporal_tls", env),
-                    "false",
-                    f"true, or {_source(field, env)} unset: TLS is off, yet it is set",
-                )

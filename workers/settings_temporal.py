@@ -24,6 +24,7 @@ __all__ = [
     "TEMPORAL_EQUIVALENTS",
     "TEMPORAL_PARSERS",
     "check_client_pair",
+    "check_temporal_values",
     "temporal_values",
 ]
 
@@ -160,6 +161,47 @@ def check_client_pair(cert: Path | None, key: Path | None, cert_var: str, key_va
             str(cert),
             f"a PEM certificate that matches the unencrypted private key in {key_var} ({key})",
         ) from None
+
+
+def check_temporal_values(values: Mapping[str, Any], env: Mapping[str, str]) -> None:
+    """Checks across fields, once FORGE_* and Temporal's values are merged.
+
+    Raises:
+        SettingsError: a certificate without its key (or not matching it), TLS or an API key
+            without an address, or TLS off with a TLS setting given; it names the variables.
+    """
+    check_client_pair(
+        values.get("temporal_tls_cert"),
+        values.get("temporal_tls_key"),
+        _source("temporal_tls_cert", env),
+        _source("temporal_tls_key", env),
+    )
+    if not values.get("temporal_address"):
+        # The embedded dev server speaks plain TCP: TLS or a key without an address is a slip.
+        for field in ("temporal_api_key", "temporal_tls_ca", "temporal_tls_cert"):
+            if values.get(field) is not None and values.get("temporal_tls") is not False:
+                raise SettingsError(
+                    _source(field, env),
+                    "***" if field == "temporal_api_key" else str(values[field]),
+                    "unset, or FORGE_TEMPORAL_ADDRESS (or TEMPORAL_ADDRESS) set to the cluster it "
+                    "is for: the embedded dev server takes no TLS and no API key",
+                )
+    if values.get("temporal_tls") is False:
+        for field in ("temporal_tls_ca", "temporal_tls_cert", "temporal_tls_server_name"):
+            if values.get(field) is not None:
+                raise SettingsError(
+                    _source("temporal_tls", env),
+                    "false",
+                    f"true, or {_source(field, env)} unset: TLS is off, yet it is set",
+                )
+
+
+def _source(field: str, env: Mapping[str, str]) -> str:
+    # The variable a TLS value came from (both names when it is unset), for an error.
+    forge, temporal = TEMPORAL_ENV_VARS[field], TEMPORAL_EQUIVALENTS[field]
+    if env.get(forge, "").strip():
+        return forge
+    return temporal if env.get(temporal, "").strip() else f"{forge} (or {temporal})"
 
 
 def temporal_values(env: Mapping[str, str]) -> dict[str, Any]:
