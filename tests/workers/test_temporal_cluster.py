@@ -239,3 +239,34 @@ def test_a_tls_frontend_reached_in_plain_tcp_says_to_turn_tls_on(cli, upstream, 
         "no TLS): the server closed the connection at the first call: if it expects TLS, set "
         "FORGE_TEMPORAL_TLS=true"
     )
+
+
+@pytest.mark.parametrize("client", ["the CA's certificate", "another CA's certificate"])
+def test_forge_doctor_checks_tls_and_auth_with_forges_tls_settings(
+    cli, upstream, certs, tmp_path, monkeypatch, client
+):
+    """`forge doctor`'s Temporal checks connect with the same settings: ✓ with a certificate
+    the frontend accepts, ✗ naming TLS (not "unreachable") with one it refuses."""
+    from workers.services.doctor_temporal import AUTH, REACHABLE, temporal_checks
+
+    issuer = certs
+    if client == "another CA's certificate":
+        (tmp_path / "other").mkdir()
+        issuer = make_certificates(tmp_path / "other", ["localhost"])
+    pair = issuer.issue_client(tmp_path / "ca", "forge-worker")
+    with tls_proxy(upstream, certs.mutual_server_context()) as proxy:
+        _tls_env(monkeypatch, proxy.address, certs.ca_file(tmp_path), pair)
+        checks = {
+            c.name: c for c in asyncio.run(temporal_checks(Settings.from_env(), timeout_s=60))
+        }
+    assert checks[REACHABLE].ok
+    if client == "the CA's certificate":
+        assert checks[AUTH].ok
+        assert checks[AUTH].detail == (
+            f"connected to {proxy.address} (TLS); the server accepted the connection"
+        )
+        assert all(c.ok for c in checks.values()), checks
+    else:
+        assert not checks[AUTH].ok
+        assert "TLS" in checks[AUTH].detail and "plain text" not in checks[AUTH].detail
+        assert "FORGE_TEMPORAL_TLS_CERT" in (checks[AUTH].fix or "")

@@ -91,7 +91,9 @@ async def temporal_checks(
         # open_client's one line keeps the SDK's error as its cause: told apart as a raw one.
         cause = exc.__cause__
         if isinstance(cause, RuntimeError | RPCError | TimeoutError):
-            failure = await _connect_failure(cause, address, settings.namespace, timeout_s)
+            failure = await _connect_failure(
+                cause, address, settings.namespace, timeout_s, tls=settings.temporal_tls_on
+            )
         else:
             failure = _check(AUTH, exc.message, exc.hint)
         return [reachable, failure, _not_checked(NAMESPACE, "no connection to Temporal")]
@@ -143,9 +145,13 @@ async def _reachable(settings: Settings, timeout_s: float) -> tuple[DoctorCheck,
 
 
 async def _connect_failure(
-    exc: BaseException, address: str, namespace: str, timeout_s: float
+    exc: BaseException, address: str, namespace: str, timeout_s: float, *, tls: bool = False
 ) -> DoctorCheck:
-    """Why the connection failed once the port answered: TLS, credentials, or something else."""
+    """Why the connection failed once the port answered: TLS, credentials, or something else.
+
+    `tls`: Forge connected over TLS, so a server that hung up refused that TLS connection (a
+    client certificate it does not accept, or none), not a plain-text one.
+    """
     if isinstance(exc, TimeoutError):
         return _check(
             AUTH,
@@ -162,6 +168,13 @@ async def _connect_failure(
         return _check(AUTH, f"{address} refused Forge's credentials: {_one_line(text)}", fix_auth)
     if _TLS_WORDS.search(text):
         return _check(AUTH, f"the TLS handshake with {address} failed: {_one_line(text)}", _TLS_FIX)
+    if tls:
+        return _check(
+            AUTH,
+            f"the TLS connection with {address} was closed at the first call (a client "
+            f"certificate it does not accept, or none): {_one_line(text)}",
+            _TLS_FIX,
+        )
     if await _speaks_tls(address, timeout_s):
         return _check(
             AUTH,
