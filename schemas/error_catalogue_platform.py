@@ -182,6 +182,14 @@ PLATFORM_CODES: dict[C, I] = {
         "Set FORGE_DEPLOYMENT_NAME as the workers have it, start a worker of the build "
         "(FORGE_BUILD_ID) first, and check `forge deploy status` for the builds that polled.",
     ),
+    C.TEMPORAL_UNREACHABLE: I(
+        True,
+        "config",
+        "The configured Temporal frontend did not answer in time, refused the connection or "
+        "the TLS handshake, or refused the API key or client certificate.",
+        "Check FORGE_TEMPORAL_ADDRESS (or TEMPORAL_ADDRESS), the FORGE_TEMPORAL_TLS_* files and "
+        "the API key the message names (docs/configuration.md).",
+    ),
     C.USAGE_INVALID: I(
         False,
         "config",

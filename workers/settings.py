@@ -25,6 +25,12 @@ from workers.settings_env import (
     check_endpoint,
     check_owner_url,
 )
+from workers.settings_temporal import (
+    TEMPORAL_ENV_VARS,
+    TEMPORAL_PARSERS,
+    check_temporal_values,
+    temporal_values,
+)
 
 __all__ = [
     "ENV_VARS",
@@ -59,7 +65,9 @@ ENV_VARS: Mapping[str, str] = {
     "webhook_max_attempts": "FORGE_WEBHOOK_MAX_ATTEMPTS",
     "deployment_name": "FORGE_DEPLOYMENT_NAME",
     "build_id": "FORGE_BUILD_ID",
+    **TEMPORAL_ENV_VARS,
 }
+_PARSERS = {**PARSERS, **TEMPORAL_PARSERS}
 
 
 def process_environment() -> dict[str, str]:
@@ -133,6 +141,16 @@ class Settings(BaseModel):
     # started on. build_id unset: derived from the installed code (workers/process/versioning.py).
     deployment_name: str | None = None
     build_id: str | None = None
+    # Reaching a Temporal cluster (workers/settings_temporal.py): TLS on when set, else when a
+    # TLS file or an API key is (Temporal Cloud's rule); the key stays in its SecretStr.
+    temporal_tls: bool | None = None
+    temporal_tls_ca: Path | None = None
+    temporal_tls_cert: Path | None = None
+    temporal_tls_key: Path | None = None
+    temporal_tls_server_name: str | None = None
+    temporal_api_key: SecretStr | None = None
+    # How long connecting may take before the command fails naming the address.
+    temporal_connect_timeout: float = Field(default=10.0, gt=0, le=600)
 
     @model_validator(mode="before")
     @classmethod
@@ -163,6 +181,25 @@ class Settings(BaseModel):
         if problem is not None:
             raise ValueError(f"workspace_root {self.workspace_root} must be {problem}")
         return self
+
+    @model_validator(mode="after")
+    def _temporal_tls_consistent(self) -> Settings:
+        if self.temporal_tls is False and (
+            self.temporal_tls_ca or self.temporal_tls_cert or self.temporal_tls_server_name
+        ):
+            raise ValueError("temporal_tls is off, yet a TLS CA, certificate or server name is set")
+        if (self.temporal_tls_cert is None) != (self.temporal_tls_key is None):
+            raise ValueError("temporal_tls_cert and temporal_tls_key go together or not at all")
+        return self
+
+    @property
+    def temporal_tls_on(self) -> bool:
+        """Whether Forge connects to Temporal over TLS (an API key implies it, as on Cloud)."""
+        if self.temporal_tls is not None:
+            return self.temporal_tls
+        return any(
+            (self.temporal_tls_ca, self.temporal_tls_cert, self.temporal_tls_server_name)
+        ) or (self.temporal_api_key is not None)
 
     @field_validator("home")
     @classmethod
@@ -221,11 +258,13 @@ class Settings(BaseModel):
             SettingsError: A variable holds an invalid value (the message names it).
         """
         env = os.environ if environ is None else environ
-        values: dict[str, Any] = {}
+        # Temporal's own configuration first; each FORGE_* variable set replaces its field.
+        values: dict[str, Any] = temporal_values(env)
         for field, variable in ENV_VARS.items():
             raw = env.get(variable, "")
             if raw.strip():
-                values[field] = PARSERS[field](variable, raw)
+                values[field] = _PARSERS[field](variable, raw)
+        check_temporal_values(values, env)
         if "workspace_root" in values:
             home = absolute(Path(values.get("home") or DEFAULT_HOME))
             problem = _workspace_root_problem(values["workspace_root"], home)

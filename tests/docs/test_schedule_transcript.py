@@ -25,7 +25,7 @@ from datetime import time as clock
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import WorkflowExecutionStatus
 from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 
@@ -33,6 +33,7 @@ from schemas.names import SCHEDULED_WORKFLOW
 from tests.docs.running import assert_prints_shown, printed_by
 from tests.docs.shown import ROOT, Shown, shown_commands
 from tests.workflows.engine import engine
+from workers.services.temporal_connect import open_client
 from workers.settings import Settings
 
 PAGE = ROOT / "docs" / "cli-schedules.md"
@@ -204,8 +205,7 @@ def _wait_closed(settings: Settings, n: int) -> None:
     """Wait until `n` scheduled workflows on the test's task queue have closed."""
 
     async def closed() -> int:
-        assert settings.temporal_address
-        client = await Client.connect(settings.temporal_address, namespace=settings.namespace)
+        client = await open_client(settings)
         query = f'WorkflowType = "{SCHEDULED_WORKFLOW}" AND TaskQueue = "{settings.task_queue}"'
         deadline = time.monotonic() + WAIT_S
         while True:
@@ -221,7 +221,6 @@ def _wait_closed(settings: Settings, n: int) -> None:
 
 
 async def _delete_schedule(settings: Settings) -> None:
-    assert settings.temporal_address
-    client = await Client.connect(settings.temporal_address, namespace=settings.namespace)
+    client = await open_client(settings)
     with suppress(RPCError):
         await client.get_schedule_handle(SCHEDULE_ID).delete()

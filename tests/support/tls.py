@@ -1,10 +1,10 @@
-"""A throw-away certificate authority and server certificate for TLS tests on loopback."""
+"""A throw-away certificate authority, server and client certificates for TLS tests on loopback."""
 
 from __future__ import annotations
 
 import datetime
 import ssl
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography import x509
@@ -20,6 +20,40 @@ class LocalCertificates:
     ca_pem: str
     server_cert: Path
     server_key: Path
+    # The CA's own key, to sign client certificates (issue_client); never written to disk.
+    ca_key: ec.EllipticCurvePrivateKey = field(repr=False, compare=False, kw_only=True)
+
+    def ca_file(self, directory: Path) -> Path:
+        """The CA certificate as a PEM file (what FORGE_TEMPORAL_TLS_CA names)."""
+        path = directory / "ca.pem"
+        path.write_text(self.ca_pem, encoding="ascii")
+        return path
+
+    def issue_client(self, directory: Path, name: str) -> tuple[Path, Path]:
+        """A client certificate for `name` signed by this CA: (certificate file, key file)."""
+        ca = x509.load_pem_x509_certificate(self.ca_pem.encode("ascii"))
+        key = ec.generate_private_key(ec.SECP256R1())
+        subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+        cert = (
+            _builder(subject, ca.subject, key.public_key(), datetime.datetime.now(datetime.UTC))
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .add_extension(_usage(cert_sign=False), critical=True)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.CLIENT_AUTH]), False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(self.ca_key.public_key()),
+                False,
+            )
+            .sign(self.ca_key, hashes.SHA256())
+        )
+        return _write_pair(directory, name, cert, key)
+
+    def mutual_server_context(self) -> ssl.SSLContext:
+        """A server that speaks HTTP/2 (gRPC) and requires a client certificate from this CA."""
+        context = self.server_context()
+        context.verify_mode = ssl.CERT_REQUIRED
+        context.load_verify_locations(cadata=self.ca_pem)
+        context.set_alpn_protocols(["h2"])
+        return context
 
     def client_context(self) -> ssl.SSLContext:
         """Verifies certificates and host names like the default context, trusting only this CA."""
@@ -58,17 +92,24 @@ def make_certificates(directory: Path, names: list[str]) -> LocalCertificates:
         )
         .sign(ca_key, hashes.SHA256())
     )
-    server_cert, server_key = directory / "server.pem", directory / "server.key"
-    server_cert.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    server_key.write_bytes(
+    server_cert, server_key = _write_pair(directory, "server", cert, key)
+    ca_pem = ca.public_bytes(serialization.Encoding.PEM).decode("ascii")
+    return LocalCertificates(ca_pem, server_cert, server_key, ca_key=ca_key)
+
+
+def _write_pair(
+    directory: Path, stem: str, cert: x509.Certificate, key: ec.EllipticCurvePrivateKey
+) -> tuple[Path, Path]:
+    cert_path, key_path = directory / f"{stem}.pem", directory / f"{stem}.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
         key.private_bytes(
             serialization.Encoding.PEM,
             serialization.PrivateFormat.PKCS8,
             serialization.NoEncryption(),
         )
     )
-    ca_pem = ca.public_bytes(serialization.Encoding.PEM).decode("ascii")
-    return LocalCertificates(ca_pem, server_cert, server_key)
+    return cert_path, key_path
 
 
 def _builder(

@@ -235,6 +235,7 @@ async def temporal_client(s: Settings, *, read_only: bool = False) -> Client:
     connects without ForgePlugin, which loads the workflows and the worker (issue 34 §1).
     """
     from workers.process.devserver import DevServerError
+    from workers.services.temporal_connect import TemporalConnectError
 
     if read_only:
         from workers.services.run_reads import connect_reader as connect
@@ -246,12 +247,8 @@ async def temporal_client(s: Settings, *, read_only: bool = False) -> Client:
         if exc.detail:  # a log tail: its own dim lines, above the one error line
             err.print(f"[dim]{masked(exc.detail)}[/]")
         fail_error(exc)
-    except RuntimeError as exc:
-        fail(
-            f"cannot reach Temporal: {exc}",
-            "check FORGE_TEMPORAL_ADDRESS, or unset it to use the embedded dev server",
-            code=ErrorCode.DEV_SERVER,
-        )
+    except TemporalConnectError as exc:
+        fail_error(exc)
 
 
 def diagnostics_table(diagnostics: list[Diagnostic], source: str) -> Table:

@@ -350,6 +350,8 @@ def _owns(pid: int, db_path: Path) -> bool:
 
 
 async def _answers(address: str, namespace: str) -> bool:
+    # The server this module started: plain TCP on loopback, never TLS or an API key (those
+    # are for a configured cluster, reached through services.temporal_connect.open_client).
     try:
         client = await asyncio.wait_for(
             Client.connect(address, namespace=namespace), timeout=_PROBE_TIMEOUT

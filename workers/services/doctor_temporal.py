@@ -28,6 +28,7 @@ from schemas.doctor import DoctorCheck
 from schemas.errors import ForgeError
 from workers.process.devserver import DevServerError, ensure_address
 from workers.services.run_reads import connect_reader, tenant_attribute_fix
+from workers.services.temporal_connect import TemporalConnectError
 from workflows.policies import TENANT_ATTRIBUTE
 
 if TYPE_CHECKING:
@@ -55,8 +56,9 @@ _ADDRESS_FIX = (
     "and that nothing between here and there blocks it; unset it to use the embedded dev server"
 )
 _TLS_FIX = (
-    "configure Forge's TLS settings for this cluster (server CA, client certificate and key, "
-    "server name; docs/configuration.md) to match what its frontend requires"
+    "configure Forge's TLS settings for this cluster to match what its frontend requires: "
+    "FORGE_TEMPORAL_TLS, FORGE_TEMPORAL_TLS_CA, FORGE_TEMPORAL_TLS_CERT and _KEY, "
+    "FORGE_TEMPORAL_TLS_SERVER_NAME (docs/configuration.md#reaching-temporal)"
 )
 _AUTH_FIX = (
     "check the credentials Forge sends (the API key, or the client certificate's identity) "
@@ -85,6 +87,16 @@ async def temporal_checks(
         ]
     try:
         client = await asyncio.wait_for(connect_reader(settings), timeout_s)
+    except TemporalConnectError as exc:
+        # open_client's one line keeps the SDK's error as its cause: told apart as a raw one.
+        cause = exc.__cause__
+        if isinstance(cause, RuntimeError | RPCError | TimeoutError):
+            failure = await _connect_failure(
+                cause, address, settings.namespace, timeout_s, tls=settings.temporal_tls_on
+            )
+        else:
+            failure = _check(AUTH, exc.message, exc.hint)
+        return [reachable, failure, _not_checked(NAMESPACE, "no connection to Temporal")]
     except ForgeError as exc:  # the connection's own settings refused (a TLS file unreadable)
         return [
             reachable,
@@ -133,9 +145,13 @@ async def _reachable(settings: Settings, timeout_s: float) -> tuple[DoctorCheck,
 
 
 async def _connect_failure(
-    exc: BaseException, address: str, namespace: str, timeout_s: float
+    exc: BaseException, address: str, namespace: str, timeout_s: float, *, tls: bool = False
 ) -> DoctorCheck:
-    """Why the connection failed once the port answered: TLS, credentials, or something else."""
+    """Why the connection failed once the port answered: TLS, credentials, or something else.
+
+    `tls`: Forge connected over TLS, so a server that hung up refused that TLS connection (a
+    client certificate it does not accept, or none), not a plain-text one.
+    """
     if isinstance(exc, TimeoutError):
         return _check(
             AUTH,
@@ -152,6 +168,13 @@ async def _connect_failure(
         return _check(AUTH, f"{address} refused Forge's credentials: {_one_line(text)}", fix_auth)
     if _TLS_WORDS.search(text):
         return _check(AUTH, f"the TLS handshake with {address} failed: {_one_line(text)}", _TLS_FIX)
+    if tls:
+        return _check(
+            AUTH,
+            f"the TLS connection with {address} was closed at the first call (a client "
+            f"certificate it does not accept, or none): {_one_line(text)}",
+            _TLS_FIX,
+        )
     if await _speaks_tls(address, timeout_s):
         return _check(
             AUTH,

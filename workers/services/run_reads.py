@@ -52,12 +52,9 @@ async def connect_reader(settings: Settings) -> Client:
     Runs are started, and workers built, on a client made by `runs.connect` (ForgePlugin):
     that one also carries the workflows and the failure converter a worker needs.
     """
-    from workers.process.devserver import ensure_address
+    from workers.services.temporal_connect import open_client
 
-    address = await ensure_address(settings)
-    return await Client.connect(
-        address, namespace=settings.namespace, data_converter=pydantic_data_converter
-    )
+    return await open_client(settings, data_converter=pydantic_data_converter)
 
 
 def tenant_attribute_fix(namespace: str) -> str:

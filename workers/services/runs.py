@@ -30,8 +30,8 @@ from schemas.run_source import ObjectiveSource, PlanSource
 from schemas.scope import DEFAULT_TENANT, Scope, tenant_tag
 from schemas.spelling import Named, Spelled
 from workers.plugin import ForgePlugin
-from workers.process.devserver import ensure_address
 from workers.services.run_reads import tenant_attribute_fix
+from workers.services.temporal_connect import open_client
 from workers.settings import Settings
 from workflows.policies import TENANT_ATTRIBUTE, tenant_attributes, tenant_priority
 from workflows.run import CompiledRunWorkflow
@@ -286,8 +286,7 @@ def prepare_objective_run(
 
 async def connect(settings: Settings) -> Client:
     """A client for the configured cluster, or the embedded dev server (started if needed)."""
-    address = await ensure_address(settings)
-    return await Client.connect(address, namespace=settings.namespace, plugins=[ForgePlugin()])
+    return await open_client(settings, plugins=[ForgePlugin()])
 
 
 async def start_run(
