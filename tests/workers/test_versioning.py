@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 from pathlib import Path
 
@@ -12,9 +13,11 @@ from temporalio.common import VersioningBehavior
 from workers.plugin import WORKFLOWS
 from workers.process.versioning import (
     CODE_PACKAGES,
+    DATA_DIRS,
     build_id_of,
     code_hash,
     default_build_id,
+    installed_distributions,
     deployment_config,
 )
 from workers.settings import Settings, SettingsError
@@ -34,7 +37,8 @@ def test_a_deployment_name_versions_the_workers_as_the_build(tmp_path):
 def test_the_build_id_defaults_to_the_version_and_a_hash_of_the_code(tmp_path):
     settings = Settings(home=tmp_path, deployment_name="forge")
     assert build_id_of(settings) == default_build_id()
-    assert re.fullmatch(r"0\.1\.0-[0-9a-f]{12}", default_build_id())
+    version = re.escape(importlib.metadata.version("forge"))
+    assert re.fullmatch(rf"{version}-[0-9a-f]{{12}}", default_build_id())
     assert default_build_id().endswith(code_hash(Path(__file__).resolve().parents[2]))
 
 
@@ -49,6 +53,38 @@ def test_the_code_hash_changes_with_any_module_of_the_code(tmp_path):
     assert changed != before
     (tmp_path / "schemas" / "b.py").write_text("")
     assert code_hash(tmp_path) not in (before, changed)
+
+
+def test_the_code_hash_changes_with_any_stdlib_file(tmp_path):
+    for package in CODE_PACKAGES:
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "a.py").write_text("x = 1\n")
+    profiles = tmp_path / "stdlib" / "profiles"
+    profiles.mkdir(parents=True)
+    (profiles / "p.yaml").write_text("name: p\n")
+    before = code_hash(tmp_path)
+    (profiles / "p.yaml").write_text("name: q\n")
+    changed = code_hash(tmp_path)
+    assert changed != before
+    (tmp_path / "stdlib" / "types.yaml").write_text("")
+    added = code_hash(tmp_path)
+    assert added not in (before, changed)
+    # Bytecode caches differ between hosts of one release and are not part of it.
+    (tmp_path / "stdlib" / "__pycache__").mkdir()
+    (tmp_path / "stdlib" / "__pycache__" / "x.pyc").write_bytes(b"\0")
+    assert code_hash(tmp_path) == added
+    assert "stdlib" in DATA_DIRS
+
+
+def test_the_code_hash_changes_with_any_installed_distribution(tmp_path):
+    (tmp_path / "workers").mkdir()
+    (tmp_path / "workers" / "a.py").write_text("x = 1\n")
+    installed = installed_distributions()
+    assert f"temporalio=={importlib.metadata.version('temporalio')}" in installed
+    assert code_hash(tmp_path) == code_hash(tmp_path, installed)
+    upgraded = [d if not d.startswith("temporalio==") else "temporalio==999.0.0" for d in installed]
+    assert code_hash(tmp_path, upgraded) != code_hash(tmp_path, installed)
+    assert code_hash(tmp_path, [*installed, "extra==1.0"]) != code_hash(tmp_path, installed)
 
 
 def test_no_workflow_overrides_the_workers_pinned_default():

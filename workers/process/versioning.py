@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+from collections.abc import Iterable
 from pathlib import Path
 
 from temporalio.common import VersioningBehavior, WorkerDeploymentVersion
@@ -21,9 +22,11 @@ from workers.settings import Settings
 __all__ = [
     "BEHAVIOUR",
     "CODE_PACKAGES",
+    "DATA_DIRS",
     "build_id_of",
     "code_hash",
     "default_build_id",
+    "installed_distributions",
     "deployment_config",
     "version_of",
 ]
@@ -39,16 +42,19 @@ __all__ = [
 BEHAVIOUR = VersioningBehavior.PINNED
 # The packages a worker runs: a change to any of them is a new build.
 CODE_PACKAGES = ("activities", "compiler", "schemas", "workers", "workflows")
+# Data the workers read (profiles, types, recipes YAML): a change to any file of them is too.
+DATA_DIRS = ("stdlib",)
 _HASH_CHARS = 12
 
 
 @functools.cache
 def default_build_id() -> str:
-    """`<forge version>-<12 hex digits>`: the installed version and a hash of this code.
+    """`<forge version>-<12 hex digits>`: the installed version and a hash of this release.
 
-    The package version alone does not change between commits of a checkout; the hash of every
-    module of CODE_PACKAGES (path and content) does, and is the same on every host running the
-    same code, so workers of one release agree on their build without configuration.
+    The package version alone does not change between commits of a checkout, nor with the
+    dependencies; the hash (`code_hash`) of the code, its data and the installed distributions
+    does, and is the same on every host running the same release, so workers of one release agree
+    on their build without configuration.
     """
     try:
         version = importlib.metadata.version("forge")
@@ -57,15 +63,40 @@ def default_build_id() -> str:
     return f"{version}-{code_hash(Path(__file__).resolve().parents[2])}"
 
 
-def code_hash(root: Path) -> str:
-    """12 hex digits of sha256 over every module of CODE_PACKAGES under `root`, in path order."""
+def installed_distributions() -> list[str]:
+    """`name==version` of every distribution this interpreter sees, sorted, without repeats."""
+    return sorted(
+        {
+            f"{dist.metadata['Name']}=={dist.version}"
+            for dist in importlib.metadata.distributions()
+            if dist.metadata["Name"]
+        }
+    )
+
+
+def code_hash(root: Path, distributions: Iterable[str] | None = None) -> str:
+    """12 hex digits of sha256 over this release: code, data and dependencies, in path order.
+
+    Every module of CODE_PACKAGES and every file of DATA_DIRS under `root` (path and content),
+    then `distributions` (`name==version` lines; default: `installed_distributions()`), so two
+    releases differing only in a dependency or a stdlib profile are different builds.
+    """
     digest = hashlib.sha256()
-    for package in CODE_PACKAGES:
-        for path in sorted((root / package).rglob("*.py")):
-            digest.update(path.relative_to(root).as_posix().encode())
-            digest.update(b"\0")
-            digest.update(path.read_bytes())
-            digest.update(b"\0")
+    files = [path for package in CODE_PACKAGES for path in sorted((root / package).rglob("*.py"))]
+    files += [
+        path
+        for directory in DATA_DIRS
+        for path in sorted((root / directory).rglob("*"))
+        if path.is_file() and "__pycache__" not in path.relative_to(root).parts
+    ]
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    for line in installed_distributions() if distributions is None else distributions:
+        digest.update(line.encode())
+        digest.update(b"\n")
     return digest.hexdigest()[:_HASH_CHARS]
 
 
