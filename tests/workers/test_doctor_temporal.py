@@ -32,9 +32,16 @@ def _dead_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def _checks(tmp_path: Path, address: str, namespace: str = "default") -> list[DoctorCheck]:
-    settings = Settings(home=tmp_path / "home", temporal_address=address, namespace=namespace)
-    return await temporal_checks(settings, timeout_s=30)
+async def _checks(
+    tmp_path: Path, address: str, namespace: str = "default", timeout_s: float = 60
+) -> list[DoctorCheck]:
+    settings = Settings(
+        home=tmp_path / "home",
+        temporal_address=address,
+        namespace=namespace,
+        temporal_connect_timeout=timeout_s,  # generous: a loaded machine still answers in time
+    )
+    return await temporal_checks(settings)
 
 
 def _by_name(checks: list[DoctorCheck]) -> dict[str, DoctorCheck]:
@@ -123,6 +130,31 @@ async def test_a_tls_frontend_reached_in_plain_text_fails_as_tls(tmp_path):
         f"{address} speaks TLS and Forge connected in plain text: the server closed the connection"
     )
     assert "TLS settings" in (check.fix or "")
+    assert checks[NAMESPACE].detail == "not checked: no connection to Temporal"
+
+
+async def test_a_silent_frontend_fails_within_the_configured_connect_timeout(tmp_path):
+    """The doctor waits FORGE_TEMPORAL_CONNECT_TIMEOUT for Temporal, as every verb does, and
+    says so: a port that accepts and never answers (a proxy with nothing behind it)."""
+    accepted: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted.append(writer)
+        await reader.read()  # until the client gives up and closes
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    address = f"127.0.0.1:{server.sockets[0].getsockname()[1]}"
+    async with server:
+        checks = _by_name(await _checks(tmp_path, address, timeout_s=1.5))
+        for writer in accepted:
+            writer.close()
+    assert checks[REACHABLE].ok
+    check = checks[AUTH]
+    assert not check.ok
+    assert check.detail == (
+        f"{address} accepted a connection but Temporal did not answer within 1.5 s"
+    )
+    assert "FORGE_TEMPORAL_CONNECT_TIMEOUT" in (check.fix or "")
     assert checks[NAMESPACE].detail == "not checked: no connection to Temporal"
 
 

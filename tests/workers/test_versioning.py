@@ -17,8 +17,8 @@ from workers.process.versioning import (
     build_id_of,
     code_hash,
     default_build_id,
-    installed_distributions,
     deployment_config,
+    installed_distributions,
 )
 from workers.settings import Settings, SettingsError
 

@@ -5,6 +5,9 @@ settings shape that connection (address, namespace, TLS, API key) shape the chec
 FORGE_TEMPORAL_ADDRESS the embedded dev server is what Forge uses: like every verb, the check
 starts it when it is not running, and then checks it the same way.
 
+Every wait (the port, the connection, the TLS probe) is bounded by FORGE_TEMPORAL_CONNECT_TIMEOUT
+(`settings.temporal_connect_timeout`), the bound every verb's connection has.
+
 A failed connection is told apart by what failed: nothing listens at the address (reachable),
 a TLS handshake failed or the server speaks TLS to a plain-text client (TLS), or the server
 refused the credentials (auth). Each is its own ✗ line with its own fix.
@@ -41,7 +44,6 @@ __all__ = ["REACHABLE", "AUTH", "NAMESPACE", "temporal_checks"]
 REACHABLE = "temporal.reachable"
 AUTH = "temporal.auth"
 NAMESPACE = "temporal.namespace"
-_TIMEOUT_S = 10.0
 _REFUSED = (RPCStatusCode.UNAUTHENTICATED, RPCStatusCode.PERMISSION_DENIED)
 # How the SDK's core (tonic, rustls) words a refused credential or a failed handshake: its
 # connect errors arrive as RuntimeError text, not as typed statuses.
@@ -55,6 +57,7 @@ _ADDRESS_FIX = (
     "check FORGE_TEMPORAL_ADDRESS (host:port of the cluster's frontend, usually port 7233) "
     "and that nothing between here and there blocks it; unset it to use the embedded dev server"
 )
+_TIMEOUT_FIX = "FORGE_TEMPORAL_CONNECT_TIMEOUT sets the wait (seconds)"
 _TLS_FIX = (
     "configure Forge's TLS settings for this cluster to match what its frontend requires: "
     "FORGE_TEMPORAL_TLS, FORGE_TEMPORAL_TLS_CA, FORGE_TEMPORAL_TLS_CERT and _KEY, "
@@ -74,10 +77,9 @@ def _not_checked(name: str, why: str) -> DoctorCheck:
     return _check(name, f"not checked: {why}", "fix the Temporal check above first")
 
 
-async def temporal_checks(
-    settings: Settings, *, timeout_s: float = _TIMEOUT_S
-) -> list[DoctorCheck]:
+async def temporal_checks(settings: Settings) -> list[DoctorCheck]:
     """The three Temporal checks, in order; a failed one leaves those after it not checked."""
+    timeout_s = settings.temporal_connect_timeout
     reachable, address = await _reachable(settings, timeout_s)
     if not reachable.ok:
         return [
@@ -86,7 +88,7 @@ async def temporal_checks(
             _not_checked(NAMESPACE, "Temporal is not reachable"),
         ]
     try:
-        client = await asyncio.wait_for(connect_reader(settings), timeout_s)
+        client = await connect_reader(settings)  # bounded by the same timeout
     except TemporalConnectError as exc:
         # open_client's one line keeps the SDK's error as its cause: told apart as a raw one.
         cause = exc.__cause__
@@ -136,7 +138,9 @@ async def _reachable(settings: Settings, timeout_s: float) -> tuple[DoctorCheck,
         )
     except TimeoutError:
         return _check(
-            REACHABLE, f"nothing answered at {address} within {timeout_s:g} s", _ADDRESS_FIX
+            REACHABLE,
+            f"nothing answered at {address} within {timeout_s:g} s",
+            f"{_ADDRESS_FIX}; {_TIMEOUT_FIX}",
         ), address
     except OSError as exc:
         return _check(REACHABLE, f"cannot reach {address}: {_why(exc)}", _ADDRESS_FIX), address
@@ -157,7 +161,7 @@ async def _connect_failure(
             AUTH,
             f"{address} accepted a connection but Temporal did not answer within {timeout_s:g} s",
             "check that the address is a Temporal frontend (not a proxy or another service) "
-            "and whether it requires TLS: " + _TLS_FIX,
+            f"and whether it requires TLS: {_TLS_FIX}; {_TIMEOUT_FIX}",
         )
     text = exc.message if isinstance(exc, RPCError) else str(exc)
     text = text.removeprefix("Failed client connect: ")
