@@ -114,6 +114,16 @@ class Topology:
                     f"{ENV_VARS[field]} is set, but `forge dev up` with {what} configures it "
                     f"for every process it starts; unset {ENV_VARS[field]} or leave out the flag"
                 )
+        # Every process gets this shell's environment: N workers registering one version of a
+        # deployment that no one promotes would leave every run waiting.
+        for field in ("deployment_name", "build_id"):
+            if getattr(s, field) is not None:
+                raise TopologyError(
+                    f"{ENV_VARS[field]} is set, but `forge dev up` starts unversioned workers; "
+                    f"unset {ENV_VARS[field]}, or start versioned workers one build at a time "
+                    "with `forge worker` and `forge deploy promote` (docs/deployment.md, "
+                    "rolling upgrades)"
+                )
         # Every program is found before anything starts: a missing one leaves nothing behind.
         find_binary()
         if pg:
