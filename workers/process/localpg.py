@@ -28,7 +28,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from activities.store.errors import StoreError
 from activities.store.migrate import upgrade
 from workers.process.devserver import TopologyError
-from workers.process.procs import HOST, cmdline, log_tail
+from workers.process.procs import HOST, PROBE_TIMEOUT, cmdline, log_tail
 
 __all__ = [
     "APP_ROLE",
@@ -48,7 +48,6 @@ _SUPERUSER = "postgres"
 _CREDENTIALS = "postgres-credentials.json"  # beside the cluster, not readable by its user
 _BINDIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 _TIMEOUT = 120
-_PROBE_TIMEOUT = 3
 
 
 def find_bindir() -> Path:
@@ -200,7 +199,7 @@ class LocalPostgres:
                 user=APP_ROLE,
                 password=self._passwords()[APP_ROLE],
                 dbname=DATABASE,
-                connect_timeout=_PROBE_TIMEOUT,
+                connect_timeout=PROBE_TIMEOUT,
             ) as conn:
                 return conn.execute("SELECT 1").fetchone() == (1,)
         except psycopg.Error:

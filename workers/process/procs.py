@@ -18,6 +18,7 @@ from pathlib import Path
 
 __all__ = [
     "HOST",
+    "PROBE_TIMEOUT",
     "alive",
     "cmdline",
     "free_port",
@@ -30,6 +31,9 @@ __all__ = [
 
 HOST = "127.0.0.1"
 POLL = 0.2
+# How long one health probe (gRPC, SQL, HTTP) may take: on a loaded host a healthy process can
+# answer slowly, and a probe that gives up sooner reports it unhealthy.
+PROBE_TIMEOUT = 10
 _LOG_TAIL_LINES = 20
 
 # Pids this process spawned: only these may be reaped here, because reaping anyone
