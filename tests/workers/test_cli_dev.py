@@ -26,6 +26,8 @@ def cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
         "FORGE_DATABASE_OWNER_URL",
         "FORGE_ARTIFACTS_URL",
         "FORGE_S3_ENDPOINT",
+        "FORGE_DEPLOYMENT_NAME",
+        "FORGE_BUILD_ID",
     ):
         monkeypatch.delenv(name, raising=False)
     return CliRunner()
@@ -121,6 +123,23 @@ def test_an_external_temporal_address_clashes_with_the_topology(
     monkeypatch.setenv("FORGE_TEMPORAL_ADDRESS", "temporal.example:7233")
     result = cli.invoke(_app(), ["dev", "up", "--workers", "2"])
     assert_one_error_line(result, ErrorCode.DEV_SERVER, "FORGE_TEMPORAL_ADDRESS")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"), [("FORGE_DEPLOYMENT_NAME", "forge"), ("FORGE_BUILD_ID", "2026.11.1")]
+)
+def test_worker_versioning_in_the_shell_is_refused_and_starts_nothing(
+    cli: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, variable: str, value: str
+) -> None:
+    # The workers would inherit it and register a version no one promotes: every run would wait.
+    monkeypatch.setenv(variable, value)
+    result = cli.invoke(_app(), ["dev", "up", "--workers", "2"])
+    line = assert_one_error_line(result, ErrorCode.DEV_SERVER, f"{variable} is set")
+    assert f"unset {variable}" in line
+    assert "`forge worker` and `forge deploy promote`" in line
+    assert "docs/deployment.md" in line
+    assert not (tmp_path / "forge-home" / "devserver.json").exists()
+    assert not (tmp_path / "forge-home" / "topology.json").exists()
 
 
 def test_s3_without_moto_is_one_line_and_starts_nothing(

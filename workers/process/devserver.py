@@ -21,6 +21,7 @@ from schemas.errors import ForgeError
 from workers.process.procs import (
     HOST,
     POLL,
+    PROBE_TIMEOUT,
     alive,
     cmdline,
     free_port,
@@ -61,7 +62,6 @@ DYNAMIC_CONFIG_ARGS = [
 ]
 _DB = "temporal.db"
 _LOG = "temporal.log"
-_PROBE_TIMEOUT = 2.0
 
 
 class DevServerError(ForgeError, RuntimeError):
@@ -354,9 +354,9 @@ async def _answers(address: str, namespace: str) -> bool:
     # are for a configured cluster, reached through services.temporal_connect.open_client).
     try:
         client = await asyncio.wait_for(
-            Client.connect(address, namespace=namespace), timeout=_PROBE_TIMEOUT
+            Client.connect(address, namespace=namespace), timeout=PROBE_TIMEOUT
         )
-        return await client.service_client.check_health(timeout=timedelta(seconds=_PROBE_TIMEOUT))
+        return await client.service_client.check_health(timeout=timedelta(seconds=PROBE_TIMEOUT))
     # The SDK reports an unreachable server as RuntimeError("Failed client connect").
     except (RuntimeError, RPCError, TimeoutError):
         return False

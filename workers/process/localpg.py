@@ -28,7 +28,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from activities.store.errors import StoreError
 from activities.store.migrate import upgrade
 from workers.process.devserver import TopologyError
-from workers.process.procs import HOST, cmdline, log_tail
+from workers.process.procs import HOST, PROBE_TIMEOUT, cmdline, log_tail
 
 __all__ = [
     "APP_ROLE",
@@ -48,7 +48,6 @@ _SUPERUSER = "postgres"
 _CREDENTIALS = "postgres-credentials.json"  # beside the cluster, not readable by its user
 _BINDIRS = sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)
 _TIMEOUT = 120
-_PROBE_TIMEOUT = 3
 
 
 def find_bindir() -> Path:
@@ -200,7 +199,7 @@ class LocalPostgres:
                 user=APP_ROLE,
                 password=self._passwords()[APP_ROLE],
                 dbname=DATABASE,
-                connect_timeout=_PROBE_TIMEOUT,
+                connect_timeout=PROBE_TIMEOUT,
             ) as conn:
                 return conn.execute("SELECT 1").fetchone() == (1,)
         except psycopg.Error:
@@ -229,13 +228,8 @@ class LocalPostgres:
     def _initdb(self) -> None:
         # The superuser's password reaches initdb in a file only the service user reads.
         pwfile = self.root / "initdb-password"
-        fd = os.open(pwfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            out.write(self._passwords()[_SUPERUSER] + "\n")
-        if self.user is not None:
-            info = pwd.getpwnam(self.user)
-            os.chown(pwfile, info.pw_uid, info.pw_gid)
         try:
+            _write_private(pwfile, self._passwords()[_SUPERUSER] + "\n", self.user)
             args = ["-D", str(self.data), "-U", _SUPERUSER, f"--pwfile={pwfile}"]
             args += ["--auth-host=scram-sha-256", "--auth-local=peer", "--encoding=UTF8"]
             self._run("initdb", args)
@@ -291,6 +285,30 @@ class LocalPostgres:
                         sql.Identifier(DATABASE), sql.Identifier(OWNER_ROLE)
                     )
                 )
+
+
+def _write_private(path: Path, text: str, user: str | None) -> None:
+    """Write `text` to a new file `path`, mode 0600, owned by `user` (None: by us).
+
+    Raises:
+        TopologyError: Something else created `path` between our unlink and our create.
+    """
+    # The directory is the service user's: as root, a symlink it planted would be written
+    # through, and a path chowned after closing could be swapped for one. So: a fresh file,
+    # never a symlink, chowned through its descriptor.
+    path.unlink(missing_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        raise TopologyError(
+            f"{path} was created again while Forge replaced it: another process writes "
+            f"{path.parent}; stop it, then run `forge dev up` again"
+        ) from None
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        if user is not None:
+            info = pwd.getpwnam(user)
+            os.fchown(out.fileno(), info.pw_uid, info.pw_gid)
+        out.write(text)
 
 
 def service_user() -> str | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 __all__ = [
     "HOST",
+    "PROBE_TIMEOUT",
     "alive",
     "cmdline",
     "free_port",
@@ -30,6 +31,9 @@ __all__ = [
 
 HOST = "127.0.0.1"
 POLL = 0.2
+# How long one health probe (gRPC, SQL, HTTP) may take: on a loaded host a healthy process can
+# answer slowly, and a probe that gives up sooner reports it unhealthy.
+PROBE_TIMEOUT = 10
 _LOG_TAIL_LINES = 20
 
 # Pids this process spawned: only these may be reaped here, because reaping anyone
@@ -43,15 +47,17 @@ def spawn(argv: Sequence[str], env: Mapping[str, str], log: Path) -> int:
     posix_spawn rather than Popen: the process must outlive us, and a Popen object for a
     still-running child raises ResourceWarning when collected. SIGINT and SIGTERM are reset to
     their defaults: a shell's `&` leaves them ignored, and the process could not then be
-    stopped gracefully.
+    stopped gracefully. The log is a new file only its owner reads (0600), never one a planted
+    symlink points at: a process's output may hold what it was given.
 
     Raises:
         OSError: The program could not be run.
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    log.unlink(missing_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
     actions: list[tuple[object, ...]] = [
         (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, str(log), flags, 0o644),
+        (os.POSIX_SPAWN_OPEN, 1, str(log), flags, 0o600),
         (os.POSIX_SPAWN_DUP2, 1, 2),
     ]
     pid = os.posix_spawn(

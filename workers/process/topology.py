@@ -26,6 +26,7 @@ from workers.process.localpg import APP_ROLE, OWNER_ROLE, LocalPostgres, find_bi
 from workers.process.procs import (
     HOST,
     POLL,
+    PROBE_TIMEOUT,
     alive,
     free_port,
     locked,
@@ -114,6 +115,16 @@ class Topology:
                     f"{ENV_VARS[field]} is set, but `forge dev up` with {what} configures it "
                     f"for every process it starts; unset {ENV_VARS[field]} or leave out the flag"
                 )
+        # Every process gets this shell's environment: N workers registering one version of a
+        # deployment that no one promotes would leave every run waiting.
+        for field in ("deployment_name", "build_id"):
+            if getattr(s, field) is not None:
+                raise TopologyError(
+                    f"{ENV_VARS[field]} is set, but `forge dev up` starts unversioned workers; "
+                    f"unset {ENV_VARS[field]}, or start versioned workers one build at a time "
+                    "with `forge worker` and `forge deploy promote` (docs/deployment.md, "
+                    "rolling upgrades)"
+                )
         # Every program is found before anything starts: a missing one leaves nothing behind.
         find_binary()
         if pg:
@@ -164,14 +175,18 @@ class Topology:
             argv = [sys.executable, "-m", "workers.cli", "worker"]
             record = self._spawn(record, f"worker-{index}", "worker", argv, child_env, None, logs)
             workers.append(record.processes[-1])
+        # Temporal's protos load only here, and topology_health imports this module.
+        from workers.process.topology_health import polling_pids, wait_healthy  # noqa: PLC0415
+
         if workers:
-            from workers.process.topology_health import polling_pids  # noqa: PLC0415 - Temporal's protos load only here
 
             async def polls(p: ProcessRecord) -> bool:
                 return p.pid in await polling_pids(address, s.namespace, s.task_queue)
 
             for worker in workers:
                 await _wait_for(worker, polls)
+        # Ready is what `forge dev status` reports: every process answers its probe.
+        await wait_healthy(s, record, _STARTUP_TIMEOUT)
         return record
 
     async def _start_postgres(self, record: TopologyRecord) -> TopologyRecord:
@@ -275,7 +290,7 @@ async def api_answers(process: ProcessRecord) -> bool:
 def _healthz(url: str) -> bool:
     # The standard library's client: httpx is not among Forge's own dependencies.
     try:
-        with urllib.request.urlopen(url, timeout=3) as answer:  # noqa: S310 - our loopback URL
+        with urllib.request.urlopen(url, timeout=PROBE_TIMEOUT) as answer:  # noqa: S310 - our loopback URL
             return bool(answer.status == 200)
     except (OSError, ValueError):
         return False

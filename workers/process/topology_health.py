@@ -21,15 +21,14 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from workers.process import locals3
-from workers.process.devserver import DevServer
+from workers.process.devserver import DevServer, TopologyError
 from workers.process.localpg import LocalPostgres
+from workers.process.procs import POLL, PROBE_TIMEOUT, log_tail
 from workers.process.topology import api_answers
 from workers.process.topology_record import ProcessRecord, TopologyRecord, shown
 from workers.settings import ENV_VARS, Settings
 
-__all__ = ["ProcessHealth", "TopologyStatus", "polling_pids", "topology_status"]
-
-_PROBE_TIMEOUT = 3.0
+__all__ = ["ProcessHealth", "TopologyStatus", "polling_pids", "topology_status", "wait_healthy"]
 
 
 class ProcessHealth(BaseModel):
@@ -61,7 +60,7 @@ async def polling_pids(address: str, namespace: str, task_queue: str) -> set[int
     """Pids of this host's processes polling `task_queue` for workflow tasks, per Temporal."""
     try:
         client = await asyncio.wait_for(
-            Client.connect(address, namespace=namespace), timeout=_PROBE_TIMEOUT
+            Client.connect(address, namespace=namespace), timeout=PROBE_TIMEOUT
         )
         answer = await client.workflow_service.describe_task_queue(
             DescribeTaskQueueRequest(
@@ -69,7 +68,7 @@ async def polling_pids(address: str, namespace: str, task_queue: str) -> set[int
                 task_queue=TaskQueue(name=task_queue),
                 task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
             ),
-            timeout=timedelta(seconds=_PROBE_TIMEOUT),
+            timeout=timedelta(seconds=PROBE_TIMEOUT),
         )
     except (RuntimeError, RPCError, TimeoutError):
         return set()
@@ -113,6 +112,34 @@ async def topology_status(settings: Settings, record: TopologyRecord | None) -> 
     return TopologyStatus(
         running=all(r.healthy for r in rows), processes=tuple(rows), environment=environment
     )
+
+
+async def wait_healthy(settings: Settings, record: TopologyRecord, timeout: float) -> None:
+    """Probe every process until all are healthy, as `forge dev status` would report them.
+
+    Raises:
+        TopologyError: A process exited, or was still unhealthy after `timeout` seconds.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        status = await topology_status(settings, record)
+        if status.running:
+            return
+        for row in status.processes:
+            if not row.alive:
+                raise TopologyError(
+                    f"{row.name} (pid {row.pid}) exited during startup; see {row.log}",
+                    log_tail(row.log),
+                )
+        if loop.time() >= deadline:
+            row = next(r for r in status.processes if not r.healthy)
+            raise TopologyError(
+                f"{row.name} (pid {row.pid}) was not healthy within {timeout:g} s "
+                f"({row.probe}); see {row.log}",
+                log_tail(row.log),
+            )
+        await asyncio.sleep(POLL)
 
 
 async def _probe(home: Path, process: ProcessRecord, pids: set[int], queue: str) -> ProcessHealth:
