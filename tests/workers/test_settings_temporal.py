@@ -17,6 +17,9 @@ from workers.process.devserver import DevServer, DevServerError, ensure_address
 from workers.services.temporal_connect import connect_arguments, transport
 from workers.settings import Settings, SettingsError
 
+# Inline PEM as TEMPORAL_TLS_*_DATA carries it: Settings checks its form, the handshake the rest.
+CERT_TEXT = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
+
 
 @pytest.fixture
 def certs(tmp_path: Path) -> LocalCertificates:
@@ -253,9 +256,19 @@ def test_an_unusable_tls_file_names_its_variable(
         ({"TEMPORAL_ADDRESS": "no-port"}, "TEMPORAL_ADDRESS", "host:port"),
         ({"TEMPORAL_NAMESPACE": "has space"}, "TEMPORAL_NAMESPACE", "namespace name"),
         (
-            {"TEMPORAL_TLS_CLIENT_CERT_DATA": "-----BEGIN CERTIFICATE-----"},
+            {"TEMPORAL_ADDRESS": "h:7233", "TEMPORAL_TLS_CLIENT_CERT_DATA": "not a certificate"},
             "TEMPORAL_TLS_CLIENT_CERT_DATA",
-            "set TEMPORAL_TLS_CLIENT_CERT_PATH or FORGE_TEMPORAL_TLS_CERT to its path",
+            "a PEM client certificate",
+        ),
+        (
+            {"TEMPORAL_ADDRESS": "h:7233", "TEMPORAL_TLS_SERVER_CA_CERT_DATA": "junk"},
+            "TEMPORAL_TLS_SERVER_CA_CERT_DATA",
+            "PEM CA certificate",
+        ),
+        (
+            {"TEMPORAL_ADDRESS": "h:7233", "TEMPORAL_TLS_CLIENT_CERT_DATA": CERT_TEXT},
+            "TEMPORAL_TLS_CLIENT_CERT_DATA",
+            "TEMPORAL_TLS_CLIENT_KEY_PATH",
         ),
         ({"TEMPORAL_CONFIG_FILE": "/nonexistent/temporal.toml"}, "TEMPORAL_CONFIG_FILE", "TOML"),
     ],
@@ -334,3 +347,34 @@ def test_the_configuration_page_has_a_row_for_every_temporal_variable() -> None:
         assert row is not None, f"docs/configuration.md has no row for {ENV_VARS[field]}"
         if field in TEMPORAL_EQUIVALENTS:
             assert f"`{TEMPORAL_EQUIVALENTS[field]}`" in row
+
+
+def test_an_inline_key_that_is_not_one_is_refused_without_showing_it() -> None:
+    text = "-----BEGIN CERTIFICATE-----\nsecret-looking-material\n"
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env(
+            {
+                "TEMPORAL_ADDRESS": "h:7233",
+                "TEMPORAL_TLS_CLIENT_CERT_DATA": CERT_TEXT,
+                "TEMPORAL_TLS_CLIENT_KEY_DATA": text,
+            }
+        )
+    assert str(caught.value).startswith("TEMPORAL_TLS_CLIENT_KEY_DATA='***' is invalid")
+    assert "secret-looking-material" not in str(caught.value)
+
+
+def test_inline_pem_is_held_as_bytes_and_the_key_as_a_secret() -> None:
+    key_text = "-----BEGIN PRIVATE KEY-----\nkey-material\n-----END PRIVATE KEY-----\n"
+    settings = Settings.from_env(
+        {
+            "TEMPORAL_ADDRESS": "h:7233",
+            "TEMPORAL_TLS_CLIENT_CERT_DATA": CERT_TEXT,
+            "TEMPORAL_TLS_CLIENT_KEY_DATA": key_text,
+        }
+    )
+    assert settings.temporal_tls_cert == CERT_TEXT.encode()
+    assert settings.temporal_tls_key is not None and "key-material" not in repr(settings)
+    tls = connect_arguments(settings)["tls"]
+    assert tls.client_cert == CERT_TEXT.encode()
+    assert tls.client_private_key == key_text.encode()
+    assert "(inline PEM)" in transport(settings)
