@@ -9,6 +9,7 @@ workers/services/temporal_connect.py turns the result into Client.connect argume
 
 from __future__ import annotations
 
+import re
 import ssl
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -58,6 +59,7 @@ _PROFILE_KEYS: Mapping[str, str] = {
     "temporal_tls_key": "tls.client_key_path",
 }
 _CONFIG_FILE, _PROFILE = "TEMPORAL_CONFIG_FILE", "TEMPORAL_PROFILE"
+TEMPORAL_FORGE_ADDRESS = "FORGE_TEMPORAL_ADDRESS"
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -229,13 +231,18 @@ def temporal_values(env: Mapping[str, str]) -> dict[str, Any]:
         values["temporal_address"] = _checked("temporal_address", profile.address, env)
     if profile.namespace:
         values["namespace"] = _checked("namespace", profile.namespace, env)
+    forge_address = env.get(TEMPORAL_FORGE_ADDRESS, "").strip()
+    if forge_address and forge_address != (profile.address or "").strip():
+        # Temporal's credentials are for Temporal's address: never sent to another one.
+        return values
     if profile.api_key:
         label = _label("temporal_api_key", env)
         values["temporal_api_key"] = _parse_api_key(label, profile.api_key)
     tls = profile.tls
     if tls is not None:
-        if tls.disabled is not None:
-            values["temporal_tls"] = not tls.disabled
+        # As Temporal's own clients read it: a TLS section (or a TEMPORAL_TLS_* variable) turns
+        # TLS on unless it says disabled.
+        values["temporal_tls"] = tls.disabled is not True
         if tls.server_name:
             values["temporal_tls_server_name"] = _parse_server_name(
                 _label("temporal_tls_server_name", env), tls.server_name
@@ -272,8 +279,18 @@ def _load_profile(env: Mapping[str, str]) -> ClientConfigProfile:
         raise SettingsError(
             _PROFILE if name else _CONFIG_FILE,
             name or source,
-            f"a Temporal client profile that loads from {source} ({' '.join(str(exc).split())})",
+            f"a Temporal client profile that loads from {source} ({_load_problem(str(exc))})",
         ) from None
+
+
+def _load_problem(text: str) -> str:
+    """Where the loader stopped, never the line it quotes: that line may hold an api_key."""
+    at = re.search(r"line \d+, column \d+", text)
+    if "TOML parse error" in text:
+        return f"not valid TOML at {at.group(0)}" if at else "not valid TOML"
+    if "not found" in text.lower():
+        return "the profile is not in the file"
+    return "it does not load; check it with `temporal config get`"
 
 
 def _label(field: str, env: Mapping[str, str]) -> str:
