@@ -7,7 +7,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretBytes,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 
 from activities.sandbox.bwrap import host_path_problem
 from compiler.addresses import IpAddress
@@ -144,9 +152,11 @@ class Settings(BaseModel):
     # Reaching a Temporal cluster (workers/settings_temporal.py): TLS on when set, else when a
     # TLS file or an API key is (Temporal Cloud's rule); the key stays in its SecretStr.
     temporal_tls: bool | None = None
-    temporal_tls_ca: Path | None = None
-    temporal_tls_cert: Path | None = None
-    temporal_tls_key: Path | None = None
+    # Each a PEM file, or its inline text from Temporal's *_DATA configuration (the key's in a
+    # SecretBytes).
+    temporal_tls_ca: Path | bytes | None = None
+    temporal_tls_cert: Path | bytes | None = None
+    temporal_tls_key: Path | SecretBytes | None = None
     temporal_tls_server_name: str | None = None
     temporal_api_key: SecretStr | None = None
     # How long connecting may take before the command fails naming the address.

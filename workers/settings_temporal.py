@@ -9,6 +9,7 @@ workers/services/temporal_connect.py turns the result into Client.connect argume
 
 from __future__ import annotations
 
+import re
 import ssl
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -58,6 +59,7 @@ _PROFILE_KEYS: Mapping[str, str] = {
     "temporal_tls_key": "tls.client_key_path",
 }
 _CONFIG_FILE, _PROFILE = "TEMPORAL_CONFIG_FILE", "TEMPORAL_PROFILE"
+TEMPORAL_FORGE_ADDRESS = "FORGE_TEMPORAL_ADDRESS"
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -135,7 +137,7 @@ TEMPORAL_PARSERS: Mapping[str, Callable[[str, str], Any]] = {
 }
 
 
-def check_client_pair(cert: Path | None, key: Path | None, cert_var: str, key_var: str) -> None:
+def check_client_pair(cert: object, key: object, cert_var: str, key_var: str) -> None:
     """A client certificate needs its key and the key its certificate, and the two must match.
 
     Raises:
@@ -147,10 +149,14 @@ def check_client_pair(cert: Path | None, key: Path | None, cert_var: str, key_va
         given, missing = (cert_var, key_var) if cert is not None else (key_var, cert_var)
         raise SettingsError(
             given,
-            str(cert or key),
+            str(cert) if isinstance(cert, Path) else "(set)" if cert is not None else str(key),
             f"{cert_var} and {key_var} set together: mutual TLS needs both; set {missing} "
             f"too, or unset {given}",
         )
+    if not (isinstance(cert, Path) and isinstance(key, Path)):
+        # Inline PEM: ssl loads a pair from files only, and a private key is never written to
+        # disk to check it; a pair that does not match fails the first connection instead.
+        return
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     try:
         # A password callback, so an encrypted key fails here instead of prompting on a tty.
@@ -201,7 +207,11 @@ def _source(field: str, env: Mapping[str, str]) -> str:
     forge, temporal = TEMPORAL_ENV_VARS[field], TEMPORAL_EQUIVALENTS[field]
     if env.get(forge, "").strip():
         return forge
-    return temporal if env.get(temporal, "").strip() else f"{forge} (or {temporal})"
+    inline = temporal.replace("_PATH", "_DATA")
+    for variable in (temporal, inline):
+        if env.get(variable, "").strip():
+            return variable
+    return f"{forge} (or {temporal})"
 
 
 def temporal_values(env: Mapping[str, str]) -> dict[str, Any]:
@@ -221,13 +231,18 @@ def temporal_values(env: Mapping[str, str]) -> dict[str, Any]:
         values["temporal_address"] = _checked("temporal_address", profile.address, env)
     if profile.namespace:
         values["namespace"] = _checked("namespace", profile.namespace, env)
+    forge_address = env.get(TEMPORAL_FORGE_ADDRESS, "").strip()
+    if forge_address and forge_address != (profile.address or "").strip():
+        # Temporal's credentials are for Temporal's address: never sent to another one.
+        return values
     if profile.api_key:
         label = _label("temporal_api_key", env)
         values["temporal_api_key"] = _parse_api_key(label, profile.api_key)
     tls = profile.tls
     if tls is not None:
-        if tls.disabled is not None:
-            values["temporal_tls"] = not tls.disabled
+        # As Temporal's own clients read it: a TLS section (or a TEMPORAL_TLS_* variable) turns
+        # TLS on unless it says disabled.
+        values["temporal_tls"] = tls.disabled is not True
         if tls.server_name:
             values["temporal_tls_server_name"] = _parse_server_name(
                 _label("temporal_tls_server_name", env), tls.server_name
@@ -264,8 +279,18 @@ def _load_profile(env: Mapping[str, str]) -> ClientConfigProfile:
         raise SettingsError(
             _PROFILE if name else _CONFIG_FILE,
             name or source,
-            f"a Temporal client profile that loads from {source} ({' '.join(str(exc).split())})",
+            f"a Temporal client profile that loads from {source} ({_load_problem(str(exc))})",
         ) from None
+
+
+def _load_problem(text: str) -> str:
+    """Where the loader stopped, never the line it quotes: that line may hold an api_key."""
+    at = re.search(r"line \d+, column \d+", text)
+    if "TOML parse error" in text:
+        return f"not valid TOML at {at.group(0)}" if at else "not valid TOML"
+    if "not found" in text.lower():
+        return "the profile is not in the file"
+    return "it does not load; check it with `temporal config get`"
 
 
 def _label(field: str, env: Mapping[str, str]) -> str:
@@ -284,15 +309,41 @@ def _checked(field: str, raw: str, env: Mapping[str, str]) -> Any:
     return PARSERS[field](_label(field, env), raw)
 
 
-def _file_source(field: str, source: object, env: Mapping[str, str]) -> Path:
+def _file_source(field: str, source: object, env: Mapping[str, str]) -> Any:
+    """A TLS file's path (checked as its FORGE_* variable is), or its inline PEM.
+
+    Inline PEM comes from TEMPORAL_TLS_*_DATA or a profile's `data = ...`: the CA and the
+    certificate as bytes, the private key in a SecretBytes (never shown).
+    """
     label = _label(field, env)
-    if not isinstance(source, Path):
-        # Inline PEM (TEMPORAL_TLS_*_DATA or `data = ...` in the profile): Forge passes files.
-        data_var = TEMPORAL_EQUIVALENTS[field].replace("_PATH", "_DATA")
-        raise SettingsError(
-            data_var if data_var in env else label.replace("_path ", "_data ", 1),
-            "(inline PEM)",
-            f"a file: set {TEMPORAL_EQUIVALENTS[field]} or {TEMPORAL_ENV_VARS[field]} to its path",
-        )
-    path: Path = TEMPORAL_PARSERS[field](label, str(source))
-    return path
+    if isinstance(source, Path):
+        path: Path = TEMPORAL_PARSERS[field](label, str(source))
+        return path
+    # Temporal's loader gives inline PEM as text (`data = ...`) or bytes.
+    data = source.encode("utf-8") if isinstance(source, str) else bytes(source)  # type: ignore[call-overload]
+    data_var = TEMPORAL_EQUIVALENTS[field].replace("_PATH", "_DATA")
+    where = data_var if data_var in env else label.replace("_path ", "_data ", 1)
+    return _inline_pem(field, where, data)
+
+
+_PEM_MARKERS: Mapping[str, tuple[str, str]] = {
+    "temporal_tls_ca": ("-----BEGIN CERTIFICATE-----", "PEM CA certificate(s)"),
+    "temporal_tls_cert": ("-----BEGIN CERTIFICATE-----", "a PEM client certificate"),
+    "temporal_tls_key": ("PRIVATE KEY-----", "a PEM unencrypted private key"),
+}
+
+
+def _inline_pem(field: str, where: str, data: bytes) -> Any:
+    from pydantic import SecretBytes
+
+    marker, what = _PEM_MARKERS[field]
+    secret = field == "temporal_tls_key"
+    if marker.encode() not in data or b"ENCRYPTED" in data:
+        # A key's text is never echoed, not even in part.
+        raise SettingsError(where, "***" if secret else "(inline PEM)", what)
+    if field == "temporal_tls_ca":
+        try:
+            ssl.create_default_context(cadata=data.decode("ascii"))
+        except (ssl.SSLError, UnicodeDecodeError):
+            raise SettingsError(where, "(inline PEM)", "PEM CA certificates that parse") from None
+    return SecretBytes(data) if secret else data

@@ -17,6 +17,9 @@ from workers.process.devserver import DevServer, DevServerError, ensure_address
 from workers.services.temporal_connect import connect_arguments, transport
 from workers.settings import Settings, SettingsError
 
+# Inline PEM as TEMPORAL_TLS_*_DATA carries it: Settings checks its form, the handshake the rest.
+CERT_TEXT = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
+
 
 @pytest.fixture
 def certs(tmp_path: Path) -> LocalCertificates:
@@ -63,7 +66,7 @@ def test_each_forge_variable_overrides_its_temporal_counterpart(
     settings = Settings.from_env(
         {
             "TEMPORAL_ADDRESS": "temporal.internal:7233",
-            "FORGE_TEMPORAL_ADDRESS": "forge-edge:7233",
+            "FORGE_TEMPORAL_ADDRESS": "temporal.internal:7233",
             "TEMPORAL_NAMESPACE": "billing",
             "FORGE_NAMESPACE": "forge-prod",
             "TEMPORAL_API_KEY": "temporal-key",
@@ -79,13 +82,57 @@ def test_each_forge_variable_overrides_its_temporal_counterpart(
             "TEMPORAL_TLS_CLIENT_KEY_PATH": str(pair[1]),
         }
     )
-    assert settings.temporal_address == "forge-edge:7233"
+    assert settings.temporal_address == "temporal.internal:7233"
     assert settings.namespace == "forge-prod"
     assert settings.temporal_api_key is not None
     assert settings.temporal_api_key.get_secret_value() == "forge-key"
     assert settings.temporal_tls_server_name == "edge.internal"
     assert settings.temporal_tls_ca == tmp_path / "ca.pem"
     assert (settings.temporal_tls_cert, settings.temporal_tls_key) == pair
+
+
+def test_temporals_credentials_never_go_to_an_address_forge_names_instead(
+    pair: tuple[Path, Path], tmp_path: Path
+) -> None:
+    # A Cloud key in Temporal's configuration is for Temporal's address; FORGE_TEMPORAL_ADDRESS
+    # naming another server must not receive it (nor the client certificate).
+    settings = Settings.from_env(
+        {
+            "TEMPORAL_ADDRESS": "ns.acct.tmprl.cloud:7233",
+            "TEMPORAL_API_KEY": "cloud-key",
+            "TEMPORAL_TLS_CLIENT_CERT_PATH": str(pair[0]),
+            "TEMPORAL_TLS_CLIENT_KEY_PATH": str(pair[1]),
+            "TEMPORAL_NAMESPACE": "billing",
+            "FORGE_TEMPORAL_ADDRESS": "127.0.0.1:7233",
+        }
+    )
+    assert settings.temporal_address == "127.0.0.1:7233"
+    assert settings.temporal_api_key is None
+    assert settings.temporal_tls_cert is None and settings.temporal_tls_key is None
+    assert not settings.temporal_tls_on
+    assert settings.namespace == "billing"
+
+
+def test_a_broken_profile_line_is_located_never_quoted(tmp_path: Path) -> None:
+    path = tmp_path / "temporal.toml"
+    path.write_text('[profile.default]\napi_key = "sk-SECRET-123\n', encoding="utf-8")
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env({"TEMPORAL_CONFIG_FILE": str(path)})
+    assert "line 2" in str(caught.value)
+    assert "sk-SECRET" not in str(caught.value)
+
+
+def test_a_tls_section_turns_tls_on_as_in_temporals_own_clients(tmp_path: Path) -> None:
+    path = tmp_path / "temporal.toml"
+    path.write_text(
+        '[profile.default]\naddress = "h:7233"\n[profile.default.tls]\n', encoding="utf-8"
+    )
+    assert Settings.from_env({"TEMPORAL_CONFIG_FILE": str(path)}).temporal_tls_on
+    path.write_text(
+        '[profile.default]\naddress = "h:7233"\n[profile.default.tls]\ndisabled = true\n',
+        encoding="utf-8",
+    )
+    assert not Settings.from_env({"TEMPORAL_CONFIG_FILE": str(path)}).temporal_tls_on
 
 
 def test_a_toml_profile_is_honoured_and_forge_variables_override_it(
@@ -253,9 +300,19 @@ def test_an_unusable_tls_file_names_its_variable(
         ({"TEMPORAL_ADDRESS": "no-port"}, "TEMPORAL_ADDRESS", "host:port"),
         ({"TEMPORAL_NAMESPACE": "has space"}, "TEMPORAL_NAMESPACE", "namespace name"),
         (
-            {"TEMPORAL_TLS_CLIENT_CERT_DATA": "-----BEGIN CERTIFICATE-----"},
+            {"TEMPORAL_ADDRESS": "h:7233", "TEMPORAL_TLS_CLIENT_CERT_DATA": "not a certificate"},
             "TEMPORAL_TLS_CLIENT_CERT_DATA",
-            "set TEMPORAL_TLS_CLIENT_CERT_PATH or FORGE_TEMPORAL_TLS_CERT to its path",
+            "a PEM client certificate",
+        ),
+        (
+            {"TEMPORAL_ADDRESS": "h:7233", "TEMPORAL_TLS_SERVER_CA_CERT_DATA": "junk"},
+            "TEMPORAL_TLS_SERVER_CA_CERT_DATA",
+            "PEM CA certificate",
+        ),
+        (
+            {"TEMPORAL_ADDRESS": "h:7233", "TEMPORAL_TLS_CLIENT_CERT_DATA": CERT_TEXT},
+            "TEMPORAL_TLS_CLIENT_CERT_DATA",
+            "TEMPORAL_TLS_CLIENT_KEY_PATH",
         ),
         ({"TEMPORAL_CONFIG_FILE": "/nonexistent/temporal.toml"}, "TEMPORAL_CONFIG_FILE", "TOML"),
     ],
@@ -334,3 +391,34 @@ def test_the_configuration_page_has_a_row_for_every_temporal_variable() -> None:
         assert row is not None, f"docs/configuration.md has no row for {ENV_VARS[field]}"
         if field in TEMPORAL_EQUIVALENTS:
             assert f"`{TEMPORAL_EQUIVALENTS[field]}`" in row
+
+
+def test_an_inline_key_that_is_not_one_is_refused_without_showing_it() -> None:
+    text = "-----BEGIN CERTIFICATE-----\nsecret-looking-material\n"
+    with pytest.raises(SettingsError) as caught:
+        Settings.from_env(
+            {
+                "TEMPORAL_ADDRESS": "h:7233",
+                "TEMPORAL_TLS_CLIENT_CERT_DATA": CERT_TEXT,
+                "TEMPORAL_TLS_CLIENT_KEY_DATA": text,
+            }
+        )
+    assert str(caught.value).startswith("TEMPORAL_TLS_CLIENT_KEY_DATA='***' is invalid")
+    assert "secret-looking-material" not in str(caught.value)
+
+
+def test_inline_pem_is_held_as_bytes_and_the_key_as_a_secret() -> None:
+    key_text = "-----BEGIN PRIVATE KEY-----\nkey-material\n-----END PRIVATE KEY-----\n"
+    settings = Settings.from_env(
+        {
+            "TEMPORAL_ADDRESS": "h:7233",
+            "TEMPORAL_TLS_CLIENT_CERT_DATA": CERT_TEXT,
+            "TEMPORAL_TLS_CLIENT_KEY_DATA": key_text,
+        }
+    )
+    assert settings.temporal_tls_cert == CERT_TEXT.encode()
+    assert settings.temporal_tls_key is not None and "key-material" not in repr(settings)
+    tls = connect_arguments(settings)["tls"]
+    assert tls.client_cert == CERT_TEXT.encode()
+    assert tls.client_private_key == key_text.encode()
+    assert "(inline PEM)" in transport(settings)

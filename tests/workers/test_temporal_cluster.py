@@ -92,6 +92,27 @@ def test_a_client_certificate_from_the_ca_reaches_temporal_through_mutual_tls(
     assert proxy.refused == []
 
 
+def test_inline_pem_from_temporals_data_variables_reaches_temporal_through_mutual_tls(
+    cli, upstream, certs, tmp_path, monkeypatch
+):
+    # TEMPORAL_TLS_*_DATA carry the PEM text itself (a secret store's env injection, no files).
+    cert, key = certs.issue_client(tmp_path / "ca", "forge-worker")
+    with tls_proxy(upstream, certs.mutual_server_context()) as proxy:
+        monkeypatch.setenv("TEMPORAL_ADDRESS", proxy.address)
+        monkeypatch.delenv("FORGE_TEMPORAL_ADDRESS", raising=False)
+        monkeypatch.setenv("TEMPORAL_TLS_SERVER_NAME", "localhost")
+        monkeypatch.setenv("TEMPORAL_TLS_SERVER_CA_CERT_DATA", certs.ca_pem)
+        monkeypatch.setenv("TEMPORAL_TLS_CLIENT_CERT_DATA", cert.read_text(encoding="ascii"))
+        monkeypatch.setenv("TEMPORAL_TLS_CLIENT_KEY_DATA", key.read_text(encoding="ascii"))
+        settings = Settings.from_env()
+        assert settings.temporal_tls_cert == cert.read_bytes()
+        assert "PRIVATE KEY" not in repr(settings)
+        assert _start_and_describe(settings) == WorkflowExecutionStatus.RUNNING
+        listed = cli("runs")
+        assert listed.exit_code == 0, listed.output
+    assert proxy.refused == []
+
+
 @pytest.mark.parametrize("client", ["another CA's certificate", "no certificate"])
 def test_a_client_the_ca_did_not_certify_is_refused_with_one_line(
     cli, upstream, certs, tmp_path, monkeypatch, client

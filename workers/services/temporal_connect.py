@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import SecretBytes
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
@@ -91,10 +93,10 @@ def transport(settings: Settings) -> str:
         parts = ["plain TCP, no TLS"]
     else:
         tls = [
-            f"CA {settings.temporal_tls_ca}" if settings.temporal_tls_ca else "system CAs",
+            f"CA {_named(settings.temporal_tls_ca)}" if settings.temporal_tls_ca else "system CAs",
         ]
         if settings.temporal_tls_cert:
-            tls.append(f"client certificate {settings.temporal_tls_cert}")
+            tls.append(f"client certificate {_named(settings.temporal_tls_cert)}")
         if settings.temporal_tls_server_name:
             tls.append(f"server name {settings.temporal_tls_server_name}")
         parts = [f"TLS with {', '.join(tls)}"]
@@ -161,9 +163,18 @@ async def open_client(settings: Settings, **options: Any) -> Client:
         raise TemporalConnectError(f"cannot connect to {where}: {reason}") from exc
 
 
+def _named(source: Any) -> str:
+    """A TLS file's path, or "inline" for PEM given as text, for a message."""
+    return str(source) if isinstance(source, Path) else "(inline PEM)"
+
+
 def _read(path: Any) -> bytes | None:
     if path is None:
         return None
+    if isinstance(path, bytes):  # inline PEM (TEMPORAL_TLS_*_DATA)
+        return path
+    if isinstance(path, SecretBytes):
+        return path.get_secret_value()
     try:
         data: bytes = path.read_bytes()
     except OSError as exc:
