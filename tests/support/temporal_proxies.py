@@ -83,6 +83,7 @@ def tls_proxy(upstream: str, context: ssl.SSLContext) -> Iterator[TlsProxy]:
         finally:
             tasks.discard(task)
             writer.close()
+            await _settled()
 
     async def _relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         # The handshake is done here, not by the server, so that a refusal can be recorded.
@@ -99,6 +100,7 @@ def tls_proxy(upstream: str, context: ssl.SSLContext) -> Iterator[TlsProxy]:
             await asyncio.gather(_pipe(reader, up_writer), _pipe(up_reader, writer))
         finally:
             up_writer.close()
+            await _settled()
 
     async def start() -> asyncio.Server:
         return await asyncio.start_server(serve, _HOST, 0)
@@ -109,6 +111,7 @@ def tls_proxy(upstream: str, context: ssl.SSLContext) -> Iterator[TlsProxy]:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await _closed(server)
+        await _settled()
 
     with _loop_thread() as loop:
         server = _run(loop, start())
@@ -117,6 +120,14 @@ def tls_proxy(upstream: str, context: ssl.SSLContext) -> Iterator[TlsProxy]:
             yield proxy
         finally:
             _run(loop, stop(server))
+
+
+async def _settled() -> None:
+    """Let the loop run the socket closes just scheduled: a transport closes its socket on the
+    next iteration, and a loop stopped before then leaves it open (a ResourceWarning, which
+    fails the test that is running when it is collected)."""
+    for _ in range(2):
+        await asyncio.sleep(0)
 
 
 async def _closed(server: asyncio.Server) -> None:

@@ -12,13 +12,11 @@ from pathlib import Path
 import pytest
 from temporalio.service import TLSConfig
 
+from tests.support.temporal_config import CERT_TEXT, write_profile
 from tests.support.tls import LocalCertificates, make_certificates
 from workers.process.devserver import DevServer, DevServerError, ensure_address
 from workers.services.temporal_connect import connect_arguments, transport
 from workers.settings import Settings, SettingsError
-
-# Inline PEM as TEMPORAL_TLS_*_DATA carries it: Settings checks its form, the handshake the rest.
-CERT_TEXT = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 
 
 @pytest.fixture
@@ -29,12 +27,6 @@ def certs(tmp_path: Path) -> LocalCertificates:
 @pytest.fixture
 def pair(certs: LocalCertificates, tmp_path: Path) -> tuple[Path, Path]:
     return certs.issue_client(tmp_path, "forge-worker")
-
-
-def _profile(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "temporal.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
 
 
 def test_without_any_variable_nothing_is_set_and_tls_is_off(tmp_path: Path) -> None:
@@ -91,55 +83,11 @@ def test_each_forge_variable_overrides_its_temporal_counterpart(
     assert (settings.temporal_tls_cert, settings.temporal_tls_key) == pair
 
 
-def test_temporals_credentials_never_go_to_an_address_forge_names_instead(
-    pair: tuple[Path, Path], tmp_path: Path
-) -> None:
-    # A Cloud key in Temporal's configuration is for Temporal's address; FORGE_TEMPORAL_ADDRESS
-    # naming another server must not receive it (nor the client certificate).
-    settings = Settings.from_env(
-        {
-            "TEMPORAL_ADDRESS": "ns.acct.tmprl.cloud:7233",
-            "TEMPORAL_API_KEY": "cloud-key",
-            "TEMPORAL_TLS_CLIENT_CERT_PATH": str(pair[0]),
-            "TEMPORAL_TLS_CLIENT_KEY_PATH": str(pair[1]),
-            "TEMPORAL_NAMESPACE": "billing",
-            "FORGE_TEMPORAL_ADDRESS": "127.0.0.1:7233",
-        }
-    )
-    assert settings.temporal_address == "127.0.0.1:7233"
-    assert settings.temporal_api_key is None
-    assert settings.temporal_tls_cert is None and settings.temporal_tls_key is None
-    assert not settings.temporal_tls_on
-    assert settings.namespace == "billing"
-
-
-def test_a_broken_profile_line_is_located_never_quoted(tmp_path: Path) -> None:
-    path = tmp_path / "temporal.toml"
-    path.write_text('[profile.default]\napi_key = "sk-SECRET-123\n', encoding="utf-8")
-    with pytest.raises(SettingsError) as caught:
-        Settings.from_env({"TEMPORAL_CONFIG_FILE": str(path)})
-    assert "line 2" in str(caught.value)
-    assert "sk-SECRET" not in str(caught.value)
-
-
-def test_a_tls_section_turns_tls_on_as_in_temporals_own_clients(tmp_path: Path) -> None:
-    path = tmp_path / "temporal.toml"
-    path.write_text(
-        '[profile.default]\naddress = "h:7233"\n[profile.default.tls]\n', encoding="utf-8"
-    )
-    assert Settings.from_env({"TEMPORAL_CONFIG_FILE": str(path)}).temporal_tls_on
-    path.write_text(
-        '[profile.default]\naddress = "h:7233"\n[profile.default.tls]\ndisabled = true\n',
-        encoding="utf-8",
-    )
-    assert not Settings.from_env({"TEMPORAL_CONFIG_FILE": str(path)}).temporal_tls_on
-
-
 def test_a_toml_profile_is_honoured_and_forge_variables_override_it(
     certs: LocalCertificates, pair: tuple[Path, Path], tmp_path: Path
 ) -> None:
     ca = certs.ca_file(tmp_path)
-    path = _profile(
+    path = write_profile(
         tmp_path,
         f"""
 [profile.default]
@@ -353,32 +301,6 @@ def test_tls_off_with_a_tls_file_set_is_a_contradiction(
     assert "FORGE_TEMPORAL_TLS_CA unset" in message
 
 
-def test_a_profile_that_cannot_load_names_the_file_or_profile(tmp_path: Path) -> None:
-    broken = _profile(tmp_path, "[profile.default\naddress = 1")
-    with pytest.raises(SettingsError) as caught:
-        Settings.from_env({"TEMPORAL_CONFIG_FILE": str(broken)})
-    message = str(caught.value)
-    assert message.startswith(f"TEMPORAL_CONFIG_FILE={str(broken)!r}") and "\n" not in message
-    good = _profile(tmp_path, '[profile.default]\naddress = "a:1"\n')
-    with pytest.raises(SettingsError) as caught:
-        Settings.from_env({"TEMPORAL_CONFIG_FILE": str(good), "TEMPORAL_PROFILE": "staging"})
-    assert str(caught.value).startswith("TEMPORAL_PROFILE='staging' is invalid")
-    assert str(good) in str(caught.value)
-
-
-def test_a_bad_file_in_a_profile_names_the_profile_key(tmp_path: Path) -> None:
-    path = _profile(
-        tmp_path,
-        f'[profile.default]\naddress = "a:1"\n[profile.default.tls]\n'
-        f'server_ca_cert_path = "{tmp_path / "missing.pem"}"\n',
-    )
-    with pytest.raises(SettingsError) as caught:
-        Settings.from_env({"TEMPORAL_CONFIG_FILE": str(path)})
-    assert str(caught.value).startswith(
-        f"tls.server_ca_cert_path of Temporal profile 'default' in {path}="
-    )
-
-
 def test_the_configuration_page_has_a_row_for_every_temporal_variable() -> None:
     from workers.settings import ENV_VARS
     from workers.settings_temporal import TEMPORAL_ENV_VARS, TEMPORAL_EQUIVALENTS
@@ -391,34 +313,3 @@ def test_the_configuration_page_has_a_row_for_every_temporal_variable() -> None:
         assert row is not None, f"docs/configuration.md has no row for {ENV_VARS[field]}"
         if field in TEMPORAL_EQUIVALENTS:
             assert f"`{TEMPORAL_EQUIVALENTS[field]}`" in row
-
-
-def test_an_inline_key_that_is_not_one_is_refused_without_showing_it() -> None:
-    text = "-----BEGIN CERTIFICATE-----\nsecret-looking-material\n"
-    with pytest.raises(SettingsError) as caught:
-        Settings.from_env(
-            {
-                "TEMPORAL_ADDRESS": "h:7233",
-                "TEMPORAL_TLS_CLIENT_CERT_DATA": CERT_TEXT,
-                "TEMPORAL_TLS_CLIENT_KEY_DATA": text,
-            }
-        )
-    assert str(caught.value).startswith("TEMPORAL_TLS_CLIENT_KEY_DATA='***' is invalid")
-    assert "secret-looking-material" not in str(caught.value)
-
-
-def test_inline_pem_is_held_as_bytes_and_the_key_as_a_secret() -> None:
-    key_text = "-----BEGIN PRIVATE KEY-----\nkey-material\n-----END PRIVATE KEY-----\n"
-    settings = Settings.from_env(
-        {
-            "TEMPORAL_ADDRESS": "h:7233",
-            "TEMPORAL_TLS_CLIENT_CERT_DATA": CERT_TEXT,
-            "TEMPORAL_TLS_CLIENT_KEY_DATA": key_text,
-        }
-    )
-    assert settings.temporal_tls_cert == CERT_TEXT.encode()
-    assert settings.temporal_tls_key is not None and "key-material" not in repr(settings)
-    tls = connect_arguments(settings)["tls"]
-    assert tls.client_cert == CERT_TEXT.encode()
-    assert tls.client_private_key == key_text.encode()
-    assert "(inline PEM)" in transport(settings)
