@@ -24,7 +24,9 @@ ENV_FILE = "deploy/forge.env"
 FORGE_IMAGE = "forge:"
 
 # ${VAR}, ${VAR:-default}, ${VAR-default}, ${VAR:?message}, ${VAR?message}
-_INTERPOLATION = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
+_INTERPOLATION = re.compile(
+    r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}"
+)
 
 
 def load(path: Path = COMPOSE) -> dict[str, Any]:
