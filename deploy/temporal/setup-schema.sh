@@ -1,11 +1,12 @@
 #!/bin/sh
 # One-shot (docker-compose.yml, temporal-schema): Temporal's databases and schema, set up with
-# the admin tools' temporal-sql-tool as Temporal's own compose files do; safe to repeat.
+# the admin tools' temporal-sql-tool, as Temporal's auto-setup.sh (setup_postgres_schema) does
+# there: plugin postgres, the v12 schema, SQL_PASSWORD as the password); safe to repeat.
 set -eu
 SCHEMA=/etc/temporal/schema/postgresql/v12
-sql() { temporal-sql-tool --plugin postgres12 --ep temporal-postgres -p 5432 -u temporal "$@"; }
+sql() { temporal-sql-tool --plugin postgres --ep temporal-postgres -p 5432 -u temporal "$@"; }
 for db in temporal temporal_visibility; do
-  sql --db "$db" create-database 2>/dev/null || echo "database $db exists"
+  sql --db "$db" create 2>/dev/null || echo "database $db exists"
 done
 sql --db temporal setup-schema -v 0.0
 sql --db temporal update-schema -d "$SCHEMA/temporal/versioned"
