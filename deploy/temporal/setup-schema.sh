@@ -1,7 +1,7 @@
 #!/bin/sh
 # One-shot (docker-compose.yml, temporal-schema): Temporal's databases and schema, set up with
-# the admin tools' temporal-sql-tool, as Temporal's auto-setup.sh (setup_postgres_schema) does
-# there: plugin postgres, the v12 schema, SQL_PASSWORD as the password); safe to repeat.
+# the admin tools' temporal-sql-tool as Temporal's auto-setup.sh (setup_postgres_schema) does:
+# plugin postgres, the v12 schema, SQL_PASSWORD as the password. Safe to repeat.
 set -eu
 SCHEMA=/etc/temporal/schema/postgresql/v12
 sql() { temporal-sql-tool --plugin postgres --ep temporal-postgres -p 5432 -u temporal "$@"; }
