@@ -19,7 +19,7 @@ TEST_WORKERS ?= 4
 # Only the package registries are reachable: uv must never try to fetch a Python build.
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: demo test fuzz bench lint format venv runtime lock upgrade-check clean system-deps
+.PHONY: demo test fuzz bench lint format venv runtime lock upgrade-check clean system-deps pin-images
 
 venv: $(STAMP)
 
@@ -141,6 +141,11 @@ lock: $(UV)
 # and the tests run there; reports what would change and what breaks. Changes nothing here.
 upgrade-check: $(UV) runtime
 	@$(PYTHON) tests/upgrade_check.py --uv $(UV) --python $(PYTHON) --workers $(TEST_WORKERS)
+
+# The digest of every image docker-compose.yml runs, into deploy/images.lock (needs the
+# registry; without it, one line and exit status 2, the lock file unchanged).
+pin-images:
+	@$(PYTHON) deploy/pin_images.py
 
 clean:
 	rm -rf $(VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis bench-results.json
