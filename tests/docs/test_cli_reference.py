@@ -21,7 +21,14 @@ def _verbs(group: typer.Typer, prefix: str = "") -> list[str]:
 
 
 VERBS = _verbs(app)
-PAGES = ("cli.md", "cli-operations.md", "cli-library.md", "cli-capsules.md", "cli-schedules.md", "cli-access.md")
+PAGES = (
+    "cli.md",
+    "cli-operations.md",
+    "cli-library.md",
+    "cli-capsules.md",
+    "cli-schedules.md",
+    "cli-access.md",
+)
 SHOWN = [s.command for page in PAGES for s in shown_commands(ROOT / "docs" / page)]
 
 
