@@ -46,6 +46,9 @@ NOOP_STEPS = 50
 NOOP_WIDTH = 10
 ROUNDS = 3  # measured rounds per workload and topology (after one warm-up); the median is kept
 GOAL = 0.95
+# `forge dev up` flags besides --workers; add "--postgres" to measure on PostgreSQL instead of
+# the embedded SQLite store.
+TOPOLOGY_FLAGS: tuple[str, ...] = ("--api",)
 
 
 @dataclass(frozen=True)
@@ -148,7 +151,7 @@ def measure() -> dict[int, dict[str, dict[str, Any]]]:
     found = {}
     for n in WORKERS:
         with (
-            dev_topology("--workers", str(n), "--api") as topo,
+            dev_topology("--workers", str(n), *TOPOLOGY_FLAGS) as topo,
             tempfile.TemporaryDirectory(prefix="forge-bench-scale-") as tmp,
         ):
             token = operator_token(topo.env)
