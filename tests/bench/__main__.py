@@ -33,6 +33,7 @@ from tests.bench import (
     bench_receipts,
     bench_recipes,
     bench_sandbox,
+    bench_scale,
     bench_tenancy,
 )
 from workers.process.runtime import tune_gc
@@ -54,6 +55,7 @@ BENCHES = (
     bench_tenancy,
     bench_noisy,
     bench_cli,
+    bench_scale,
 )
 OUT = Path("bench-results.json")
 
