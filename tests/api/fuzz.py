@@ -107,7 +107,8 @@ def fuzz(
     """Fuzz the API at `url` as `token`'s key: every operation, or those `include` names, but
     those in `exclude` (operation ids)."""
     config = _config(url, token, depth)
-    schema = schemathesis.openapi.from_url(f"{url}/openapi.json", config=config)
+    # The loader's own read timeout is 10 s: a loaded two-core runner has taken longer.
+    schema = schemathesis.openapi.from_url(f"{url}/openapi.json", config=config, timeout=60)
     if include:
         schema = schema.include(operation_id=list(include))
     if exclude:

@@ -82,7 +82,9 @@ def tls_proxy(upstream: str, context: ssl.SSLContext) -> Iterator[TlsProxy]:
             await _relay(reader, writer)
         finally:
             tasks.discard(task)
-            writer.close()
+            # abort, not close: closing a TLS transport waits up to 30 s for the peer's TLS
+            # shutdown before it closes the socket, and a stopped loop never gets there.
+            writer.transport.abort()
             await _settled()
 
     async def _relay(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
