@@ -16,6 +16,7 @@ import grpc
 import pytest
 from temporalio.client import WorkflowExecutionStatus
 
+from tests.support.temporal_config import write_profile
 from tests.support.temporal_proxies import (
     free_port_address,
     grpc_proxy,
@@ -39,6 +40,14 @@ def upstream(temporal_env) -> str:
 def certs(tmp_path: Path) -> LocalCertificates:
     (tmp_path / "ca").mkdir()
     return make_certificates(tmp_path / "ca", ["localhost"])
+
+
+@pytest.fixture
+def edge_tls(certs: LocalCertificates) -> grpc.ServerCredentials:
+    """TLS for a gRPC edge in front of Temporal, with the server certificate `certs` issued."""
+    return grpc.ssl_server_credentials(
+        [(certs.server_key.read_bytes(), certs.server_cert.read_bytes())]
+    )
 
 
 def _one_line(result) -> str:
@@ -134,12 +143,9 @@ def test_a_client_the_ca_did_not_certify_is_refused_with_one_line(
 
 
 def test_the_api_key_reaches_the_server_as_a_bearer_authorization_header(
-    cli, upstream, certs, tmp_path, monkeypatch
+    cli, upstream, certs, edge_tls, tmp_path, monkeypatch
 ):
-    tls = grpc.ssl_server_credentials(
-        [(certs.server_key.read_bytes(), certs.server_cert.read_bytes())]
-    )
-    with grpc_proxy(upstream, API_KEY, tls) as proxy:
+    with grpc_proxy(upstream, API_KEY, edge_tls) as proxy:
         monkeypatch.setenv("FORGE_TEMPORAL_ADDRESS", proxy.address)
         monkeypatch.setenv("FORGE_TEMPORAL_TLS_CA", str(certs.ca_file(tmp_path)))
         monkeypatch.setenv("FORGE_TEMPORAL_TLS_SERVER_NAME", "localhost")
@@ -154,12 +160,9 @@ def test_the_api_key_reaches_the_server_as_a_bearer_authorization_header(
 
 
 def test_temporals_own_variables_carry_the_api_key_and_tls(
-    cli, upstream, certs, tmp_path, monkeypatch
+    cli, upstream, certs, edge_tls, tmp_path, monkeypatch
 ):
-    tls = grpc.ssl_server_credentials(
-        [(certs.server_key.read_bytes(), certs.server_cert.read_bytes())]
-    )
-    with grpc_proxy(upstream, API_KEY, tls) as proxy:
+    with grpc_proxy(upstream, API_KEY, edge_tls) as proxy:
         monkeypatch.delenv("FORGE_TEMPORAL_ADDRESS")
         monkeypatch.setenv("TEMPORAL_ADDRESS", proxy.address)
         monkeypatch.setenv("TEMPORAL_TLS_SERVER_CA_CERT_PATH", str(certs.ca_file(tmp_path)))
@@ -173,12 +176,9 @@ def test_temporals_own_variables_carry_the_api_key_and_tls(
 
 
 def test_a_wrong_api_key_is_refused_with_one_line_that_never_shows_it(
-    cli, upstream, certs, tmp_path, monkeypatch
+    cli, upstream, certs, edge_tls, tmp_path, monkeypatch
 ):
-    tls = grpc.ssl_server_credentials(
-        [(certs.server_key.read_bytes(), certs.server_cert.read_bytes())]
-    )
-    with grpc_proxy(upstream, API_KEY, tls) as proxy:
+    with grpc_proxy(upstream, API_KEY, edge_tls) as proxy:
         monkeypatch.setenv("FORGE_TEMPORAL_ADDRESS", proxy.address)
         monkeypatch.setenv("FORGE_TEMPORAL_TLS_CA", str(certs.ca_file(tmp_path)))
         monkeypatch.setenv("FORGE_TEMPORAL_TLS_SERVER_NAME", "localhost")
@@ -230,18 +230,14 @@ def test_a_server_certificate_from_another_ca_is_named_as_such(
 
 
 def test_a_temporal_toml_profile_carries_address_tls_and_api_key(
-    cli, upstream, certs, tmp_path, monkeypatch
+    cli, upstream, certs, edge_tls, tmp_path, monkeypatch
 ):
-    tls = grpc.ssl_server_credentials(
-        [(certs.server_key.read_bytes(), certs.server_cert.read_bytes())]
-    )
-    with grpc_proxy(upstream, API_KEY, tls) as proxy:
-        profile = tmp_path / "temporal.toml"
-        profile.write_text(
+    with grpc_proxy(upstream, API_KEY, edge_tls) as proxy:
+        profile = write_profile(
+            tmp_path,
             f'[profile.edge]\naddress = "{proxy.address}"\napi_key = "{API_KEY}"\n'
             f'[profile.edge.tls]\nserver_name = "localhost"\n'
             f'server_ca_cert_path = "{certs.ca_file(tmp_path)}"\n',
-            encoding="utf-8",
         )
         monkeypatch.delenv("FORGE_TEMPORAL_ADDRESS")
         monkeypatch.setenv("TEMPORAL_CONFIG_FILE", str(profile))
