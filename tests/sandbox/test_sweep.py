@@ -14,7 +14,7 @@ import pytest
 from activities.sandbox import launcher
 from activities.sandbox import sweep as sweep_module
 from activities.sandbox.native import NATIVE_NAME
-from activities.sandbox.sweep import launcher_parent, orphaned_launchers, sweep_orphans
+from activities.sandbox.sweep import launcher_parent, orphaned_launchers
 
 # How long a wait for another process may take: on a loaded machine (a full suite on two
 # cores) starting or reaping a process has taken over the 5 s these tests once allowed.
@@ -48,20 +48,42 @@ def lookalike(parent: int, *, leader: bool = True) -> subprocess.Popen[bytes]:
     )
 
 
+ORPHAN_CHECK = """
+import os, signal, sys
+sys.path.insert(0, {root!r})
+from activities.sandbox.sweep import orphaned_launchers, sweep_orphans
+from tests.sandbox.test_sweep import WAIT_S, dead_pid, lookalike
+orphan = lookalike(dead_pid())
+alive = lookalike(os.getpid())  # this process is its parent, as a worker is a launcher's
+try:
+    assert orphan.pid in orphaned_launchers(), "the orphan was not found"
+    assert alive.pid not in orphaned_launchers(), "a launcher whose worker lives was taken"
+    sweep_orphans()
+    assert orphan.wait(timeout=WAIT_S) == -signal.SIGKILL, "the orphan was not killed"
+    assert alive.poll() is None, "a launcher whose worker lives was killed"
+finally:
+    for proc in (orphan, alive):
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+print("checked")
+"""
+
+
 def test_a_launcher_whose_worker_died_is_killed_and_one_whose_worker_lives_is_not():
-    orphan = lookalike(dead_pid())
-    alive = lookalike(os.getpid())  # this process is its parent, as a worker is a launcher's
-    try:
-        assert orphan.pid in orphaned_launchers()
-        assert alive.pid not in orphaned_launchers()
-        sweep_orphans()
-        assert orphan.wait(timeout=WAIT_S) == -signal.SIGKILL
-        assert alive.poll() is None
-    finally:
-        for proc in (orphan, alive):
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    # In a pid namespace of its own: every worker that starts sweeps the orphans of its
+    # namespace, so in the suite's (other tests start workers in parallel) one of them could
+    # kill this test's orphan before the test looks for it.
+    code = ORPHAN_CHECK.format(root=str(Path(__file__).resolve().parents[2]))
+    done = subprocess.run(
+        ["unshare", "--pid", "--fork", "--mount-proc", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S * 3,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "checked"
 
 
 def test_a_launchers_forked_child_is_never_taken_for_an_orphan():
