@@ -255,8 +255,8 @@ def _find_bwrap(bwrap: str) -> str:
     if found is None:
         raise SandboxUnavailable(
             f"bubblewrap ({bwrap}) is not installed, and steps run inside it: install it with "
-            "`apt-get install bubblewrap` (Debian/Ubuntu), or set `sandbox.isolation: none` in "
-            "the execution profile to run step code without isolation"
+            "`apt-get install bubblewrap` (Debian/Ubuntu; deploy/install.sh does it when run as "
+            "root)"
         )
     return found
 
