@@ -28,7 +28,7 @@ from activities.sandbox.bwrap import (
     sandbox_identity,
 )
 from activities.sandbox.client import forge_bridge
-from activities.sandbox.limits import MIB, SandboxLimits, rlimits
+from activities.sandbox.limits import MIB, PRLIMIT, SandboxLimits, nproc_argv, rlimits
 from activities.sandbox.native import NATIVE_NAME, native_argv, native_launcher
 from activities.sandbox.step_runtime import RUNTIME_DIR, StepRuntime, StepRuntimeError, step_runtime
 from activities.sandbox.supervise import Outcome, supervise
@@ -126,8 +126,9 @@ def run_sandboxed(
     Python with only the runtime's locked packages, never the worker's interpreter or venv.
     With `bridge`, the step may call tools: `import forge_bridge` works (PYTHONPATH) and
     FORGE_BRIDGE_SOCKET names meta/bridge.sock, where the caller serves a BridgeServer.
-    limits.max_processes counts every process of the sandbox uid, including the launcher and
-    bwrap's two (3 in all), and is shared by concurrent runs under the same uid.
+    With bubblewrap, limits.max_processes counts the processes of this sandbox alone (bwrap's
+    pid 1 and the step's; limits.nproc_argv says how); with isolation "none", every process of
+    the worker's uid.
 
     Raises:
         SandboxUnavailable: isolation is "bwrap" and bwrap is missing or cannot create the
@@ -160,7 +161,8 @@ def run_sandboxed(
         "env": launch.env,
         "stage": launch.stage,
         "drop_to": launch.drop_to,
-        "rlimits": rlimits(limits),
+        # bwrap mode: RLIMIT_NPROC is set inside the sandbox's user namespace (nproc_argv).
+        "rlimits": rlimits(limits, nproc=isolation != "bwrap"),
         # bwrap mode: the launcher stays as a subreaper (see launcher._reap_all).
         "reap": isolation == "bwrap",
         # The launcher dies with the worker that started it (and a sweep finds any survivor).
@@ -305,9 +307,14 @@ def _bwrap_launch(
         chown_tree(workspace, *identity)
     if argv[0] in _PYTHON_NAMES:
         argv = [str(runtime.python), *argv[1:]]
+    if not os.access(PRLIMIT, os.X_OK):
+        raise SandboxUnavailable(
+            f"{PRLIMIT} is missing, and it sets each sandbox's process limit: install "
+            "util-linux (`apt-get install util-linux`)"
+        )
     cmd = bwrap_argv(
         exe,
-        argv,
+        [*nproc_argv(limits), *argv],
         binds=binds,
         env=_step_env(
             runtime,
