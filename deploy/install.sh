@@ -5,6 +5,7 @@
 #   deploy/install.sh PREFIX            uv, the project, the sandbox launcher, the step runtime
 #   deploy/install.sh --packages run    only Debian packages a Forge process needs at run time
 #                                       (python3.11, bubblewrap): the image's final stage
+#   deploy/install.sh --state-dir DIR UID   DIR (FORGE_HOME) owned by UID, private to it
 #
 # PREFIX gets:
 #   tools/    uv, pinned with its hashes (deploy/uv-requirements.txt)
@@ -13,7 +14,7 @@
 #   venv/     the project from uv.lock (`uv sync --locked --no-dev`) on /usr/bin/python3.11,
 #             with the native sandbox launcher next to its python
 #   runtime/  the sealed step runtime (set FORGE_STEP_RUNTIME to it)
-#   bin/forge the command
+#   bin/      forge, and python (the venv's), for PATH
 # Every step is a no-op or a cheap refresh when current. uv never downloads a Python and reads
 # its cache from UV_CACHE_DIR when set: with the wheels cached, nothing is fetched but uv's own
 # wheel (pip's cache, PIP_CACHE_DIR, serves that after the first install). The result is
@@ -36,7 +37,7 @@ say() { printf 'install.sh: %s\n' "$*"; }
 die() { printf 'install.sh: error: %s\n' "$*" >&2; exit 2; }
 
 usage() {
-    die "usage: deploy/install.sh PREFIX (an absolute path, e.g. /opt/forge) or deploy/install.sh --packages run"
+    die "usage: deploy/install.sh PREFIX (an absolute path, e.g. /opt/forge), deploy/install.sh --packages run, or deploy/install.sh --state-dir DIR UID"
 }
 
 # The Debian packages among $1 whose files are missing ($2: a command or path to test for each).
@@ -127,6 +128,7 @@ install_prefix() {
         || die "the step runtime could not be built (above)"
     mkdir -p "$prefix/bin"
     ln -sfn ../venv/bin/forge "$prefix/bin/forge"
+    ln -sfn ../venv/bin/python "$prefix/bin/python"  # the API's health check runs `python`
     # Readable and executable by everyone (workers run unprivileged), writable by the owner only.
     chmod -R u+rwX,go+rX,go-w "$prefix"
     if [ "$(id -u)" = 0 ]; then chown -R 0:0 "$prefix"; fi
@@ -138,6 +140,16 @@ case ${1:-} in
         [ "${2:-}" = run ] || usage
         ensure_packages "$RUN_PACKAGES"
         say "run-time packages present: $RUN_PACKAGES"
+        ;;
+    --state-dir)
+        [ $# = 3 ] || usage
+        case $2 in /*) ;; *) usage ;; esac
+        case $3 in *[!0-9]* | "") die "--state-dir DIR UID: UID must be numeric, got '$3'" ;; esac
+        [ "$(id -u)" = 0 ] || die "--state-dir hands $2 to uid $3: run it as root"
+        mkdir -p "$2"
+        chown "$3:$3" "$2"
+        chmod 0700 "$2"
+        say "state directory $2 belongs to uid $3"
         ;;
     "" | -*) usage ;;
     *)
