@@ -47,8 +47,9 @@ USER = "forge-e2e"
 DOCS = "docs/security.md#sandboxes-in-containers"
 RUN_WAIT_S = 300
 WHO = (
-    "import json, os\n"
-    "open('output/who.json', 'w').write(json.dumps({'uid': os.getuid(), 'gid': os.getgid()}))\n"
+    "import json, os, sys\n"
+    "who = {'uid': os.getuid(), 'gid': os.getgid(), 'runtime': sys.prefix}\n"
+    "open('output/who.json', 'w').write(json.dumps(who))\n"
 )
 
 
@@ -216,7 +217,9 @@ async def test_the_installed_worker_runs_a_sandboxed_step_as_its_own_user(
     assert f"sha256:{hashlib.sha256(data).hexdigest()}" == published.sha256
     who = json.loads(data)
     # The worker's own uid, inside a user namespace: not root, not the root worker's drop user.
-    assert who == {"uid": installed.uid, "gid": installed.gid}
+    # FORGE_STEP_RUNTIME reached the step: its python is the prefix's runtime, not the default.
+    runtime = str(installed.prefix / "runtime")
+    assert who == {"uid": installed.uid, "gid": installed.gid, "runtime": runtime}
     assert who["uid"] != 0
     try:
         assert who["uid"] != pwd.getpwnam(SANDBOX_USER).pw_uid
