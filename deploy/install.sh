@@ -4,7 +4,8 @@
 #
 #   deploy/install.sh PREFIX            uv, the project, the sandbox launcher, the step runtime
 #   deploy/install.sh --packages run    only Debian packages a Forge process needs at run time
-#                                       (python3.11, bubblewrap): the image's final stage
+#                                       (python3.11, bubblewrap, util-linux): the image's
+#                                       final stage
 #   deploy/install.sh --state-dir DIR UID   DIR (FORGE_HOME) owned by UID, private to it
 #
 # PREFIX gets:
@@ -25,7 +26,8 @@ BASE_PYTHON=/usr/bin/python3.11
 HERE=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)
 SOURCE=$(dirname -- "$HERE")
 # What a Forge process needs at run time, and what building the launcher needs besides.
-RUN_PACKAGES="python3.11 bubblewrap"
+# util-linux: prlimit(1) sets each sandbox's process limit inside its namespace.
+RUN_PACKAGES="python3.11 bubblewrap util-linux"
 BUILD_PACKAGES="python3.11-venv gcc libc6-dev"
 # The project as installed: everything the packages read at run time, nothing of tests or docs.
 PROJECT_FILES="pyproject.toml uv.lock README.md schemas compiler activities workflows workers stdlib deploy"
@@ -48,6 +50,7 @@ missing_packages() {
             python3.11) test -x "$BASE_PYTHON" || found="$found $pkg" ;;
             python3.11-venv) "$BASE_PYTHON" -c 'import ensurepip' 2>/dev/null || found="$found $pkg" ;;
             bubblewrap) command -v bwrap >/dev/null 2>&1 || found="$found $pkg" ;;
+            util-linux) test -x /usr/bin/prlimit || found="$found $pkg" ;;
             gcc) command -v gcc >/dev/null 2>&1 || found="$found $pkg" ;;
             libc6-dev) test -f /usr/include/stdio.h || found="$found $pkg" ;;
             *) die "internal: no test for package $pkg" ;;
