@@ -6,7 +6,7 @@ import concurrent.futures
 import logging
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -249,12 +249,19 @@ async def run_started(
 
 def _require_sandbox(s: Settings) -> None:
     """Fail closed: no worker polls for steps it could not run in a sandbox (exit 2, one line)."""
+    from activities.sandbox.workspace import WorkspaceViolation
     from workers.services.sandbox_gate import require_sandbox
 
     try:
         require_sandbox(s)
+    except WorkspaceViolation as exc:
+        _workspace_root_failure(exc)
     except ForgeError as exc:
         fail_error(exc)
+
+
+def _workspace_root_failure(exc: ForgeError) -> NoReturn:
+    fail(f"workspace root {exc}", "set FORGE_WORKSPACE_ROOT as it says", code=exc.code)
 
 
 def _worker(
@@ -273,7 +280,7 @@ def _worker(
     try:
         return build_worker(client, s, services, pool)
     except WorkspaceViolation as exc:
-        fail(f"workspace root {exc}", "set FORGE_WORKSPACE_ROOT as it says", code=exc.code)
+        _workspace_root_failure(exc)
 
 
 def _version_note(s: Settings) -> str:

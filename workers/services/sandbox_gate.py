@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from activities.sandbox.workspace import prepare_workspace_root
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 from workers.services.doctor import host_checks
@@ -26,9 +27,12 @@ def require_sandbox(settings: Settings) -> None:
     """Return when this host can run a step in a sandbox, as `forge doctor` checks it.
 
     Raises:
+        WorkspaceViolation: The workspace root cannot be used (checked first, with its own
+            code, as the worker would find it).
         ForgeError: SANDBOX_UNAVAILABLE, naming the failed check (step runtime or sandbox),
             what it found and what to do.
     """
+    prepare_workspace_root(settings.workspace_root)
     for check in host_checks(settings):
         if not check.ok:
             raise ForgeError(
