@@ -395,7 +395,8 @@ def _result(
             # The step's own argv[0] could not be executed: a step failure, like a shell's 127.
             return _build(outcome, isolation, 127, None, f"cannot run {launch.argv[0]}: {message}")
         text = f"the sandbox launcher failed ({stage}: {message})"
-        # RLIMIT_NPROC is per uid, so other sandboxes of forge-sandbox can exhaust it for a while.
+        # The worker's uid at its own RLIMIT_NPROC (threads and every sandbox count there):
+        # the launcher could not fork; a later attempt may find processes free.
         if _BUSY in message:
             raise SandboxBusy(text)
         raise SandboxUnavailable(text)
@@ -416,7 +417,7 @@ def _result(
     setup = _bwrap_setup_failure(outcome) if isolation == "bwrap" else None
     if setup is not None:
         # bwrap failed inside the new namespaces, before the step's program started (its
-        # pid 1 could not fork while other sandboxes of the same uid used every process).
+        # pid 1 could not fork while the worker's uid was at its own process limit).
         text = f"bubblewrap could not start the step: {setup}"
         raise SandboxBusy(text) if _BUSY in setup else SandboxUnavailable(text)
     exit_code, killed_by = _classify(outcome, limits, isolation)
