@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from activities.sandbox.bwrap import host_path_problem
+from activities.sandbox.step_runtime import RUNTIME_DIR
 from compiler.addresses import IpAddress
 from schemas import names
 from schemas.bounds import PLAN_MAX_BYTES
@@ -73,6 +74,7 @@ ENV_VARS: Mapping[str, str] = {
     "webhook_max_attempts": "FORGE_WEBHOOK_MAX_ATTEMPTS",
     "deployment_name": "FORGE_DEPLOYMENT_NAME",
     "build_id": "FORGE_BUILD_ID",
+    "step_runtime": "FORGE_STEP_RUNTIME",
     **TEMPORAL_ENV_VARS,
 }
 _PARSERS = {**PARSERS, **TEMPORAL_PARSERS}
@@ -130,6 +132,8 @@ class Settings(BaseModel):
     model_script: Path | None = None
     # Step workspaces are bound into sandboxes: a neutral path, never the checkout or a home.
     workspace_root: Path = Field(default_factory=default_workspace_root)
+    # The sealed step runtime every sandbox runs (deploy/install.sh builds it into PREFIX/runtime).
+    step_runtime: Path = RUNTIME_DIR
     # Where a capsule run may read its inputs: local directories (the working directory when
     # unset) and S3 buckets (none when unset). Anything else, and file:// elsewhere, is refused.
     input_roots: tuple[Path, ...] = Field(default_factory=lambda: (Path.cwd(),))

@@ -94,6 +94,13 @@ def _parse_workspace_root(variable: str, raw: str) -> Path:
     return path
 
 
+def _parse_step_runtime(variable: str, raw: str) -> Path:
+    path = Path(raw.strip())
+    if not path.is_absolute():
+        raise SettingsError(variable, raw, "an absolute path, e.g. /opt/forge/runtime")
+    return path
+
+
 def _parse_address(variable: str, raw: str) -> str:
     value = raw.strip()
     match = _ADDRESS_RE.fullmatch(value)
@@ -287,4 +294,5 @@ PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "webhook_max_attempts": _parse_attempts,
     "deployment_name": _validated(check_deployment_name),
     "build_id": _validated(check_build_id),
+    "step_runtime": _parse_step_runtime,
 }

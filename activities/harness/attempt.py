@@ -10,6 +10,7 @@ from activities.errors import step_failure
 from activities.harness.codeact_session import ModelServices
 from activities.harness.params import step_params
 from activities.net.outbound import OutboundClient
+from activities.sandbox.step_runtime import RUNTIME_DIR
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
 from activities.store.skills_registry import SkillRegistry
@@ -43,6 +44,8 @@ class StepServices:
     # http.request's client, built once: loading the system's trust store into a TLS context
     # costs tens of ms, which every attempt serving the bridge would pay again.
     outbound: OutboundClient
+    # The sealed step runtime every sandbox of this worker runs (FORGE_STEP_RUNTIME).
+    runtime_root: Path = RUNTIME_DIR
 
 
 def step_stream(run_id: str, step_key: str) -> str:

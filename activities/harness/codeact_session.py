@@ -31,6 +31,7 @@ from activities.masked_output import clipped
 from activities.models.base import ModelError
 from activities.models.gateway import ModelGateway
 from activities.sandbox.bridge import BridgeCall, ToolError, ToolHandler, ToolRefused
+from activities.sandbox.step_runtime import RUNTIME_DIR
 from activities.sandbox.workspace import WorkspaceViolation, safe_read
 from schemas.compiled import CompiledPlan, CompiledStep
 from schemas.context import ContextPack, EvidenceRef, RunContext
@@ -68,8 +69,10 @@ class HarnessSession:
         heartbeat: Callable[[], None] | None,
         budget_refusal: Callable[[], str | None],
         timeout_s: float | None = None,
+        runtime_root: Path = RUNTIME_DIR,
     ) -> None:
         self._workspace = workspace
+        self._runtime_root = runtime_root
         # The step's timeout covers every program of the loop, not each one.
         self._timeout_s = timeout_s
         self._deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -98,6 +101,7 @@ class HarnessSession:
             self._skills,
             bridge=True,
             timeout_s=remaining,
+            runtime_root=self._runtime_root,
         )
         failure = program.program_failure(result, self._policy)
         if failure is not None and failure.failure_class in (

@@ -105,6 +105,7 @@ def _execute(
             skills=skill_dirs,
             bridge=True,
             timeout_s=attempt.packet.execution_contract.timeout_s,
+            runtime_root=services.runtime_root,
         )
         return None
     if step.backend == "sandbox.session" and attempt.inp.replay:  # a sealed capsule step
@@ -149,6 +150,7 @@ def harness_session(
         heartbeat=activity.heartbeat,
         budget_refusal=budget_refusal(services.events, attempt),
         timeout_s=attempt.packet.execution_contract.timeout_s,
+        runtime_root=services.runtime_root,
     )
 
 

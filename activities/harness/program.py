@@ -17,6 +17,7 @@ from activities.sandbox.runner import (
     SandboxUnavailable,
     run_sandboxed,
 )
+from activities.sandbox.step_runtime import RUNTIME_DIR
 from schemas.compiled import CompiledStep
 from schemas.error_codes import ErrorCode
 from schemas.profile import SandboxPolicy
@@ -62,9 +63,19 @@ def run_program(
     skills: Mapping[str, Path] | None = None,
     bridge: bool = False,
     timeout_s: float | None = None,
+    runtime_root: Path = RUNTIME_DIR,
 ) -> SandboxResult:
     """Run frozen code; any failure of the program fails the attempt."""
-    result = launch(workspace, executor, policy, heartbeat, skills, bridge, timeout_s)
+    result = launch(
+        workspace,
+        executor,
+        policy,
+        heartbeat,
+        skills,
+        bridge,
+        timeout_s,
+        runtime_root=runtime_root,
+    )
     failure = program_failure(result, policy)
     if failure is not None:
         raise failure
@@ -79,13 +90,27 @@ def launch(
     skills: Mapping[str, Path] | None = None,
     bridge: bool = False,
     timeout_s: float | None = None,
+    *,
+    runtime_root: Path = RUNTIME_DIR,
 ) -> SandboxResult:
     """Run a program in the sandbox; only a sandbox that cannot run at all raises.
 
     With `bridge`, the caller serves a BridgeServer on meta/bridge.sock for the program.
     `timeout_s` is the step's own timeout (its execution contract's), which sets the wall
-    clock and the CPU limits; the profile's wall clock when None.
+    clock and the CPU limits; the profile's wall clock when None. `runtime_root` is the
+    worker's sealed step runtime (FORGE_STEP_RUNTIME).
+
+    A step's code always runs in bubblewrap: a profile whose sandbox says `isolation: none`
+    is refused here, so no worker ever runs step code unsandboxed (run_sandboxed keeps "none"
+    for callers that run their own code, such as the sandbox's own tests).
     """
+    if policy.isolation != "bwrap":
+        raise StepFailure(
+            ErrorCode.POLICY_BLOCKED,
+            f"the execution profile's sandbox.isolation is {policy.isolation!r}, and a worker "
+            "runs step code only in bubblewrap: set `sandbox.isolation: bwrap` in the profile "
+            "(docs/security.md#sandboxes-in-containers)",
+        )
     for rel, data in executor.files.items():
         (workspace / rel).write_bytes(data)
     try:
@@ -94,9 +119,10 @@ def launch(
             workspace=workspace,
             limits=SandboxLimits.for_step(policy, timeout_s or policy.wall_clock_s),
             skills=dict(skills or {}),
-            isolation=policy.isolation,
+            isolation="bwrap",
             heartbeat=heartbeat,
             bridge=bridge,
+            runtime_root=runtime_root,
         )
     except SandboxBusy as exc:
         raise StepFailure(ErrorCode.SANDBOX_SESSION_DEAD, str(exc)) from exc

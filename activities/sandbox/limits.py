@@ -11,6 +11,8 @@ from schemas.profile import SandboxPolicy
 
 __all__ = ["CPU_HARD_MIN_MARGIN_S", "CPU_SOFT_MARGIN_S", "MIB", "SandboxLimits", "rlimits"]
 
+# util-linux's prlimit(1), under /usr (bound read-only into every sandbox).
+PRLIMIT = "/usr/bin/prlimit"
 MIB = 1024 * 1024
 # RLIMIT_CPU from a step's timeout: soft = timeout + this margin, hard = max(4 x timeout,
 # timeout + CPU_HARD_MIN_MARGIN_S).
@@ -70,15 +72,33 @@ class SandboxLimits(BaseModel):
         )
 
 
-def rlimits(limits: SandboxLimits) -> list[list[Any]]:
-    """(name, soft, hard) of every rlimit the launcher sets, all explicit, none inherited."""
-    return [
+def rlimits(limits: SandboxLimits, *, nproc: bool = True) -> list[list[Any]]:
+    """(name, soft, hard) of every rlimit the launcher sets, all explicit, none inherited.
+
+    Without `nproc`, RLIMIT_NPROC is left to the sandbox (bwrap mode: see nproc_argv).
+    """
+    found = [
         # SIGXCPU at the soft limit (classified "cpu"), SIGKILL at the hard one if ignored.
         ["RLIMIT_CPU", limits.cpu_seconds, limits.cpu_hard_seconds],
         ["RLIMIT_AS", limits.memory_mb * MIB, limits.memory_mb * MIB],
         ["RLIMIT_FSIZE", limits.file_size_mb * MIB, limits.file_size_mb * MIB],
-        # Counts every process of the sandbox uid: the launcher and bwrap's two take 3 of them.
+        # Set by the launcher (isolation "none"), it counts every process of the worker's uid.
         ["RLIMIT_NPROC", limits.max_processes, limits.max_processes],
         ["RLIMIT_NOFILE", limits.max_open_files, limits.max_open_files],
         ["RLIMIT_CORE", 0, 0],
     ]
+    return found if nproc else [r for r in found if r[0] != "RLIMIT_NPROC"]
+
+
+def nproc_argv(limits: SandboxLimits) -> list[str]:
+    """The prefix that sets RLIMIT_NPROC inside the sandbox's own user namespace.
+
+    Since Linux 5.14 the kernel counts processes per user namespace and uid, and checks a fork
+    against the forking task's RLIMIT_NPROC for the count in its own namespace, then against
+    the limit the namespace's creator had for the count in the parent namespace. Set here,
+    after bwrap created the namespace (the launcher leaves the worker's own limit in place for
+    that), the limit counts only this sandbox's processes (bwrap's pid 1 and the step's): not
+    the worker's threads, nor concurrent steps of the same uid (docs/security.md).
+    """
+    n = str(limits.max_processes)
+    return [PRLIMIT, f"--nproc={n}:{n}", "--"]

@@ -28,7 +28,7 @@ from activities.sandbox.bwrap import (
     sandbox_identity,
 )
 from activities.sandbox.client import forge_bridge
-from activities.sandbox.limits import MIB, SandboxLimits, rlimits
+from activities.sandbox.limits import MIB, PRLIMIT, SandboxLimits, nproc_argv, rlimits
 from activities.sandbox.native import NATIVE_NAME, native_argv, native_launcher
 from activities.sandbox.step_runtime import RUNTIME_DIR, StepRuntime, StepRuntimeError, step_runtime
 from activities.sandbox.supervise import Outcome, supervise
@@ -126,8 +126,9 @@ def run_sandboxed(
     Python with only the runtime's locked packages, never the worker's interpreter or venv.
     With `bridge`, the step may call tools: `import forge_bridge` works (PYTHONPATH) and
     FORGE_BRIDGE_SOCKET names meta/bridge.sock, where the caller serves a BridgeServer.
-    limits.max_processes counts every process of the sandbox uid, including the launcher and
-    bwrap's two (3 in all), and is shared by concurrent runs under the same uid.
+    With bubblewrap, limits.max_processes counts the processes of this sandbox alone (bwrap's
+    pid 1 and the step's; limits.nproc_argv says how); with isolation "none", every process of
+    the worker's uid.
 
     Raises:
         SandboxUnavailable: isolation is "bwrap" and bwrap is missing or cannot create the
@@ -160,7 +161,8 @@ def run_sandboxed(
         "env": launch.env,
         "stage": launch.stage,
         "drop_to": launch.drop_to,
-        "rlimits": rlimits(limits),
+        # bwrap mode: RLIMIT_NPROC is set inside the sandbox's user namespace (nproc_argv).
+        "rlimits": rlimits(limits, nproc=isolation != "bwrap"),
         # bwrap mode: the launcher stays as a subreaper (see launcher._reap_all).
         "reap": isolation == "bwrap",
         # The launcher dies with the worker that started it (and a sweep finds any survivor).
@@ -255,8 +257,8 @@ def _find_bwrap(bwrap: str) -> str:
     if found is None:
         raise SandboxUnavailable(
             f"bubblewrap ({bwrap}) is not installed, and steps run inside it: install it with "
-            "`apt-get install bubblewrap` (Debian/Ubuntu), or set `sandbox.isolation: none` in "
-            "the execution profile to run step code without isolation"
+            "`apt-get install bubblewrap` (Debian/Ubuntu; deploy/install.sh does it when run as "
+            "root)"
         )
     return found
 
@@ -305,9 +307,14 @@ def _bwrap_launch(
         chown_tree(workspace, *identity)
     if argv[0] in _PYTHON_NAMES:
         argv = [str(runtime.python), *argv[1:]]
+    if not os.access(PRLIMIT, os.X_OK):
+        raise SandboxUnavailable(
+            f"{PRLIMIT} is missing, and it sets each sandbox's process limit: install "
+            "util-linux (`apt-get install util-linux`)"
+        )
     cmd = bwrap_argv(
         exe,
-        argv,
+        [*nproc_argv(limits), *argv],
         binds=binds,
         env=_step_env(
             runtime,
@@ -388,7 +395,8 @@ def _result(
             # The step's own argv[0] could not be executed: a step failure, like a shell's 127.
             return _build(outcome, isolation, 127, None, f"cannot run {launch.argv[0]}: {message}")
         text = f"the sandbox launcher failed ({stage}: {message})"
-        # RLIMIT_NPROC is per uid, so other sandboxes of forge-sandbox can exhaust it for a while.
+        # The worker's uid at its own RLIMIT_NPROC (threads and every sandbox count there):
+        # the launcher could not fork; a later attempt may find processes free.
         if _BUSY in message:
             raise SandboxBusy(text)
         raise SandboxUnavailable(text)
@@ -409,7 +417,7 @@ def _result(
     setup = _bwrap_setup_failure(outcome) if isolation == "bwrap" else None
     if setup is not None:
         # bwrap failed inside the new namespaces, before the step's program started (its
-        # pid 1 could not fork while other sandboxes of the same uid used every process).
+        # pid 1 could not fork while the worker's uid was at its own process limit).
         text = f"bubblewrap could not start the step: {setup}"
         raise SandboxBusy(text) if _BUSY in setup else SandboxUnavailable(text)
     exit_code, killed_by = _classify(outcome, limits, isolation)

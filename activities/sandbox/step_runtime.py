@@ -114,7 +114,8 @@ def step_runtime(root: Path = RUNTIME_DIR) -> StepRuntime:
         raise StepRuntimeError(
             f"the sealed step runtime is not built ({root / MANIFEST} is missing): run "
             f"`{_BUILD_COMMAND}` in the Forge checkout (it writes to {root.parent}, so as root: "
-            f"`sudo {_BUILD_COMMAND}`)"
+            f"`sudo {_BUILD_COMMAND}`), or `deploy/install.sh PREFIX` and set FORGE_STEP_RUNTIME "
+            "to PREFIX/runtime"
         )
     if manifest.get("digest") != expected_digest():
         raise StepRuntimeError(

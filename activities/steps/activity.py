@@ -12,6 +12,7 @@ from activities.harness.failure import StepFailure
 from activities.harness.ledger import recorded_usage
 from activities.harness.lifecycle import execute_attempt
 from activities.net.outbound import OutboundClient
+from activities.sandbox.step_runtime import RUNTIME_DIR
 from activities.steps.plans import CompiledPlans
 from activities.store.artifacts import ArtifactStore
 from activities.store.events import EventStore
@@ -38,6 +39,7 @@ class StepActivities:
         registry: SkillRegistry | None = None,
         packs: Mapping[str, ContextPack] | None = None,
         outbound: OutboundClient | None = None,
+        runtime_root: Path = RUNTIME_DIR,
     ) -> None:
         self._services = StepServices(
             artifacts=artifacts,
@@ -47,6 +49,7 @@ class StepActivities:
             registry=registry,
             packs=dict(packs if packs is not None else models.packs if models else {}),
             outbound=outbound if outbound is not None else OutboundClient(),
+            runtime_root=runtime_root,
         )
         self._runs_dir = runs_dir
         self._plans = plans

@@ -7,6 +7,7 @@ import tomllib
 
 import jsonschema
 import pytest
+from dockerfile_parse import DockerfileParser
 
 from tests.deploy import compose
 from tests.deploy.pin_rows import lock_rows
@@ -120,6 +121,8 @@ def test_every_image_has_an_exact_tag_and_a_lock_entry(stack: dict) -> None:
         assert sep and exact.fullmatch(tag), f"{name}: {image} has no exact version tag"
         assert image in locked, f"{name}: {image} is missing from deploy/images.lock"
         used.add(image)
+    # deploy/Dockerfile's base (tests/deploy/test_dockerfile.py checks its tag).
+    used |= set(DockerfileParser(path=str(compose.ROOT / "deploy" / "Dockerfile")).parent_images)
     assert set(locked) == used, f"stale entries in deploy/images.lock: {set(locked) - used}"
 
 

@@ -19,12 +19,14 @@ import pytest
 from typer.testing import CliRunner
 
 from activities.compile.typelib import load_profiles
+from activities.harness.failure import StepFailure
 from activities.harness.program import Executor, launch
 from activities.sandbox import step_runtime
 from activities.sandbox.bwrap import _TOP_LEVEL
 from activities.sandbox.launcher import SANDBOX_NICE
 from activities.sandbox.runner import SandboxLimits, SandboxUnavailable, run_sandboxed
 from activities.sandbox.step_runtime import RUNTIME_DIR, StepRuntimeError, expected_digest
+from schemas.error_codes import ErrorCode
 from tests.support.sandbox import needs_bwrap
 from tests.upgrade_check import lock_pins
 
@@ -386,3 +388,20 @@ def test_every_package_the_stdlib_step_code_imports_is_in_the_runtime(tmp_path):
         f"{ {m.split()[0]: wanted[m.split()[0]] for m in missing} }; add the package to "
         "activities/sandbox/runtime/requirements.in and run `make lock`"
     )
+
+
+def test_a_worker_refuses_a_profile_without_bubblewrap(tmp_path):
+    # `isolation: none` in a profile never reaches run_sandboxed from the harness: the step
+    # fails POLICY_BLOCKED and nothing runs (docs/security.md#sandboxes-in-containers).
+    ws = tmp_path / "ws"
+    (ws / "meta").mkdir(parents=True)
+    marker = ws / "ran"
+    code = f"open({str(marker)!r}, 'w').write('ran')\n".encode()
+    policy = _policy().model_copy(update={"isolation": "none"})
+    with pytest.raises(StepFailure) as info:
+        launch(
+            ws, Executor(argv=["python", "/workspace/meta/s.py"], files={"meta/s.py": code}), policy
+        )
+    assert info.value.failure_class == ErrorCode.POLICY_BLOCKED
+    assert "sandbox.isolation" in info.value.message and "bwrap" in info.value.message
+    assert not marker.exists()

@@ -179,3 +179,11 @@ def test_a_local_artifact_store_is_as_durable_as_the_event_log(tmp_path: Path) -
     assert served.artifacts_durable
     store = Services.from_settings(embedded).artifacts
     assert isinstance(store, LocalArtifactStore) and not store.durable
+
+
+def test_the_step_runtime_defaults_to_opt_and_must_be_absolute() -> None:
+    assert Settings.from_env({}).step_runtime == Path("/opt/forge/runtime")
+    chosen = Settings.from_env({"FORGE_STEP_RUNTIME": "/srv/forge/runtime"})
+    assert chosen.step_runtime == Path("/srv/forge/runtime")
+    with pytest.raises(SettingsError, match="FORGE_STEP_RUNTIME='runtime' is invalid"):
+        Settings.from_env({"FORGE_STEP_RUNTIME": "runtime"})

@@ -6,11 +6,12 @@ import concurrent.futures
 import logging
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from schemas.scope_ids import DEFAULT_PROJECT, DEFAULT_TENANT
 from workers.cli.common import (
     ProjectOption,
@@ -246,16 +247,40 @@ async def run_started(
             return await follow(handle, s, services)
 
 
+def _require_sandbox(s: Settings) -> None:
+    """Fail closed: no worker polls for steps it could not run in a sandbox (exit 2, one line)."""
+    from activities.sandbox.workspace import WorkspaceViolation
+    from workers.services.sandbox_gate import require_sandbox
+
+    try:
+        require_sandbox(s)
+    except WorkspaceViolation as exc:
+        _workspace_root_failure(exc)
+    except ForgeError as exc:
+        fail_error(exc)
+
+
+def _workspace_root_failure(exc: ForgeError) -> NoReturn:
+    fail(f"workspace root {exc}", "set FORGE_WORKSPACE_ROOT as it says", code=exc.code)
+
+
 def _worker(
-    client: Client, s: Settings, services: Services, pool: concurrent.futures.Executor
+    client: Client,
+    s: Settings,
+    services: Services,
+    pool: concurrent.futures.Executor,
+    *,
+    sandbox_checked: bool = False,
 ) -> ForgeWorker:
     from activities.sandbox.workspace import WorkspaceViolation
     from workers.process.worker import build_worker
 
+    if not sandbox_checked:
+        _require_sandbox(s)
     try:
         return build_worker(client, s, services, pool)
     except WorkspaceViolation as exc:
-        fail(f"workspace root {exc}", "set FORGE_WORKSPACE_ROOT as it says", code=exc.code)
+        _workspace_root_failure(exc)
 
 
 def _version_note(s: Settings) -> str:
@@ -273,12 +298,13 @@ def worker_cmd() -> None:
     from workers.process.worker import Services
 
     s = settings()
+    _require_sandbox(s)  # before anything connects: a worker that cannot sandbox never polls
 
     async def go() -> None:
         client = await temporal_client(s)
         services = Services.from_settings(s)
         with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-            worker = _worker(client, s, services, pool)
+            worker = _worker(client, s, services, pool, sandbox_checked=True)
             queues = ", ".join(f"[bold]{q}[/]" for q in worker.task_queues)
             out.print(
                 f"worker polling {queues} (namespace {s.namespace}{_version_note(s)}); "

@@ -152,6 +152,7 @@ def exec_cmd(
             workspace=ws,
             limits=limits,
             isolation=policy.isolation,
+            runtime_root=settings().step_runtime,
         )
     except (SandboxUnavailable, WorkspaceViolation) as exc:
         fail_error(exc)

@@ -167,6 +167,7 @@ def worker_plan(settings: Settings, services: Services) -> WorkerPlan:
         registry=services.skills,
         packs=packs,
         outbound=outbound,
+        runtime_root=settings.step_runtime,
     )
     finalize = FinalizeActivities(services.artifacts, services.events, plans)
     events = EventActivities(services.events)

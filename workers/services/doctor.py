@@ -26,6 +26,7 @@ __all__ = [
     "MODELS",
     "RUNTIME",
     "SANDBOX",
+    "host_checks",
     "model_providers_check",
     "run_checks",
     "sandbox_check",
@@ -37,21 +38,32 @@ SANDBOX = "sandbox"
 MODELS = "model_providers"
 _PROBE_OUTPUT = "forge-doctor"
 _PROBE_TIMEOUT_S = 60
-_RUNTIME_FIX = "run `sudo make runtime` in the Forge checkout (it builds /opt/forge/runtime)"
+_RUNTIME_FIX = (
+    "build it where FORGE_STEP_RUNTIME points (default /opt/forge/runtime): "
+    "`sudo make runtime` in a checkout, or `deploy/install.sh PREFIX` (PREFIX/runtime)"
+)
 
 
 def _check(name: str, detail: str, fix: str | None = None) -> DoctorCheck:
     return DoctorCheck(name=name, ok=fix is None, detail=detail, fix=fix)
 
 
-async def run_checks(settings: Settings, *, runtime_root: Path = RUNTIME_DIR) -> DoctorReport:
+async def run_checks(settings: Settings) -> DoctorReport:
     """Every check, in the order `forge doctor` prints them."""
     checks = await temporal_checks(settings)
     checks += [database_check(settings), artifacts_check(settings)]
-    runtime = step_runtime_check(runtime_root)
-    checks += [runtime, sandbox_check(settings, runtime_root=runtime_root, runtime=runtime)]
+    checks += host_checks(settings)
     checks.append(model_providers_check(settings))
     return DoctorReport.of(checks)
+
+
+def host_checks(settings: Settings) -> list[DoctorCheck]:
+    """The step runtime (FORGE_STEP_RUNTIME) and a real sandbox on it: what a worker needs.
+
+    `forge worker` refuses to start unless both pass (workers/services/sandbox_gate.py).
+    """
+    runtime = step_runtime_check(settings.step_runtime)
+    return [runtime, sandbox_check(settings, runtime=runtime)]
 
 
 def step_runtime_check(root: Path = RUNTIME_DIR) -> DoctorCheck:
@@ -66,13 +78,14 @@ def step_runtime_check(root: Path = RUNTIME_DIR) -> DoctorCheck:
 
 
 def sandbox_check(
-    settings: Settings, *, runtime_root: Path = RUNTIME_DIR, runtime: DoctorCheck | None = None
+    settings: Settings, *, runtime_root: Path | None = None, runtime: DoctorCheck | None = None
 ) -> DoctorCheck:
     """A real sandbox starts: the step runtime's python prints a line inside bubblewrap.
 
     Run as a step runs (run_sandboxed, the `default` profile's limits, a workspace under
     FORGE_WORKSPACE_ROOT), with bubblewrap whatever the profile says: a profile may allow
-    `isolation: none`, but this checks that isolation is possible on this host.
+    `isolation: none`, but this checks that isolation is possible on this host. The runtime
+    is FORGE_STEP_RUNTIME's unless `runtime_root` names another.
     """
     from activities.sandbox.runner import (
         SandboxLimits,
@@ -106,7 +119,7 @@ def sandbox_check(
             workspace=workspace,
             limits=SandboxLimits.for_step(policy, _PROBE_TIMEOUT_S),
             isolation="bwrap",
-            runtime_root=runtime_root,
+            runtime_root=runtime_root or settings.step_runtime,
         )
     except SandboxUnavailable as exc:
         return _check(SANDBOX, exc.message, exc.hint)
@@ -119,7 +132,7 @@ def sandbox_check(
             SANDBOX,
             f"bubblewrap started, but the probe in it failed ({how}): {said}",
             "run `forge sandbox exec SCRIPT` to see the whole output; bubblewrap needs "
-            "unprivileged user namespaces (or root) on this host",
+            "unprivileged user namespaces (docs/security.md#sandboxes-in-containers)",
         )
     return _check(SANDBOX, "bubblewrap created a sandbox and ran the step runtime's python in it")
 

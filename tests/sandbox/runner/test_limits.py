@@ -1,13 +1,12 @@
 """The runner's limits from inside the sandbox, and how each kill or refusal is classified."""
 
+import concurrent.futures
+import time
 import uuid
 
 import pytest
 
-from activities.sandbox.runner import (
-    SandboxBusy,
-    run_sandboxed,
-)
+from activities.sandbox.runner import run_sandboxed
 from tests.sandbox.runner.support import LIMITS, no_process_with, run
 from tests.support.sandbox import needs_bwrap
 
@@ -68,15 +67,59 @@ def test_fork_bomb_is_contained_and_the_run_ends(ws):
     assert no_process_with(marker)
 
 
+HOLDER = """
+import pathlib, subprocess, time
+held = [subprocess.Popen(["sleep", "600"]) for _ in range(6)]
+pathlib.Path("/workspace/work/holding").write_text(str(len(held)))
+while not pathlib.Path("/workspace/work/release").exists():
+    time.sleep(0.05)
+for p in held:
+    p.kill()
+    p.wait()
+print("held", len(held))
+"""
+
+
 @needs_bwrap
-@pytest.mark.parametrize("processes", [1, 2, 3])
-def test_a_sandbox_uid_out_of_processes_is_busy_never_a_step_error(ws, processes):
-    # Other sandboxes of the same uid can hold every process RLIMIT_NPROC allows (a fork bomb
-    # next door): the launcher, bwrap's namespace setup or bwrap's pid 1 then cannot fork.
-    # That is SandboxBusy (retried), never the step's own exit 1 (CODE_ERROR, not retried).
-    limits = LIMITS.model_copy(update={"max_processes": processes})
-    with pytest.raises(SandboxBusy, match="Resource temporarily unavailable"):
-        run(ws, "print('never runs')", limits=limits)
+def test_concurrent_sandboxes_of_one_uid_each_have_their_own_process_limit(tmp_path):
+    # RLIMIT_NPROC is set inside each sandbox's user namespace (limits.nproc_argv): while one
+    # sandbox holds 8 of its 9 processes (bwrap's pid 1, python, 6 sleeps), a second one of
+    # the same uid still starts 6 more. A per-uid count (the limit set before bwrap, as it was)
+    # would refuse the second sandbox's forks, and would count the worker's threads too.
+    limits = LIMITS.model_copy(update={"max_processes": 9})
+    first, second = tmp_path / "first", tmp_path / "second"
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        holding = pool.submit(run, first, HOLDER, limits=limits)
+        marker = first / "work" / "holding"
+        while not marker.exists() and not holding.done():
+            time.sleep(0.05)
+        try:
+            assert marker.exists(), holding.result().stderr
+            (second / "work").mkdir(parents=True)
+            (second / "work" / "release").touch()  # the second one releases at once
+            other = run(second, HOLDER, limits=limits)
+        finally:
+            (first / "work" / "release").touch()
+        held = holding.result()
+    assert held.exit_code == 0 and held.stdout == "held 6\n", held.stderr
+    assert other.exit_code == 0 and other.stdout == "held 6\n", other.stderr
+
+
+@needs_bwrap
+def test_a_step_over_its_process_limit_cannot_fork(ws):
+    limits = LIMITS.model_copy(update={"max_processes": 4})
+    result = run(
+        ws,
+        """
+        import subprocess
+        try:
+            held = [subprocess.Popen(["sleep", "600"]) for _ in range(6)]
+        except BlockingIOError as exc:
+            print("refused:", exc.strerror)
+        """,
+        limits=limits,
+    )
+    assert result.exit_code == 0 and result.stdout == "refused: Resource temporarily unavailable\n"
 
 
 @needs_bwrap
