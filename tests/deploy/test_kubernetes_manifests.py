@@ -71,8 +71,11 @@ def test_images_are_pinned_to_this_release_and_builds_named_by_it() -> None:
         assert container["image"] == f"forge:{VERSION}", workload
         build = {e["name"]: e["value"] for e in container.get("env", ())}.get("FORGE_BUILD_ID")
         assert build in (None, VERSION), f"{workload}: FORGE_BUILD_ID {build} is not the tag"
-    worker = kubernetes.named("Deployment", "forge-worker")["spec"]["template"]["spec"]
-    assert {"name": "FORGE_BUILD_ID", "value": VERSION} in worker["containers"][0]["env"]
+    # One Deployment per build, so the next build's starts beside it (an upgrade).
+    worker = kubernetes.named("Deployment", f"forge-worker-{VERSION.replace('.', '-')}")
+    assert worker["spec"]["selector"]["matchLabels"]["app.kubernetes.io/version"] == VERSION
+    [container] = worker["spec"]["template"]["spec"]["containers"]
+    assert {"name": "FORGE_BUILD_ID", "value": VERSION} in container["env"]
 
 
 def test_no_secret_value_is_in_the_manifests() -> None:
@@ -88,7 +91,7 @@ def test_no_secret_value_is_in_the_manifests() -> None:
 
 
 def test_the_worker_pod_can_run_bubblewrap_unprivileged() -> None:
-    for name in ("forge-worker", "forge-doctor"):
+    for name in (f"forge-worker-{VERSION.replace('.', '-')}", "forge-doctor"):
         spec = dict(kubernetes.pod_specs())[name]
         pod = spec["securityContext"]
         [container] = spec["containers"]
@@ -125,9 +128,11 @@ def test_every_container_has_requests_and_limits() -> None:
 
 
 def test_a_worker_is_given_longer_to_drain_than_compose_gives_it() -> None:
-    spec = kubernetes.named("Deployment", "forge-worker")["spec"]["template"]["spec"]
+    worker = kubernetes.named("Deployment", f"forge-worker-{VERSION.replace('.', '-')}")
+    spec = worker["spec"]["template"]["spec"]
     stop = compose.load()["services"]["worker"]["stop_grace_period"]
     assert spec["terminationGracePeriodSeconds"] >= int(stop.removesuffix("s"))
     # Kubernetes sends SIGTERM; `forge worker` drains on SIGINT, which preStop sends first.
     hook = spec["containers"][0]["lifecycle"]["preStop"]["exec"]["command"]
-    assert "kill -INT 1" in hook[-1]
+    assert hook[:2] == ["python", "-c"] and "os.kill(1, signal.SIGINT)" in hook[2]
+    compile(hook[2], "preStop", "exec")  # the hook's program is valid Python
