@@ -136,3 +136,14 @@ def test_a_worker_is_given_longer_to_drain_than_compose_gives_it() -> None:
     hook = spec["containers"][0]["lifecycle"]["preStop"]["exec"]["command"]
     assert hook[:2] == ["python", "-c"] and "os.kill(1, signal.SIGINT)" in hook[2]
     compile(hook[2], "preStop", "exec")  # the hook's program is valid Python
+
+
+def test_workspaces_are_not_on_a_volume_the_worker_would_refuse() -> None:
+    # An emptyDir is mode 0777 without the sticky bit: prepare_workspace_root refuses a
+    # workspace root below it, so the root stays on the image's sticky /var/tmp (as in compose).
+    root = kubernetes.config()["FORGE_WORKSPACE_ROOT"]
+    assert root == compose.read_env()["FORGE_WORKSPACE_ROOT"]
+    for workload, container in kubernetes.containers():
+        for mount in container.get("volumeMounts", ()):
+            below = root == mount["mountPath"] or root.startswith(mount["mountPath"] + "/")
+            assert not below, f"{workload}: {root} is on volume {mount['name']}"
