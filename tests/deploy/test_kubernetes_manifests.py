@@ -147,3 +147,33 @@ def test_workspaces_are_not_on_a_volume_the_worker_would_refuse() -> None:
         for mount in container.get("volumeMounts", ()):
             below = root == mount["mountPath"] or root.startswith(mount["mountPath"] + "/")
             assert not below, f"{workload}: {root} is on volume {mount['name']}"
+
+
+_SED = re.compile(r"'s/((?:[^/\\]|\\.)*)/((?:[^/\\]|\\.)*)/(g?)'")
+
+
+def _as_upgraded(manifest: str) -> list[dict]:
+    """`manifest` through the `sed` line docs/deploy-kubernetes.md's upgrade pipes it through."""
+    page = (compose.ROOT / "docs" / "deploy-kubernetes.md").read_text()
+    [line] = [x for x in page.splitlines() if x.startswith("sed ") and f"/{manifest} " in x]
+    text = (kubernetes.MANIFESTS / manifest).read_text()
+    for pattern, replacement, every in _SED.findall(line):
+        text = re.sub(pattern, replacement.replace("\\", ""), text, count=0 if every else 1)
+    return [d for d in yaml.safe_load_all(text) if d is not None]
+
+
+def test_the_upgrades_next_build_is_a_second_deployment_beside_the_first() -> None:
+    old = kubernetes.named("Deployment", f"forge-worker-{VERSION.replace('.', '-')}")
+    [new] = _as_upgraded("worker.yaml")
+    kubernetes_validate.validate(new, K8S_VERSION, strict=True)
+    assert new["metadata"]["name"] != old["metadata"]["name"]
+    # Selectors that overlap would make the two Deployments fight over each other's pods.
+    assert new["spec"]["selector"] != old["spec"]["selector"]
+    [container] = new["spec"]["template"]["spec"]["containers"]
+    tag = container["image"].removeprefix("forge:")
+    assert tag != VERSION and {"name": "FORGE_BUILD_ID", "value": tag} in container["env"]
+    for job in ("migrate-job.yaml", "doctor-job.yaml"):
+        [upgraded] = _as_upgraded(job)
+        kubernetes_validate.validate(upgraded, K8S_VERSION, strict=True)
+        [container] = upgraded["spec"]["template"]["spec"]["containers"]
+        assert container["image"] == f"forge:{tag}", job
