@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import secrets
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
@@ -32,10 +31,13 @@ KUBERNETES_PAGE = ROOT / "docs" / "deploy-kubernetes.md"
 _SETUP_NAMESPACE = ROOT / "deploy" / "temporal" / "setup-namespace.sh"
 
 
-@pytest.fixture(scope="module")
-def topology() -> Iterator[RunningTopology]:
-    with dev_topology("--workers", "1", "--postgres", "--s3", "--api") as running:
-        yield running
+@pytest.mark.timeout(1200)  # a topology with PostgreSQL, then doctor three times
+def test_each_walkthrough_shows_what_doctor_prints(tmp_path: Path) -> None:
+    # One test, so one topology serves the three (xdist would give each test its own).
+    with dev_topology("--workers", "1", "--postgres", "--s3", "--api") as topology:
+        _compose_doctor(topology)
+        _kubernetes_doctor(topology)
+        _cloud_doctor(topology, tmp_path)
 
 
 def _worker_env() -> dict[str, str]:
@@ -60,14 +62,14 @@ def _assert_shows(shown: Shown, printed: str) -> None:
     )
 
 
-def test_compose_doctor_is_what_the_page_shows(topology: RunningTopology) -> None:
+def _compose_doctor(topology: RunningTopology) -> None:
     shown = doctor_block(COMPOSE_PAGE, "run --rm worker forge doctor")
     printed = _doctor(on_topology(_worker_env(), topology.env))
     _assert_shows(shown, printed)
     assert "temporal:7233" in printed  # named back: the comparison is on the compose names
 
 
-def test_kubernetes_doctor_is_what_the_page_shows(topology: RunningTopology) -> None:
+def _kubernetes_doctor(topology: RunningTopology) -> None:
     shown = doctor_block(KUBERNETES_PAGE, "logs job/forge-doctor")
     [job] = [c for w, c in kubernetes.containers() if w == "forge-doctor"]
     assert job["command"] == ["forge", "doctor"]
@@ -76,7 +78,7 @@ def test_kubernetes_doctor_is_what_the_page_shows(topology: RunningTopology) -> 
     _assert_shows(shown, _doctor(on_topology(own, topology.env)))
 
 
-def test_cloud_doctor_is_what_the_page_shows(topology: RunningTopology, tmp_path: Path) -> None:
+def _cloud_doctor(topology: RunningTopology, tmp_path: Path) -> None:
     shown = doctor_block(CLOUD_PAGE, "forge doctor")
     cloud = settings_block(CLOUD_PAGE, "FORGE_TEMPORAL_API_KEY")
     assert "CHANGE-ME" in cloud["FORGE_TEMPORAL_API_KEY"], "the page shows a real API key"
