@@ -20,6 +20,7 @@ _VOLATILE = (
     (re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})?"), "TIME"),
     (re.compile(r"\b\d{2}:\d{2}:\d{2}\b"), "HH:MM:SS"),  # a clock time in a table
     (re.compile(r"\b\d{4}-\d{2}-\d{2} UTC\b"), "DATE UTC"),  # a table's day, as in its caption
+    (re.compile(r"\.forge-doctor/[0-9a-f]{32}\b"), ".forge-doctor/PROBE"),  # doctor's S3 probe
 )
 
 

@@ -53,6 +53,8 @@ NOT_RUN = {
     "FORGE_TEMPORAL_ADDRESS=127.0.0.1:7233 forge doctor": "as forge doctor (test_cli_doctor.py)",
     "python -m tests.support.messages_server": "starts a server",
     "export ": "sets the reader's shell environment",
+    "docker compose": "no Docker here: tests/docs/test_deployment_doctor.py runs that doctor",
+    "kubectl": "no cluster here: tests/docs/test_deployment_doctor.py runs the doctor Job's doctor",
 }
 
 
