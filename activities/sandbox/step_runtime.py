@@ -56,7 +56,22 @@ _BUILD_COMMAND = "make runtime"
 # build`, by `make runtime`) with none of Forge's other packages importable. The runner turns
 # it into SandboxUnavailable.
 class StepRuntimeError(RuntimeError):
-    """The step runtime is missing, stale or cannot be built; the message says what to run."""
+    """The step runtime is missing, stale or cannot be built; the message says what to run.
+
+    `what` is what was found and `fix` (when known) what to do; the message is both.
+    """
+
+    def __init__(self, what: str, fix: str | None = None) -> None:
+        self.what = what
+        self.fix = fix
+        super().__init__(f"{what}: {fix}" if fix else what)
+
+
+# How to build a runtime that is missing or stale, in a checkout or an installed prefix.
+_REBUILD = (
+    f"run `{_BUILD_COMMAND}` in the Forge checkout (as root: `sudo {_BUILD_COMMAND}`), or "
+    "`deploy/install.sh PREFIX` for an installed Forge (FORGE_STEP_RUNTIME=PREFIX/runtime)"
+)
 
 
 @dataclass(frozen=True)
@@ -112,15 +127,13 @@ def step_runtime(root: Path = RUNTIME_DIR) -> StepRuntime:
     runtime = StepRuntime(root)
     if manifest is None or not runtime.python.exists():
         raise StepRuntimeError(
-            f"the sealed step runtime is not built ({root / MANIFEST} is missing): run "
-            f"`{_BUILD_COMMAND}` in the Forge checkout (it writes to {root.parent}, so as root: "
-            f"`sudo {_BUILD_COMMAND}`), or `deploy/install.sh PREFIX` and set FORGE_STEP_RUNTIME "
-            "to PREFIX/runtime"
+            f"the sealed step runtime is not built ({root / MANIFEST} is missing)", _REBUILD
         )
     if manifest.get("digest") != expected_digest():
         raise StepRuntimeError(
             f"the sealed step runtime at {root} was built from another lock or bridge client "
-            f"than this Forge's: run `{_BUILD_COMMAND}` to rebuild it"
+            "than this Forge's",
+            _REBUILD,
         )
     return runtime
 

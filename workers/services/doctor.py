@@ -38,10 +38,7 @@ SANDBOX = "sandbox"
 MODELS = "model_providers"
 _PROBE_OUTPUT = "forge-doctor"
 _PROBE_TIMEOUT_S = 60
-_RUNTIME_FIX = (
-    "build it where FORGE_STEP_RUNTIME points (default /opt/forge/runtime): "
-    "`sudo make runtime` in a checkout, or `deploy/install.sh PREFIX` (PREFIX/runtime)"
-)
+_RUNTIME_FIX = "build it where FORGE_STEP_RUNTIME points (default /opt/forge/runtime)"
 
 
 def _check(name: str, detail: str, fix: str | None = None) -> DoctorCheck:
@@ -73,7 +70,7 @@ def step_runtime_check(root: Path = RUNTIME_DIR) -> DoctorCheck:
     try:
         runtime = step_runtime(root)
     except StepRuntimeError as exc:
-        return _check(RUNTIME, str(exc), _RUNTIME_FIX)
+        return _check(RUNTIME, exc.what, exc.fix or _RUNTIME_FIX)
     return _check(RUNTIME, f"the sealed step runtime at {runtime.root} is built and current")
 
 
