@@ -10,9 +10,15 @@ FORGE_HOME) and, over real HTTP with an operator key, two workloads:
   NOOP_WIDTH, so a run has NOOP_WIDTH steps ready at once) POSTed at once.
 
 A workload's window runs from the first POST until every run is no longer RUNNING (each must
-have completed); its figures are runs/min and steps/s over that window, and the busy fraction of
-the machine's CPUs over it (/proc/stat: everything but idle and iowait). Each workload is measured
-ROUNDS times on the same topology, after one warm-up round, and the median round is reported.
+have completed); its figures are runs/min and steps/s over that window, the busy fraction of the
+machine's CPUs over it (/proc/stat: everything but idle and iowait) and the share of the machine's
+CPU time the topology's own processes used (/proc/PID/stat of the dev server, the API and the
+workers, with the sandboxes they reaped): the difference is other processes' load.
+
+The three topologies run side by side; after WARMUP rounds, ROUNDS rounds each measure every
+workload on every topology in turn, each round starting from another topology, so that a burst of
+load from elsewhere on a shared machine falls on all of them alike. The median round (by runs/min)
+per workload and topology is reported.
 
 The baseline is the best of 1 and 2 workers in the same run; the goal is 4 workers ≥ 0.95× that
 (adding workers never costs throughput). `make bench BENCH=scale REPEAT=5` repeats the whole
@@ -24,10 +30,12 @@ Run on its own with `python -m tests.bench.bench_scale` (or `make bench BENCH=sc
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import statistics
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +43,7 @@ import httpx
 
 from tests.api.test_runs import finished
 from tests.bench.report import run_alone
-from tests.support.topology import dev_topology, operator_token
+from tests.support.topology import RunningTopology, dev_topology, operator_token
 from tests.workflows.engine import billing_inputs, billing_plan
 from tests.workflows.plans import lanes
 
@@ -44,7 +52,8 @@ BILLING_RUNS = 8  # billing-demo runs POSTed at once per round
 NOOP_RUNS = 4  # 50-step runs POSTed at once per round
 NOOP_STEPS = 50
 NOOP_WIDTH = 10
-ROUNDS = 3  # measured rounds per workload and topology (after one warm-up); the median is kept
+WARMUP = 1  # rounds per workload and topology before the measured ones: imports, caches
+ROUNDS = 5  # measured rounds per workload and topology; the median is kept
 GOAL = 0.95
 # `forge dev up` flags besides --workers; add "--postgres" to measure on PostgreSQL instead of
 # the embedded SQLite store.
@@ -96,13 +105,35 @@ async def _finished(http: httpx.AsyncClient, run_id: str) -> dict[str, Any]:
     raise RuntimeError(f"run {run_id} still RUNNING after 20 minutes")
 
 
-async def _round(http: httpx.AsyncClient, w: Workload) -> dict[str, float]:
-    cpu = cpu_ticks()
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and of its children it reaped (a worker's are its sandboxes)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def topology_cpu(pids: list[int]) -> float:
+    """CPU seconds the topology's processes (and their reaped children) have used so far."""
+    return sum(_cpu_seconds(p) for p in pids)
+
+
+@dataclass
+class Topology:
+    workers: int
+    http: httpx.AsyncClient
+    pids: list[int]  # the dev server's, the API's and the workers'
+    workloads: list[Workload]
+    rounds: dict[str, list[dict[str, float]]] = field(default_factory=dict)
+
+
+async def _round(top: Topology, w: Workload) -> dict[str, float]:
+    cpu, ours = cpu_ticks(), topology_cpu(top.pids)
     start = time.perf_counter()
-    run_ids = await asyncio.gather(*(_post(http, w) for _ in range(w.runs)))
-    ended = await asyncio.gather(*(_finished(http, r) for r in run_ids))
+    run_ids = await asyncio.gather(*(_post(top.http, w) for _ in range(w.runs)))
+    ended = await asyncio.gather(*(_finished(top.http, r) for r in run_ids))
     seconds = time.perf_counter() - start
-    busy = busy_fraction(cpu, cpu_ticks())
+    after = cpu_ticks()
+    busy = busy_fraction(cpu, after)
+    machine_s = (after[1] - cpu[1]) / os.sysconf("SC_CLK_TCK")  # every CPU's seconds
     bad = [
         (r, d["status"]) for r, d in zip(run_ids, ended, strict=True) if d["status"] != "completed"
     ]
@@ -113,6 +144,9 @@ async def _round(http: httpx.AsyncClient, w: Workload) -> dict[str, float]:
         "runs_per_min": w.runs * 60 / seconds,
         "steps_per_s": w.steps / seconds,
         "cpu_busy": busy,
+        # The share of the machine's CPU time this topology used: the rest of cpu_busy is
+        # other processes (on a shared machine, other sessions' work).
+        "cpu_topology": (topology_cpu(top.pids) - ours) / machine_s if machine_s else 0.0,
     }
 
 
@@ -123,40 +157,68 @@ async def _upload(http: httpx.AsyncClient, path: Path) -> dict[str, str]:
     return {"sha256": answer.json()["sha256"], "filename": path.name}
 
 
-async def _measure_topology(url: str, token: str, data: Path) -> dict[str, dict[str, Any]]:
+async def _open(
+    stack: contextlib.AsyncExitStack, n: int, topo: RunningTopology, data: Path
+) -> Topology:
+    token = operator_token(topo.env)
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as http:
-        inputs = {n: await _upload(http, p) for n, p in billing_inputs(data).items()}
-        workloads = [
-            Workload("billing", billing_plan(), BILLING_RUNS, inputs),  # type: ignore[arg-type]
-            Workload("noop50", lanes(NOOP_STEPS, NOOP_WIDTH), NOOP_RUNS, {}),
-        ]
-        out = {}
-        for w in workloads:
-            await _round(http, w)  # warm-up: imports, sandboxes, caches
-            rounds = [await _round(http, w) for _ in range(ROUNDS)]
-            median = statistics.median_low(r["runs_per_min"] for r in rounds)
-            chosen = next(r for r in rounds if r["runs_per_min"] == median)
-            out[w.name] = {
-                **chosen,
-                "rounds_runs_per_min": [round(r["runs_per_min"], 2) for r in rounds],
-                "runs": w.runs,
-                "steps": w.steps,
-            }
-        return out
+    http = await stack.enter_async_context(
+        httpx.AsyncClient(base_url=topo.api_url, headers=headers, timeout=120)
+    )
+    inputs = {name: await _upload(http, p) for name, p in billing_inputs(data).items()}
+    workloads = [
+        Workload("billing", billing_plan(), BILLING_RUNS, inputs),  # type: ignore[arg-type]
+        Workload("noop50", lanes(NOOP_STEPS, NOOP_WIDTH), NOOP_RUNS, {}),
+    ]
+    pids = [p["pid"] for p in topo.status["processes"]]
+    return Topology(n, http, pids, workloads)
+
+
+async def _measure(topologies: dict[int, RunningTopology], data: Path) -> dict[int, Any]:
+    async with contextlib.AsyncExitStack() as stack:
+        tops = [await _open(stack, n, t, data) for n, t in topologies.items()]
+        for i in range(WARMUP + ROUNDS):
+            # Each round measures every topology in turn, starting from a different one each
+            # time, so a burst of other load on the machine falls on all of them alike.
+            order = tops[i % len(tops) :] + tops[: i % len(tops)]
+            for index in range(len(tops[0].workloads)):
+                for top in order:
+                    w = top.workloads[index]
+                    done = await _round(top, w)
+                    if i >= WARMUP:  # warm-up: imports, sandboxes, caches
+                        top.rounds.setdefault(w.name, []).append(done)
+        return {top.workers: _medians(top) for top in tops}
+
+
+def _medians(top: Topology) -> dict[str, dict[str, Any]]:
+    out = {}
+    for w in top.workloads:
+        rounds = top.rounds[w.name]
+        median = statistics.median_low(r["runs_per_min"] for r in rounds)
+        chosen = next(r for r in rounds if r["runs_per_min"] == median)
+        out[w.name] = {
+            **chosen,
+            "rounds_runs_per_min": [round(r["runs_per_min"], 2) for r in rounds],
+            "rounds_cpu_topology": [round(r["cpu_topology"], 3) for r in rounds],
+            "runs": w.runs,
+            "steps": w.steps,
+        }
+    return out
 
 
 def measure() -> dict[int, dict[str, dict[str, Any]]]:
-    """Per worker count, per workload: the median round's figures."""
-    found = {}
-    for n in WORKERS:
-        with (
-            dev_topology("--workers", str(n), *TOPOLOGY_FLAGS) as topo,
-            tempfile.TemporaryDirectory(prefix="forge-bench-scale-") as tmp,
-        ):
-            token = operator_token(topo.env)
-            found[n] = asyncio.run(_measure_topology(topo.api_url, token, Path(tmp)))
-    return found
+    """Per worker count, per workload: the median round's figures.
+
+    The topologies run side by side (an idle one only waits on its long polls) so that their
+    rounds can alternate.
+    """
+    with contextlib.ExitStack() as stack:
+        topologies = {
+            n: stack.enter_context(dev_topology("--workers", str(n), *TOPOLOGY_FLAGS))
+            for n in WORKERS
+        }
+        data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="forge-bench-scale-")))
+        return asyncio.run(_measure(topologies, data))
 
 
 def figures(found: dict[int, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -179,6 +241,8 @@ def figures(found: dict[int, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]
                     "runs_per_min": round(f["runs_per_min"], 2),
                     "steps_per_s": round(f["steps_per_s"], 2),
                     "cpu_busy": round(f["cpu_busy"], 3),
+                    "cpu_topology": round(f["cpu_topology"], 3),
+                    "rounds_cpu_topology": f["rounds_cpu_topology"],
                     "seconds": round(f["seconds"], 2),
                     "rounds_runs_per_min": f["rounds_runs_per_min"],
                     "baseline": f"the best of 1 and 2 workers, same run ({best_n} worker(s): "
@@ -186,7 +250,8 @@ def figures(found: dict[int, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]
                     "ratio_to_baseline": round(ratio, 3),
                     "meets_goal": ratio >= GOAL if n == 4 else None,
                     "figure": f"{what} at once, {n} worker(s): {f['runs_per_min']:.2f} runs/min, "
-                    f"{f['steps_per_s']:.2f} steps/s, CPU {f['cpu_busy']:.0%} busy",
+                    f"{f['steps_per_s']:.2f} steps/s, CPU {f['cpu_busy']:.0%} busy "
+                    f"({f['cpu_topology']:.0%} this topology's)",
                     "versus": f"{ratio:.2f}× the best of 1 and 2 workers ({best:.2f} runs/min)",
                     "goal": f"≥ {GOAL}× the best of 1 and 2" if n == 4 else "none (baseline)",
                 }
