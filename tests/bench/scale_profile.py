@@ -137,7 +137,9 @@ async def _profile(
                 if which == "billing"
                 else bench_scale.Workload("noop50", lanes(50, 10), 4, {})
             )
-            top = bench_scale.Topology(0, http, [p["pid"] for p in status["processes"]], [w])
+            top = bench_scale.Topology(
+                "profile", 0, http, [p["pid"] for p in status["processes"]], [w]
+            )
             await bench_scale._round(top, w)  # warm-up, as the bench does
             before = _process_cpu(status)
             found = [await bench_scale._round(top, w) for _ in range(rounds)]

@@ -96,3 +96,13 @@ def test_a_target_cpu_holds_activity_slots_back_up_to_the_slots(tmp_path: Path) 
     assert activities.tuner_config.target_memory_usage == TARGET_MEMORY
     # Workflow tasks stay fixed: a held-back workflow slot would stall every run's progress.
     assert isinstance(tuner._get_workflow_task_slot_supplier(), FixedSizeSlotSupplier)
+
+
+def test_the_configuration_page_has_a_row_for_every_worker_variable() -> None:
+    from workers.settings_worker import WORKER_ENV_VARS
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    section = page.split("## Worker concurrency", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    for variable in WORKER_ENV_VARS.values():
+        assert any(r.startswith(f"| `{variable}` |") for r in rows), variable
