@@ -20,8 +20,8 @@ workload on every topology in turn, each round starting from another topology, s
 load from elsewhere on a shared machine falls on all of them alike. The median round (by runs/min)
 per workload and topology is reported.
 
-Beside them, in the same rounds, the VARIANTS: 4 workers with other FORGE_WORKER_* settings,
-reported for sizing a worker's concurrency (docs/scaling.md) and never for the goal.
+`bench_scale_sizing` runs the same rounds with variants beside them (other FORGE_WORKER_*
+settings), for sizing a worker's concurrency (docs/scaling.md).
 
 The baseline is the best of 1 and 2 workers in the same run; the goal is 4 workers ≥ 0.95× that
 (adding workers never costs throughput). `make bench BENCH=scale REPEAT=5` repeats the whole
@@ -51,14 +51,9 @@ from tests.workflows.engine import billing_inputs, billing_plan
 from tests.workflows.plans import lanes
 
 WORKERS = (1, 2, 4)
-# Measured beside them in the same rounds, for sizing (docs/scaling.md), never for the goal:
-# name -> (workers, their FORGE_WORKER_* settings). 4 workers of 2 slots hold as many
-# activities at once as 1 worker of the default 8 on these 2 cores; a target CPU lets
-# Temporal's resource-based tuner hold slots back while the host is busy.
-VARIANTS: dict[str, tuple[int, dict[str, str]]] = {
-    "workers_4_slots_2": (4, {"FORGE_WORKER_ACTIVITY_SLOTS": "2"}),
-    "workers_4_target_cpu_0.9": (4, {"FORGE_WORKER_TARGET_CPU": "0.9"}),
-}
+# name -> (workers, their FORGE_WORKER_* settings); bench_scale_sizing adds its variants.
+Configurations = dict[str, tuple[int, dict[str, str]]]
+CONFIGURATIONS: Configurations = {f"workers_{n}": (n, {}) for n in WORKERS}
 BILLING_RUNS = 8  # billing-demo runs POSTed at once per round
 NOOP_RUNS = 4  # 50-step runs POSTed at once per round
 NOOP_STEPS = 50
@@ -223,12 +218,7 @@ def _medians(top: Topology) -> dict[str, dict[str, Any]]:
     return out
 
 
-def configurations() -> dict[str, tuple[int, dict[str, str]]]:
-    """Name -> (workers, extra environment): workers_1, workers_2, workers_4, then VARIANTS."""
-    return {**{f"workers_{n}": (n, {}) for n in WORKERS}, **VARIANTS}
-
-
-def measure() -> dict[str, dict[str, dict[str, Any]]]:
+def measure(configurations: Configurations = CONFIGURATIONS) -> dict[str, dict[str, Any]]:
     """Per configuration, per workload: the median round's figures.
 
     The topologies run side by side (an idle one only waits on its long polls) so that their
@@ -240,26 +230,30 @@ def measure() -> dict[str, dict[str, dict[str, Any]]]:
                 n,
                 stack.enter_context(dev_topology("--workers", str(n), *TOPOLOGY_FLAGS, env=extra)),
             )
-            for name, (n, extra) in configurations().items()
+            for name, (n, extra) in configurations.items()
         }
         data = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="forge-bench-scale-")))
         return asyncio.run(_measure(topologies, data))
 
 
-def _describe(name: str) -> str:
-    n, extra = configurations()[name]
+def _describe(name: str, configurations: Configurations) -> str:
+    n, extra = configurations[name]
     settings = ", ".join(f"{k}={v}" for k, v in extra.items())
     return f"{n} worker(s)" + (f" with {settings}" if settings else "")
 
 
-def figures(found: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+def figures(
+    found: dict[str, dict[str, Any]],
+    configurations: Configurations = CONFIGURATIONS,
+    prefix: str = "scale",
+) -> list[dict[str, Any]]:
     results = []
     for workload in ("billing", "noop50"):
         best_name = max(
             ("workers_1", "workers_2"), key=lambda k: found[k][workload]["runs_per_min"]
         )
         best = found[best_name][workload]["runs_per_min"]
-        for name in configurations():
+        for name, (workers, settings) in configurations.items():
             f = found[name][workload]
             ratio = f["runs_per_min"] / best
             what = (
@@ -268,11 +262,12 @@ def figures(found: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]
                 else f"{f['runs']} runs of {NOOP_STEPS} no-op steps"
             )
             goal = name == "workers_4"
+            this, base = _describe(name, configurations), _describe(best_name, configurations)
             results.append(
                 {
-                    "name": f"scale.{workload}.{name}",
-                    "workers": configurations()[name][0],
-                    "settings": configurations()[name][1],
+                    "name": f"{prefix}.{workload}.{name}",
+                    "workers": workers,
+                    "settings": settings,
                     "runs_per_min": round(f["runs_per_min"], 2),
                     "steps_per_s": round(f["steps_per_s"], 2),
                     "cpu_busy": round(f["cpu_busy"], 3),
@@ -281,11 +276,11 @@ def figures(found: dict[str, dict[str, dict[str, Any]]]) -> list[dict[str, Any]]
                     "cpu_ms_per_step": round(f["cpu_ms_per_step_median"], 1),
                     "seconds": round(f["seconds"], 2),
                     "rounds_runs_per_min": f["rounds_runs_per_min"],
-                    "baseline": f"the best of 1 and 2 workers, same run ({_describe(best_name)}: "
+                    "baseline": f"the best of 1 and 2 workers, same run ({base}: "
                     f"{best:.2f} runs/min)",
                     "ratio_to_baseline": round(ratio, 3),
                     "meets_goal": ratio >= GOAL if goal else None,
-                    "figure": f"{what} at once, {_describe(name)}: {f['runs_per_min']:.2f} "
+                    "figure": f"{what} at once, {this}: {f['runs_per_min']:.2f} "
                     f"runs/min, {f['steps_per_s']:.2f} steps/s, CPU {f['cpu_busy']:.0%} busy "
                     f"({f['cpu_topology']:.0%} this topology's), "
                     f"{f['cpu_ms_per_step_median']:.0f} CPU-ms per step",
