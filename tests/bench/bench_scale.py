@@ -13,7 +13,9 @@ A workload's window runs from the first POST until every run is no longer RUNNIN
 have completed); its figures are runs/min and steps/s over that window, the busy fraction of the
 machine's CPUs over it (/proc/stat: everything but idle and iowait) and the share of the machine's
 CPU time the topology's own processes used (/proc/PID/stat of the dev server, the API and the
-workers, with the sandboxes they reaped): the difference is other processes' load.
+workers, with the sandboxes they reaped): the difference is other processes' load. That CPU
+time over the workload's steps, CPU-ms per step, is what a step costs the topology whatever else
+runs on the machine.
 
 The three topologies run side by side; after WARMUP rounds, ROUNDS rounds each measure every
 workload on every topology in turn, each round starting from another topology, so that a burst of

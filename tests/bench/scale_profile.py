@@ -9,7 +9,9 @@ workflow's history from the topology's Temporal server and prints, per N:
   failed or timed-out workflow tasks;
 - activity tasks: schedule-to-start (waiting for a slot) and start-to-close (running), median and
   90th percentile, and the most that ran at once (from the started/closed timestamps);
-- per worker identity, how many activity tasks it ran.
+- per worker identity, how many activity tasks it ran;
+- CPU-ms per step of each kind of process (dev server, API, workers, and the sandboxes the
+  workers reaped), from /proc/PID/stat over the measured rounds.
 
 Extra `FORGE_*` variables for the workers go in the environment as SCALE_PROFILE_ENV="A=1 B=2".
 """
