@@ -40,6 +40,12 @@ from workers.settings_temporal import (
     check_temporal_values,
     temporal_values,
 )
+from workers.settings_worker import (
+    MAX_SLOTS,
+    WORKER_ENV_VARS,
+    WORKER_PARSERS,
+    default_activity_slots,
+)
 
 __all__ = [
     "ENV_VARS",
@@ -76,8 +82,9 @@ ENV_VARS: Mapping[str, str] = {
     "build_id": "FORGE_BUILD_ID",
     "step_runtime": "FORGE_STEP_RUNTIME",
     **TEMPORAL_ENV_VARS,
+    **WORKER_ENV_VARS,
 }
-_PARSERS = {**PARSERS, **TEMPORAL_PARSERS}
+_PARSERS = {**PARSERS, **TEMPORAL_PARSERS, **WORKER_PARSERS}
 
 
 def process_environment() -> dict[str, str]:
@@ -165,6 +172,14 @@ class Settings(BaseModel):
     temporal_api_key: SecretStr | None = None
     # How long connecting may take before the command fails naming the address.
     temporal_connect_timeout: float = Field(default=10.0, gt=0, le=600)
+    # A worker's concurrency (workers/settings_worker.py, docs/scaling.md): activities at once
+    # per task queue (unset: 4 per CPU core), workflow tasks at once, concurrent polls per task
+    # type, and, when set, the host CPU use above which no new activity slot is issued
+    # (Temporal's resource-based tuner, activity_slots its maximum).
+    worker_activity_slots: int = Field(default_factory=default_activity_slots, ge=1, le=MAX_SLOTS)
+    worker_workflow_slots: int = Field(default=100, ge=2, le=MAX_SLOTS)
+    worker_pollers: int = Field(default=5, ge=2, le=MAX_SLOTS)
+    worker_target_cpu: float | None = Field(default=None, gt=0, le=1)
 
     @model_validator(mode="before")
     @classmethod

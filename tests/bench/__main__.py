@@ -1,6 +1,7 @@
 """`python -m tests.bench [NAME ...] [--repeat N]`: run benchmarks, print a table, write JSON.
 
-NAME selects benchmarks by module suffix (`harness` for bench_harness); all by default. With
+NAME selects benchmarks by module suffix (`harness` for bench_harness); all by default, but for
+those ON_REQUEST, run only when named. With
 --repeat N each benchmark runs N times and each figure reported is the run with the median
 ratio to its baseline (the machine is noisy; one run proves little); every run's ratio is kept
 in `repeats` in bench-results.json.
@@ -34,6 +35,7 @@ from tests.bench import (
     bench_recipes,
     bench_sandbox,
     bench_scale,
+    bench_scale_sizing,
     bench_tenancy,
 )
 from workers.process.runtime import tune_gc
@@ -57,6 +59,8 @@ BENCHES = (
     bench_cli,
     bench_scale,
 )
+# Run only when named: `make bench BENCH=scale_sizing` (about 20 minutes of its own).
+ON_REQUEST = (bench_scale_sizing,)
 OUT = Path("bench-results.json")
 
 
@@ -88,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="e.g. harness sandbox (default: all)")
     parser.add_argument("--repeat", type=int, default=1, metavar="N")
     args = parser.parse_args(argv)
-    known = {b.__name__.rsplit(".bench_", 1)[-1]: b for b in BENCHES}
+    known = {b.__name__.rsplit(".bench_", 1)[-1]: b for b in (*BENCHES, *ON_REQUEST)}
     unknown = sorted(set(args.names) - set(known))
     if unknown or args.repeat < 1:
         parser.error(

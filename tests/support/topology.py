@@ -49,14 +49,15 @@ def forge(env: dict[str, str], *args: str, timeout: float = 600) -> subprocess.C
 
 
 @contextmanager
-def clean_env() -> Iterator[dict[str, str]]:
+def clean_env(extra: dict[str, str] | None = None) -> Iterator[dict[str, str]]:
     """This environment without FORGE_*/AWS_* and with a FORGE_HOME of its own (removed after,
-    with whatever `forge dev down` can still stop)."""
+    with whatever `forge dev down` can still stop), plus `extra` (e.g. a worker setting)."""
     # Not pytest's tmp_path: its 0700 root directory is closed to the forge-pg user.
     home = Path(tempfile.mkdtemp(prefix="forge-topology-"))
     home.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("FORGE_", "AWS_"))}
     env["FORGE_HOME"] = str(home)
+    env.update(extra or {})
     try:
         yield env
     finally:
@@ -79,15 +80,16 @@ class RunningTopology:
 
 
 @contextmanager
-def dev_topology(*flags: str) -> Iterator[RunningTopology]:
-    """`forge dev up FLAGS…` in a FORGE_HOME of its own; `forge dev down` afterwards."""
-    with clean_env() as env:
-        up = forge(env, "dev", "up", *flags)
+def dev_topology(*flags: str, env: dict[str, str] | None = None) -> Iterator[RunningTopology]:
+    """`forge dev up FLAGS…` in a FORGE_HOME of its own, with `env` added to what its processes
+    get; `forge dev down` afterwards."""
+    with clean_env(env) as shell:
+        up = forge(shell, "dev", "up", *flags)
         assert up.returncode == 0, up.stdout + up.stderr
-        status = forge(env, "dev", "status", "--json")
+        status = forge(shell, "dev", "status", "--json")
         assert status.returncode == 0, status.stdout + status.stderr
         state = json.loads(status.stdout)
-        yield RunningTopology({**env, **exported(env)}, state)
+        yield RunningTopology({**shell, **exported(shell)}, state)
 
 
 def exported(env: dict[str, str]) -> dict[str, str]:

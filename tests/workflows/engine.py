@@ -133,7 +133,8 @@ async def engine(
     services = Services.from_settings(settings)
     client = await forge_client(env)
     try:
-        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        slots = settings.worker_activity_slots
+        with concurrent.futures.ThreadPoolExecutor(max_workers=slots) as pool:
             async with bounded_shutdown(build_worker(client, settings, services, pool)):
                 eng = Engine(client, settings, services)
                 yield eng

@@ -196,7 +196,8 @@ def engine_on(settings: Settings):
 
         services = Services.from_settings(settings)
         client = await runs.connect(settings)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        slots = settings.worker_activity_slots
+        with concurrent.futures.ThreadPoolExecutor(max_workers=slots) as pool:
             async with build_worker(client, settings, services, pool):
                 yield Engine(client, settings, services)
 

@@ -141,7 +141,8 @@ async def test_each_model_queue_worker_has_threads_for_all_it_accepts(
     script.write_text(json.dumps({"responses": []}))
     settings = Settings(home=tmp_path / "h", task_queue=task_queue, model_script=script)
     client = await forge_client(temporal_env)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+    slots = settings.worker_activity_slots
+    with concurrent.futures.ThreadPoolExecutor(max_workers=slots) as pool:
         group = build_worker(client, settings, Services.from_settings(settings), pool)
         configs = [w.config() for w in group.workers]
         assert len(configs) >= 3  # the run's queue, anthropic, unprefixed
@@ -149,7 +150,7 @@ async def test_each_model_queue_worker_has_threads_for_all_it_accepts(
         assert len({id(e) for e in executors}) == len(executors)
         for config, executor in zip(configs, executors, strict=True):
             assert isinstance(executor, concurrent.futures.ThreadPoolExecutor)
-            assert executor._max_workers >= config["max_concurrent_activities"]
+            assert executor._max_workers >= config["tuner"]._get_activities_max() == slots
         async with group:
             pass
     assert all(e._shutdown for e in executors[1:])  # the group's own pools end with it

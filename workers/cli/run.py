@@ -237,7 +237,7 @@ async def run_started(
     # The in-process worker's "activity failed" warnings (with tracebacks) would interleave
     # with the live view, which already reports each failed step with its class and reason.
     logging.getLogger("temporalio.activity").setLevel(logging.ERROR)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+    with concurrent.futures.ThreadPoolExecutor(max_workers=s.worker_activity_slots) as pool:
         async with _worker(client, s, services, pool) as worker:
             missing = await _unserved(client, s, needs, worker.providers)
             if missing:  # this process cannot serve it, nor another worker now: say so, soon
@@ -303,7 +303,7 @@ def worker_cmd() -> None:
     async def go() -> None:
         client = await temporal_client(s)
         services = Services.from_settings(s)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=s.worker_activity_slots) as pool:
             worker = _worker(client, s, services, pool, sandbox_checked=True)
             queues = ", ".join(f"[bold]{q}[/]" for q in worker.task_queues)
             out.print(

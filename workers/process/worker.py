@@ -43,6 +43,7 @@ from compiler.plan.context import ProfileLayers
 from schemas import names
 from workers.plugin import activities_of
 from workers.process import activity_log, logmask
+from workers.process.concurrency import worker_options
 from workers.process.guard_recorder import recording
 from workers.process.versioning import deployment_config
 from workers.process.webhook_dispatch import dispatching
@@ -278,13 +279,13 @@ def build_worker(
     settings: Settings,
     services: Services,
     activity_executor: concurrent.futures.Executor,
-    *,
-    max_concurrent_activities: int = 8,
 ) -> ForgeWorker:
     """The workers for the task queue and for each model queue this process can serve.
 
     The client must be connected with ForgePlugin, which brings the workflows, the data
     converter and the sandbox runner. Sandboxes a dead worker left running are killed first.
+    Each queue's Worker takes its slots and pollers from the settings (concurrency.py); the
+    caller's activity_executor needs a thread per activity slot (settings.worker_activity_slots).
     """
     sweep_orphans()
     logmask.install()  # credentials masked in every log record of this process
@@ -296,7 +297,7 @@ def build_worker(
     ]
     pools = [
         concurrent.futures.ThreadPoolExecutor(
-            max_workers=max_concurrent_activities, thread_name_prefix=queue
+            max_workers=settings.worker_activity_slots, thread_name_prefix=queue
         )
         for queue in model_queues
     ]
@@ -311,8 +312,8 @@ def build_worker(
                 task_queue=queue,
                 activities=plan.activities,
                 activity_executor=executor,
-                max_concurrent_activities=max_concurrent_activities,
                 deployment_config=deployment,
+                **worker_options(settings),
             )
             for queue, executor in zip([settings.task_queue, *model_queues], executors, strict=True)
         ],
