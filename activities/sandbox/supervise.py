@@ -34,6 +34,9 @@ class Outcome:
     returncode: int
     timed_out: bool
     cpu_s: float
+    # Peak resident set size of the largest process of the launch (the launcher or what it
+    # reaped, the step included), from wait4's rusage; 0 when the launcher was not reaped here.
+    peak_rss_bytes: int
     stdout: bytes
     stderr: bytes
     stdout_truncated: bool
@@ -117,6 +120,7 @@ class _Watch:
         self.group_kill_at: float | None = None
         self.wait_status = 0
         self.cpu_s = 0.0
+        self.peak_rss_bytes = 0
         self.sel = selectors.DefaultSelector()
         self.pidfd = os.pidfd_open(proc.pid)
         self.sel.register(self.pidfd, selectors.EVENT_READ, self._on_exit)
@@ -219,6 +223,7 @@ class _Watch:
                 self.proc.returncode = os.waitstatus_to_exitcode(status)
                 self.wait_status = status
                 self.cpu_s = usage.ru_utime + usage.ru_stime
+                self.peak_rss_bytes = usage.ru_maxrss * 1024  # Linux reports KiB
                 self.ended = time.monotonic()
             if self.child_fd is not None:
                 self._kill_sandbox()
@@ -246,6 +251,7 @@ class _Watch:
             returncode=os.waitstatus_to_exitcode(status),
             timed_out=self.timed_out,
             cpu_s=cpu_s,
+            peak_rss_bytes=self.peak_rss_bytes,
             stdout=bytes(self.out.data),
             stderr=bytes(self.err.data),
             stdout_truncated=self.out.truncated,
