@@ -56,14 +56,15 @@ def gate_decided(
 def _record(
     run_id: str, tenant: str, gate_id: str, event: str, attrs: dict[str, AttributeValue]
 ) -> None:
-    if workflow.unsafe.is_replaying():
-        return  # recorded when this point first ran
     ids: dict[str, AttributeValue] = {
         RUN_ID: safe_text(run_id),
         TENANT: safe_text(tenant),
         GATE_ID: safe_text(gate_id),
     }
+    # Started on replay too, as the contrib's replay-safe tracer expects: its span ids come from
+    # the workflow's own random, which must be drawn from the same way in every execution.
     span = tracer().start_span(GATE_SPAN, attributes=ids)
-    if span.is_recording():
-        span.add_event(event, {**ids, **attrs})
+    if workflow.unsafe.is_replaying_history_events():
+        return  # never ended, so never exported: recorded when this point first ran
+    span.add_event(event, {**ids, **attrs})
     span.end()
