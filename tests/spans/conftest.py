@@ -1,0 +1,46 @@
+"""An in-memory span exporter on the process's tracer provider, for the span tests."""
+
+from collections.abc import Iterator
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from temporalio.contrib.opentelemetry import ReplaySafeTracerProvider, create_tracer_provider
+
+from tests.sandbox.bridge.conftest import artifacts, store
+
+_EXPORTER = InMemorySpanExporter()
+_ATTACHED: list[ReplaySafeTracerProvider] = []
+
+
+def _provider() -> ReplaySafeTracerProvider:
+    # The global provider can be set once per process: the first test to need one installs the
+    # replay-safe provider a worker uses; the exporter is attached to it once.
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, ReplaySafeTracerProvider):
+        provider = create_tracer_provider()
+        trace.set_tracer_provider(provider)
+    if provider not in _ATTACHED:
+        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
+        _ATTACHED.append(provider)
+    return provider
+
+
+@pytest.fixture
+def spans() -> Iterator[InMemorySpanExporter]:
+    """The exporter of every span finished in this process during the test."""
+    _provider()
+    _EXPORTER.clear()
+    yield _EXPORTER
+    _EXPORTER.clear()
+
+
+def by_name(exporter: InMemorySpanExporter, prefix: str) -> list[ReadableSpan]:
+    """The finished spans whose name starts with `prefix`, in the order they ended."""
+    return [s for s in exporter.get_finished_spans() if s.name.startswith(prefix)]
+
+
+# The bridge tests' stores: an event store with a started step, an artifact store.
+__all__ = ["artifacts", "by_name", "spans", "store"]
