@@ -128,10 +128,11 @@ def note_sandbox(span: Span, result: SandboxResult, cpu_s: float, peak_rss_bytes
         {
             SANDBOX_TIMED_OUT: result.timed_out,
             SANDBOX_CPU_S: cpu_s,
-            SANDBOX_PEAK_RSS: peak_rss_bytes,
             SANDBOX_ISOLATION: result.isolation,
         }
     )
+    if peak_rss_bytes:
+        span.set_attribute(SANDBOX_PEAK_RSS, peak_rss_bytes)
     if result.exit_code is not None:
         span.set_attribute(SANDBOX_EXIT_CODE, result.exit_code)
     if result.killed_by is not None:

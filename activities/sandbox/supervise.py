@@ -34,8 +34,8 @@ class Outcome:
     returncode: int
     timed_out: bool
     cpu_s: float
-    # Peak resident set size of the largest process of the launch (the launcher or what it
-    # reaped, the step included), from wait4's rusage; 0 when the launcher was not reaped here.
+    # Peak resident set size of the largest process the launcher reaped (the step's, in
+    # practice), as its report says; 0 when it reported none (not in reap mode, or killed).
     peak_rss_bytes: int
     stdout: bytes
     stderr: bytes
@@ -120,7 +120,6 @@ class _Watch:
         self.group_kill_at: float | None = None
         self.wait_status = 0
         self.cpu_s = 0.0
-        self.peak_rss_bytes = 0
         self.sel = selectors.DefaultSelector()
         self.pidfd = os.pidfd_open(proc.pid)
         self.sel.register(self.pidfd, selectors.EVENT_READ, self._on_exit)
@@ -223,7 +222,6 @@ class _Watch:
                 self.proc.returncode = os.waitstatus_to_exitcode(status)
                 self.wait_status = status
                 self.cpu_s = usage.ru_utime + usage.ru_stime
-                self.peak_rss_bytes = usage.ru_maxrss * 1024  # Linux reports KiB
                 self.ended = time.monotonic()
             if self.child_fd is not None:
                 self._kill_sandbox()
@@ -239,7 +237,7 @@ class _Watch:
             self.proc.stderr.close()
 
     def outcome(self) -> Outcome:
-        status, cpu_s, error = self.wait_status, self.cpu_s, None
+        status, cpu_s, error, peak_kb = self.wait_status, self.cpu_s, None, 0
         for line in bytes(self.report).splitlines():
             doc = json.loads(line)
             if "error" in doc:
@@ -247,11 +245,12 @@ class _Watch:
             elif doc.get("status") is not None:
                 # The launcher reaped the sandbox: its status and CPU time are the step's.
                 status, cpu_s = int(doc["status"]), float(doc["cpu_s"])
+                peak_kb = int(doc.get("maxrss_kb", 0))
         return Outcome(
             returncode=os.waitstatus_to_exitcode(status),
             timed_out=self.timed_out,
             cpu_s=cpu_s,
-            peak_rss_bytes=self.peak_rss_bytes,
+            peak_rss_bytes=peak_kb * 1024,
             stdout=bytes(self.out.data),
             stderr=bytes(self.err.data),
             stdout_truncated=self.out.truncated,

@@ -1,5 +1,12 @@
 """A sandboxed process and each bridge tool call are spans; no secret reaches one."""
 
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from activities.sandbox import runner
 from activities.sandbox.runner import run_sandboxed
 from activities.sandbox.workspace import ensure_layout
 from activities.telemetry import FAILURE_CLASS, RUN_ID, STEP_ID, TENANT
@@ -9,6 +16,8 @@ from tests.support.sandbox import needs_bwrap
 
 STRIPE = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
 BURN = "x = 0\nfor i in range(3_000_000):\n    x += i\n"
+# About 64 MiB held at once: the step's peak, far above the launcher's own size.
+HOLD = "held = bytearray(64 << 20)\nheld[::4096] = b'x' * len(held[::4096])\n"
 
 
 def _exported(spans) -> str:
@@ -16,11 +25,28 @@ def _exported(spans) -> str:
     return "".join(s.to_json() for s in spans.get_finished_spans())
 
 
+LAUNCHER_C = Path(runner.__file__).with_name("launcher.c")
+
+
+@pytest.fixture(params=["native", "python"])
+def launcher(request, tmp_path, monkeypatch) -> str:
+    """The native launcher built from this tree's launcher.c, or the Python fallback."""
+    if request.param == "native":
+        cc = shutil.which("cc") or shutil.which("gcc")
+        assert cc is not None, "a C compiler builds the native launcher (make system-deps)"
+        binary = tmp_path / "forge-sandbox-launcher"
+        subprocess.run([cc, "-O2", "-o", str(binary), str(LAUNCHER_C)], check=True)
+        monkeypatch.setattr(runner, "native_launcher", lambda: binary)
+    else:
+        monkeypatch.setattr(runner, "native_launcher", lambda: None)
+    return request.param
+
+
 @needs_bwrap
-def test_a_sandboxed_process_is_a_span_with_its_exit_code_cpu_and_memory(tmp_path, spans):
+def test_a_sandboxed_process_is_a_span_with_its_exit_code_cpu_and_memory(tmp_path, spans, launcher):
     ws = tmp_path / "ws"
     ensure_layout(ws)
-    (ws / "meta" / "step.py").write_text(BURN + "raise SystemExit(3)\n")
+    (ws / "meta" / "step.py").write_text(BURN + HOLD + "raise SystemExit(3)\n")
     ids = {TENANT: "acme", RUN_ID: "run-1", STEP_ID: "totals"}
     result = run_sandboxed(
         ["python", "/workspace/meta/step.py"], workspace=ws, limits=LIMITS, span_ids=ids
@@ -30,7 +56,7 @@ def test_a_sandboxed_process_is_a_span_with_its_exit_code_cpu_and_memory(tmp_pat
     attrs = dict(span.attributes or {})
     assert attrs["forge.sandbox.exit_code"] == 3
     assert attrs["forge.sandbox.cpu_s"] > 0
-    assert attrs["forge.sandbox.peak_rss_bytes"] > 1 << 20  # a Python process holds megabytes
+    assert 64 << 20 < attrs["forge.sandbox.peak_rss_bytes"] < 512 << 20  # the step's, not ours
     assert attrs["forge.sandbox.timed_out"] is False
     assert attrs["forge.sandbox.isolation"] == "bwrap"
     assert "forge.sandbox.killed_by" not in attrs
