@@ -144,11 +144,12 @@ def note_sandbox(span: Span, result: SandboxResult, cpu_s: float, peak_rss_bytes
 @contextmanager
 def model_span(model: str, provider: str, consumer: str, scope: CallScope) -> Iterator[Span]:
     """The span of one model call ("chat <model>", GenAI conventions); no prompt text."""
-    name = safe_text(f"chat {model}")
+    # Named in full (masked) only once it is known to record: with no provider, no masking.
     with tracer().start_as_current_span(
-        name, kind=SpanKind.CLIENT, record_exception=False, set_status_on_exception=False
+        "chat", kind=SpanKind.CLIENT, record_exception=False, set_status_on_exception=False
     ) as span:
         if span.is_recording():
+            span.update_name(safe_text(f"chat {model}"))
             span.set_attributes(
                 {
                     GEN_AI_OPERATION: "chat",
@@ -202,15 +203,16 @@ def tool_span(
 
     `parent`: the context the call belongs to (a bridge serves calls on its own threads).
     """
-    name = safe_text(tool)
     with tracer().start_as_current_span(
-        f"execute_tool {name}",
+        "execute_tool",
         context=parent,
         kind=SpanKind.INTERNAL,
         record_exception=False,
         set_status_on_exception=False,
     ) as span:
         if span.is_recording():
+            name = safe_text(tool)  # step code chose it: masked before any processor sees it
+            span.update_name(f"execute_tool {name}")
             span.set_attributes(
                 {
                     GEN_AI_OPERATION: "execute_tool",
