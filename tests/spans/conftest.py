@@ -9,6 +9,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from temporalio.contrib.opentelemetry import ReplaySafeTracerProvider, create_tracer_provider
 
+from tests.models.test_gateway import stores
 from tests.sandbox.bridge.conftest import artifacts, store
 
 _EXPORTER = InMemorySpanExporter()
@@ -42,5 +43,6 @@ def by_name(exporter: InMemorySpanExporter, prefix: str) -> list[ReadableSpan]:
     return [s for s in exporter.get_finished_spans() if s.name.startswith(prefix)]
 
 
-# The bridge tests' stores: an event store with a started step, an artifact store.
-__all__ = ["artifacts", "by_name", "spans", "store"]
+# The bridge tests' stores (an event store with a started step, an artifact store) and
+# The gateway tests' stores.
+__all__ = ["artifacts", "by_name", "spans", "store", "stores"]
