@@ -29,13 +29,25 @@ def _provider() -> ReplaySafeTracerProvider:
     return provider
 
 
+def _enable(provider: ReplaySafeTracerProvider, on: bool) -> None:
+    # A global provider cannot be uninstalled; the SDK's own switch (OTEL_SDK_DISABLED, read
+    # into `_disabled`) makes every get_tracer a no-op again, so the tests that run after these
+    # in the same process run with telemetry off, as they were written to.
+    sdk = provider._tracer_provider  # noqa: SLF001 (the replay-safe wrapper's SDK provider)
+    sdk._disabled = not on  # type: ignore[attr-defined]  # noqa: SLF001
+
+
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
     """The exporter of every span finished in this process during the test."""
-    _provider()
+    provider = _provider()
     _EXPORTER.clear()
-    yield _EXPORTER
-    _EXPORTER.clear()
+    _enable(provider, True)
+    try:
+        yield _EXPORTER
+    finally:
+        _enable(provider, False)
+        _EXPORTER.clear()
 
 
 def by_name(exporter: InMemorySpanExporter, prefix: str) -> list[ReadableSpan]:

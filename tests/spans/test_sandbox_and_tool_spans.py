@@ -9,9 +9,9 @@ import pytest
 from activities.sandbox import runner
 from activities.sandbox.runner import run_sandboxed
 from activities.sandbox.workspace import ensure_layout
-from activities.telemetry import FAILURE_CLASS, RUN_ID, STEP_ID, TENANT
+from activities.telemetry import FAILURE_CLASS, RUN_ID, STEP_ID, TENANT, tracer
 from tests.sandbox.bridge.support import LIMITS, RUN, STEP, Counting, run_step, step_result
-from tests.spans.conftest import by_name
+from tests.spans.conftest import _enable, _provider, by_name
 from tests.support.sandbox import needs_bwrap
 
 STRIPE = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
@@ -118,3 +118,12 @@ def test_each_bridge_call_is_an_execute_tool_span_without_arguments_or_results(
     # The sandboxed process that made the calls is a span too.
     [sandbox] = by_name(spans, "sandbox.run")
     assert dict(sandbox.attributes or {})["forge.sandbox.exit_code"] == 0
+
+
+def test_outside_a_span_test_telemetry_is_off_again(spans):
+    assert tracer().start_span("inside").is_recording()
+    _enable(_provider(), False)
+    try:
+        assert not tracer().start_span("after").is_recording()
+    finally:
+        _enable(_provider(), True)
