@@ -156,6 +156,7 @@ def model_span(model: str, provider: str, consumer: str, scope: CallScope) -> It
                     GEN_AI_PROVIDER: safe_text(provider),
                     GEN_AI_REQUEST_MODEL: safe_text(model),
                     MODEL_CONSUMER: safe_text(consumer),
+                    ATTEMPT: scope.attempt,
                     **_ids(scope.scope.tenant, scope.run_id, scope.step_key),
                 }
             )
@@ -196,6 +197,7 @@ def tool_span(
     tenant: str | None,
     run_id: str | None,
     step_id: str | None,
+    attempt: int,
     *,
     parent: Context | None = None,
 ) -> Iterator[Span]:
@@ -217,6 +219,7 @@ def tool_span(
                 {
                     GEN_AI_OPERATION: "execute_tool",
                     GEN_AI_TOOL_NAME: name,
+                    ATTEMPT: attempt,
                     **_ids(tenant, run_id, step_id),
                 }
             )

@@ -276,7 +276,7 @@ class BridgeServer:
         policy = self.policy
         tool = "?" if isinstance(request, str) else str(request[1])
         try:
-            ids = (policy.scope.tenant, policy.run_id, policy.step_key)
+            ids = (policy.scope.tenant, policy.run_id, policy.step_key, policy.attempt)
             with tool_span(tool, *ids, parent=self._trace_context):
                 return self._answer(request)
         except Exception:

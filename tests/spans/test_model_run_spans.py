@@ -64,6 +64,7 @@ async def test_a_code_act_run_records_its_model_sandbox_and_tool_spans(
         assert a["gen_ai.response.model"] == event.payload["provider_model"]
         assert list(a["gen_ai.response.finish_reasons"]) == [event.payload["stop_reason"]]
         assert a[RUN_ID] == handle.id and a[TENANT] == Scope.default().tenant
+        assert a["forge.attempt"] == event.payload["attempt"]
     consumers = [a["forge.model.consumer"] for a in attrs]
     assert consumers == [e.payload["consumer"] for e in called]
     executors = [a for a in attrs if a["forge.model.consumer"] == "executor"]

@@ -108,6 +108,7 @@ def test_each_bridge_call_is_an_execute_tool_span_without_arguments_or_results(
     assert ok["gen_ai.operation.name"] == "execute_tool"
     assert ok["gen_ai.tool.name"] == "http.request" and ok["forge.tool.outcome"] == "ok"
     assert ok[RUN_ID] == RUN and ok[STEP_ID] == STEP and ok[TENANT] == "default"
+    assert ok["forge.attempt"] == 1
     assert refused["forge.tool.outcome"] == "refused"
     assert refused["error.type"] == refused[FAILURE_CLASS] == "UNKNOWN_TOOL"
     assert noted["gen_ai.tool.name"] == "log.note" and noted["forge.tool.outcome"] == "ok"
