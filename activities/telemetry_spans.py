@@ -74,8 +74,8 @@ _STEP_IDS: ContextVar[Mapping[str, str | int] | None] = ContextVar("forge_step_i
 @contextmanager
 def step_ids(tenant: str, run_id: str, step_id: str, attempt: int) -> Iterator[None]:
     """Within: spans that know no ids of their own carry this step attempt's."""
-    ids = {TENANT: safe_text(tenant), RUN_ID: safe_text(run_id), STEP_ID: safe_text(step_id)}
-    token = _STEP_IDS.set({**ids, ATTEMPT: attempt})
+    # Masked when a span records them (sandbox_span), so telemetry off does no masking here.
+    token = _STEP_IDS.set({TENANT: tenant, RUN_ID: run_id, STEP_ID: step_id, ATTEMPT: attempt})
     try:
         yield
     finally:
@@ -110,7 +110,9 @@ def sandbox_span(ids: Mapping[str, str] | None) -> Iterator[Span]:
             if ids:
                 span.set_attributes({key: safe_text(value) for key, value in ids.items()})
             elif (bound := _STEP_IDS.get()) is not None:
-                span.set_attributes(bound)
+                span.set_attributes(
+                    {k: safe_text(v) if isinstance(v, str) else v for k, v in bound.items()}
+                )
         try:
             yield span
         except Exception as exc:
