@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         GateReminder,
         GateRequested,
     )
+    from workflows import gate_spans
     from workflows.core import RunCore
 
 
@@ -35,6 +36,15 @@ class Gating(RunCore):
         self._state = waits.gate_decided(self._state, inp, workflow.now())
         gate = self._state.gates[inp.gate_id]
         assert gate.decision is not None
+        run = self._input
+        gate_spans.gate_decided(
+            run.run_id,
+            run.scope.tenant,
+            inp.gate_id,
+            inp.decision,
+            inp.actor.kind,
+            gate.requested_at,
+        )
         await self._gate_event(
             GATE_DECIDED,
             inp.gate_id,
@@ -78,6 +88,9 @@ class Gating(RunCore):
             if gate.status == "dormant":
                 # Before the event's await, so no query sees a pending gate with a pending step.
                 self._state = waits.gate_requested(self._state, node, workflow.now())
+                gate_spans.gate_opened(
+                    self._input.run_id, self._input.scope.tenant, node.gate_id, gate.approver_role
+                )
                 await self._gate_event(
                     GATE_REQUESTED,
                     node.gate_id,

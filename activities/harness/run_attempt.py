@@ -15,6 +15,7 @@ from activities.harness.workspace import (
     read_note,
     write_iteration,
 )
+from activities.telemetry_spans import step_ids
 from compiler.budget import step_overrun
 from schemas.artifacts import ArtifactRef, Provenance
 from schemas.budget import Usage
@@ -39,8 +40,16 @@ def run_attempt(attempt: StepAttempt, services: StepServices, log: AttemptLog) -
     """Workspace, inputs, preflight, executor, postflight, outputs: the attempt's completion.
 
     A failed harness step raises StepFailure; the events still buffered in `log` then go out
-    with the failure.
+    with the failure. Spans recorded within carry the attempt's forge.* ids.
     """
+    inp = attempt.inp
+    with step_ids(inp.scope.tenant, inp.run_id, inp.step_key, attempt.number):
+        return _run_attempt(attempt, services, log)
+
+
+def _run_attempt(
+    attempt: StepAttempt, services: StepServices, log: AttemptLog
+) -> StepExecuteResult:
     step, workspace = attempt.step, attempt.workspace
     pre, pre_ref = _prepare(attempt, services, log)
     code = run_executor(attempt, services, pre, log)

@@ -18,6 +18,7 @@ from activities.models.prompts import PromptStore
 from activities.store.artifacts import ArtifactStore
 from activities.store.errors import ConflictError
 from activities.store.events import EventStore
+from activities.telemetry_spans import model_span, note_failure, note_model_response
 from compiler.budget import cost_of
 from compiler.hashing import canonical_json
 from schemas import names
@@ -49,6 +50,11 @@ class LedgerReplayError(ForgeError, RuntimeError):
     """A recorded model call cannot be replayed (its stored response is missing or unreadable)."""
 
     code = ErrorCode.MODEL_LEDGER_REPLAY
+
+
+def _api_name(binding_ref: str) -> str:
+    """The model's own name in a binding ref ("anthropic:claude-x" -> "claude-x")."""
+    return binding_ref.split(":", 1)[1] if ":" in binding_ref else binding_ref
 
 
 def model_event_id(event_type: str, scope: CallScope, *parts: str) -> str:
@@ -154,13 +160,17 @@ class ModelGateway:
             return self._replay(scope, answered, digest)
         event_id = model_event_id(MODEL_CALLED, scope)
         _refuse_reused_key(stream, event_id, digest, scope)
-        try:
-            provider = self.provider_for(request.model)
-            started = time.monotonic()
-            response = interruptible(provider.complete, request)  # a cancel stops the wait
-        except ModelError as exc:
-            self._record_failure(request, scope, digest, exc, stream)
-            raise
+        prefix = request.model.split(":", 1)[0] if ":" in request.model else "unknown"
+        with model_span(_api_name(request.model), prefix, request.consumer, scope) as span:
+            try:
+                provider = self.provider_for(request.model)
+                started = time.monotonic()
+                response = interruptible(provider.complete, request)  # a cancel stops the wait
+            except ModelError as exc:
+                note_failure(span, exc.failure_class, exc.message)
+                self._record_failure(request, scope, digest, exc, stream)
+                raise
+            note_model_response(span, response)
         latency_ms = max(0, round((time.monotonic() - started) * 1000))
         answer = response
         response, got = masked(response, "/response")  # nor is one recorded

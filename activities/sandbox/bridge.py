@@ -22,6 +22,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from opentelemetry import context as otel_context
+
 from activities.sandbox.bridge_accept import ACCEPTOR
 from activities.sandbox.bridge_call import BridgeCall, ToolError, ToolHandler, ToolRefused, call_key
 from activities.sandbox.bridge_ledger import BridgeLedger, StoredCall
@@ -34,6 +36,7 @@ from activities.sandbox.bridge_wire import (
 )
 from activities.sandbox.bwrap import sandbox_identity
 from activities.sandbox.client.forge_bridge import MAX_REQUEST_BYTES, MAX_RESPONSE_BYTES
+from activities.telemetry_spans import tool_outcome, tool_span
 from compiler.hashing import sha256_of
 from compiler.ladder.secrets.mask import mask_value
 from schemas.bridge import BridgePolicy
@@ -111,6 +114,7 @@ class BridgeServer:
         self._listener: socket.socket | None = None
         self._dir_fd: int | None = None
         self._inode: tuple[int, int] | None = None
+        self._trace_context: otel_context.Context | None = None
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -139,6 +143,8 @@ class BridgeServer:
             self._dir_fd = None
             raise
         self._listener.setblocking(False)  # accepted until none is left (_accept_ready)
+        # Calls are served on other threads: their spans join the trace of who started this.
+        self._trace_context = otel_context.get_current()
         ACCEPTOR.register(self._listener, self._accept_ready)
 
     def _bind(self, name: str) -> socket.socket:
@@ -267,8 +273,12 @@ class BridgeServer:
         request_id = None if isinstance(request, str) else request[0]
         with self._lock:
             self._busy += 1
+        policy = self.policy
+        tool = "?" if isinstance(request, str) else str(request[1])
         try:
-            return self._answer(request)
+            ids = (policy.scope.tenant, policy.run_id, policy.step_key, policy.attempt)
+            with tool_span(tool, *ids, parent=self._trace_context):
+                return self._answer(request)
         except Exception:
             # A fault of the platform (store down, a bug), not of the step: logged with its
             # traceback, reported to the step as BRIDGE_FAULT, and the bridge keeps serving.
@@ -323,8 +333,10 @@ class BridgeServer:
             stored = self._ledger.find(key)
             if stored is not None:
                 if not self._uncharged_allowed(index, tool):
+                    tool_outcome("overloaded", "BRIDGE_OVERLOADED")
                     return error_reply(request_id, "BRIDGE_OVERLOADED", _overloaded())
                 self._ledger.record_replay(call_index=index, tool=tool, stored=stored, call_key=key)
+                tool_outcome("replayed")
                 return ok_reply(request_id, mask_value(stored.result)[0])
             refusal = self._reserve()
             if refusal is not None:
@@ -387,6 +399,7 @@ class BridgeServer:
             emitted=call._emitted,
             size_hint=len(reply) if error is None else None,
         )
+        tool_outcome("ok" if error is None else "error", None if error is None else error[0])
         return reply if error is None else error_reply(request_id, *error)
 
     def _refuse(
@@ -399,10 +412,12 @@ class BridgeServer:
         key: str | None = None,
     ) -> bytes:
         if not self._uncharged_allowed(index, tool):
+            tool_outcome("overloaded", "BRIDGE_OVERLOADED")
             return error_reply(request_id, "BRIDGE_OVERLOADED", _overloaded())
         self._ledger.record_refusal(
             call_index=index, tool=tool, failure_class=failure_class, reason=reason, call_key=key
         )
+        tool_outcome("refused", failure_class)
         return error_reply(request_id, failure_class, reason)
 
     def _uncharged_allowed(self, index: int, tool: str) -> bool:

@@ -12,7 +12,7 @@
  *       UID GID NENV (K=V)* -- PROGRAM ARGS...
  * It (and in reap mode its child) is killed when PARENT_PID, the worker, dies.
  * The report fd receives JSON lines: {"error": ..., "message": ...} on failure (exit 127),
- * and in reap mode a final {"status": N, "cpu_s": F}.
+ * and in reap mode a final {"status": N, "cpu_s": F, "maxrss_kb": K}.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -243,10 +243,15 @@ int main(int argc, char **argv) {
     getrusage(RUSAGE_CHILDREN, &usage_children);
     double cpu = (double)usage_children.ru_utime.tv_sec + usage_children.ru_utime.tv_usec / 1e6 +
                  (double)usage_children.ru_stime.tv_sec + usage_children.ru_stime.tv_usec / 1e6;
-    char line[128];
+    /* The largest process reaped below the launcher (the step's, in practice), in KiB. */
+    long maxrss = usage_children.ru_maxrss;
+    char line[160];
     int n = child_status == -1
-                ? snprintf(line, sizeof line, "{\"status\":null,\"cpu_s\":%.6f}\n", cpu)
-                : snprintf(line, sizeof line, "{\"status\":%d,\"cpu_s\":%.6f}\n", child_status, cpu);
+                ? snprintf(line, sizeof line,
+                           "{\"status\":null,\"cpu_s\":%.6f,\"maxrss_kb\":%ld}\n", cpu, maxrss)
+                : snprintf(line, sizeof line,
+                           "{\"status\":%d,\"cpu_s\":%.6f,\"maxrss_kb\":%ld}\n", child_status,
+                           cpu, maxrss);
     write_all(line, (size_t)n);
     _exit(0);
 }

@@ -205,7 +205,9 @@ def _reap_all(report_fd: int, argv: list[str], env: dict[str, str]) -> NoReturn:
         if pid == child:
             child_status = status
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    _report(report_fd, status=child_status, cpu_s=usage.ru_utime + usage.ru_stime)
+    # ru_maxrss: the largest process reaped below the launcher (the step's, in practice), KiB.
+    cpu_s = usage.ru_utime + usage.ru_stime
+    _report(report_fd, status=child_status, cpu_s=cpu_s, maxrss_kb=usage.ru_maxrss)
     os._exit(0)
 
 
@@ -213,8 +215,8 @@ def main(spec: dict[str, Any]) -> NoReturn:
     """Apply the spec, then exec (or fork, exec and reap); failures are reported on report_fd.
 
     report_fd receives JSON lines: {"error", "message"} when setup or exec failed, and with
-    spec["reap"] a final {"status", "cpu_s"} for the child. It (and its child) dies with the
-    worker process spec["parent_pid"] that started it.
+    spec["reap"] a final {"status", "cpu_s", "maxrss_kb"} for the child. It (and its child)
+    dies with the worker process spec["parent_pid"] that started it.
     """
     report_fd = int(spec["report_fd"])
     # Close-on-exec: the exec'd program never holds (or writes to) the report pipe.

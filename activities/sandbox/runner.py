@@ -40,6 +40,7 @@ from activities.sandbox.workspace import (
     safe_walk,
     scan_violations,
 )
+from activities.telemetry_spans import note_sandbox, sandbox_span
 from schemas.error_codes import ErrorCode
 from schemas.errors import ForgeError
 
@@ -119,6 +120,7 @@ def run_sandboxed(
     launcher_impl: Literal["auto", "native", "python"] = "auto",
     bridge: bool = False,
     runtime_root: Path = RUNTIME_DIR,
+    span_ids: Mapping[str, str] | None = None,
 ) -> SandboxResult:
     """Run argv with cwd /workspace under the limits; blocks until it ends or is killed.
 
@@ -128,7 +130,8 @@ def run_sandboxed(
     FORGE_BRIDGE_SOCKET names meta/bridge.sock, where the caller serves a BridgeServer.
     With bubblewrap, limits.max_processes counts the processes of this sandbox alone (bwrap's
     pid 1 and the step's; limits.nproc_argv says how); with isolation "none", every process of
-    the worker's uid.
+    the worker's uid. The run is a `sandbox.run` span (activities/telemetry_spans.py) carrying
+    `span_ids`, the caller's forge.* attributes (tenant, run, step).
 
     Raises:
         SandboxUnavailable: isolation is "bwrap" and bwrap is missing or cannot create the
@@ -168,16 +171,19 @@ def run_sandboxed(
         # The launcher dies with the worker that started it (and a sweep finds any survivor).
         "parent_pid": os.getpid(),
     }
-    outcome = supervise(
-        _launcher_command(launcher_impl),
-        spec,
-        cwd=launch.cwd,
-        wall_clock_s=limits.wall_clock_s,
-        output_cap=limits.output_cap_bytes,
-        heartbeat=heartbeat,
-        status_pipe=status,
-    )
-    return _result(outcome, launch, workspace, limits, isolation)
+    with sandbox_span(span_ids) as span:
+        outcome = supervise(
+            _launcher_command(launcher_impl),
+            spec,
+            cwd=launch.cwd,
+            wall_clock_s=limits.wall_clock_s,
+            output_cap=limits.output_cap_bytes,
+            heartbeat=heartbeat,
+            status_pipe=status,
+        )
+        result = _result(outcome, launch, workspace, limits, isolation)
+        note_sandbox(span, result, outcome.cpu_s, outcome.peak_rss_bytes)
+    return result
 
 
 def _launcher_command(choice: str) -> Callable[[dict[str, Any]], list[str]]:

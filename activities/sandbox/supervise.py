@@ -34,6 +34,9 @@ class Outcome:
     returncode: int
     timed_out: bool
     cpu_s: float
+    # Peak resident set size of the largest process the launcher reaped (the step's, in
+    # practice), as its report says; 0 when it reported none (not in reap mode, or killed).
+    peak_rss_bytes: int
     stdout: bytes
     stderr: bytes
     stdout_truncated: bool
@@ -234,7 +237,7 @@ class _Watch:
             self.proc.stderr.close()
 
     def outcome(self) -> Outcome:
-        status, cpu_s, error = self.wait_status, self.cpu_s, None
+        status, cpu_s, error, peak_kb = self.wait_status, self.cpu_s, None, 0
         for line in bytes(self.report).splitlines():
             doc = json.loads(line)
             if "error" in doc:
@@ -242,10 +245,12 @@ class _Watch:
             elif doc.get("status") is not None:
                 # The launcher reaped the sandbox: its status and CPU time are the step's.
                 status, cpu_s = int(doc["status"]), float(doc["cpu_s"])
+                peak_kb = int(doc.get("maxrss_kb", 0))
         return Outcome(
             returncode=os.waitstatus_to_exitcode(status),
             timed_out=self.timed_out,
             cpu_s=cpu_s,
+            peak_rss_bytes=peak_kb * 1024,
             stdout=bytes(self.out.data),
             stderr=bytes(self.err.data),
             stdout_truncated=self.out.truncated,
