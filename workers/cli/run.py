@@ -323,9 +323,7 @@ def worker_cmd(
                 out.print(f"metrics at [bold]{endpoint}[/]")
             client = await temporal_client(s)
             services = Services.from_settings(s)
-            with concurrent.futures.ThreadPoolExecutor(
-                max_workers=s.worker_activity_slots
-            ) as pool:
+            with concurrent.futures.ThreadPoolExecutor(max_workers=s.worker_activity_slots) as pool:
                 worker = _worker(client, s, services, pool, sandbox_checked=True)
                 queues = ", ".join(f"[bold]{q}[/]" for q in worker.task_queues)
                 out.print(

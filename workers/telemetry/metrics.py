@@ -90,9 +90,7 @@ class ProcessMetrics:
         self.provider.shutdown()
 
 
-def install_metrics(
-    service: str, *, extra_readers: Sequence[MetricReader] = ()
-) -> ProcessMetrics:
+def install_metrics(service: str, *, extra_readers: Sequence[MetricReader] = ()) -> ProcessMetrics:
     """Build this process's provider, make it the global one, and route Temporal's metrics to it.
 
     Call before the process opens its first Temporal client: the runtime carrying the metric
