@@ -20,12 +20,18 @@ from wsgiref.simple_server import WSGIServer
 
 from opentelemetry import metrics
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
-from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics import Histogram, MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader
+from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
 from opentelemetry.sdk.resources import Resource
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 from temporalio.contrib.opentelemetry import MetricsExporter, ReplaySafeMeterProvider
-from temporalio.runtime import MetricBuffer, Runtime, TelemetryConfig
+from temporalio.runtime import (
+    MetricBuffer,
+    MetricBufferDurationFormat,
+    Runtime,
+    TelemetryConfig,
+)
 
 __all__ = [
     "ProcessMetrics",
@@ -35,6 +41,23 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+# Bucket bounds in seconds: a step or a sandbox start takes from milliseconds to an hour; a gate
+# waits from seconds to days.
+_SECONDS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
+_WAITS = (1, 10, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 86400, 3 * 86400, 7 * 86400)
+_VIEWS = (
+    View(
+        instrument_type=Histogram,
+        instrument_name="forge.gate.wait",
+        aggregation=ExplicitBucketHistogramAggregation(_WAITS),
+    ),
+    View(
+        instrument_type=Histogram,
+        instrument_name="forge.*.duration",
+        aggregation=ExplicitBucketHistogramAggregation(_SECONDS),
+    ),
+)
 
 # Core drops updates past this many between drains (one a second): far above a busy worker's.
 _BUFFER_SIZE = 100_000
@@ -102,11 +125,13 @@ def install_metrics(service: str, *, extra_readers: Sequence[MetricReader] = ())
     provider = MeterProvider(
         metric_readers=[prometheus, *extra_readers],
         resource=Resource.create({"service.name": service}),
+        views=_VIEWS,
     )
     # Replay-safe: a workflow that records through the global provider records once, not on
     # every replay (Forge's own instruments record in activities).
     metrics.set_meter_provider(ReplaySafeMeterProvider(provider))
-    buffer = MetricBuffer(_BUFFER_SIZE)
+    # Seconds, as Prometheus names durations (Core's default is milliseconds).
+    buffer = MetricBuffer(_BUFFER_SIZE, MetricBufferDurationFormat.SECONDS)
     Runtime.set_default(
         Runtime(telemetry=TelemetryConfig(metrics=buffer)), error_if_already_set=False
     )
