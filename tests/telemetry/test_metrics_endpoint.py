@@ -120,5 +120,6 @@ async def test_worker_serves_temporal_and_forge_metrics_on_its_recorded_port(
     assert "temporal_" in idle and "forge_steps" not in idle
     # The port files are gone with their processes; the log lines were JSON.
     assert recorded_metrics_port(home, first.pid) is None
-    lines = [json.loads(line) for line in first_log.read_text().splitlines() if line.startswith("{")]
+    logged = first_log.read_text().splitlines()
+    lines = [json.loads(line) for line in logged if line.startswith("{")]
     assert lines and all({"time", "level", "logger", "message"} <= set(line) for line in lines)
