@@ -113,12 +113,15 @@ class ProcessMetrics:
         self.provider.shutdown()
 
 
-def install_metrics(service: str, *, extra_readers: Sequence[MetricReader] = ()) -> ProcessMetrics:
+def install_metrics(
+    service: str, *, extra_readers: Sequence[MetricReader] = (), temporal: bool = True
+) -> ProcessMetrics:
     """Build this process's provider, make it the global one, and route Temporal's metrics to it.
 
     Call before the process opens its first Temporal client: the runtime carrying the metric
-    buffer becomes the default one. `extra_readers` adds readers beside Prometheus (an OTLP
-    exporter's, or a test's InMemoryMetricReader).
+    buffer becomes the default one (unless `temporal` is False: the buffer is then unused and
+    `temporal_bridge` must not be entered). `extra_readers` adds readers beside Prometheus (an
+    OTLP exporter's, or a test's InMemoryMetricReader).
     """
     registry = CollectorRegistry(auto_describe=True)
     prometheus = PrometheusMetricReader(registry=registry)
@@ -132,9 +135,10 @@ def install_metrics(service: str, *, extra_readers: Sequence[MetricReader] = ())
     metrics.set_meter_provider(ReplaySafeMeterProvider(provider))
     # Seconds, as Prometheus names durations (Core's default is milliseconds).
     buffer = MetricBuffer(_BUFFER_SIZE, MetricBufferDurationFormat.SECONDS)
-    Runtime.set_default(
-        Runtime(telemetry=TelemetryConfig(metrics=buffer)), error_if_already_set=False
-    )
+    if temporal:
+        Runtime.set_default(
+            Runtime(telemetry=TelemetryConfig(metrics=buffer)), error_if_already_set=False
+        )
     return ProcessMetrics(provider, registry, buffer)
 
 
