@@ -6,7 +6,7 @@ import pytest
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from tests.telemetry.readings import Readings
-from workers.telemetry.metrics import ProcessMetrics, install_metrics
+from workers.telemetry.metrics import ProcessMetrics, build_metrics
 
 
 @pytest.fixture(scope="session")
@@ -14,7 +14,8 @@ def process_metrics() -> Iterator[tuple[ProcessMetrics, InMemoryMetricReader]]:
     # OpenTelemetry takes one global provider per process: installed once, read by every test
     # of the session as differences (Readings), never as absolute totals.
     reader = InMemoryMetricReader()
-    installed = install_metrics("forge-test", extra_readers=[reader], temporal=False)
+    installed = build_metrics("forge-test", extra_readers=[reader])
+    installed.install(temporal=False)  # the test's clients keep the SDK's default runtime
     yield installed, reader
 
 

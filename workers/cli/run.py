@@ -306,7 +306,7 @@ def worker_cmd(
 ) -> None:
     """Run a worker for the task queue until interrupted (Ctrl-C)."""
     from workers.process.worker import Services
-    from workers.telemetry.observe import observed
+    from workers.telemetry.observe import MetricsPortError, observed
 
     s = settings()
     if log_format is not None and log_format not in ("json", "text"):
@@ -336,6 +336,8 @@ def worker_cmd(
         run_async(go())
     except KeyboardInterrupt:
         out.print("worker stopped")
+    except MetricsPortError as exc:
+        fail_error(exc)
 
 
 def resume_cmd(

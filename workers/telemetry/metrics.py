@@ -35,7 +35,7 @@ from temporalio.runtime import (
 
 __all__ = [
     "ProcessMetrics",
-    "install_metrics",
+    "build_metrics",
     "metrics_port_file",
     "recorded_metrics_port",
 ]
@@ -85,6 +85,20 @@ class ProcessMetrics:
         async with MetricsExporter(self.buffer, self.provider, meter_name="temporalio"):
             yield
 
+    def install(self, *, temporal: bool = True) -> None:
+        """Make this the global provider and, with `temporal`, feed it Temporal's metrics.
+
+        Call before the process opens its first Temporal client: the runtime carrying the
+        metric buffer becomes the default one. Without `temporal` the buffer stays unused and
+        `temporal_bridge` must not be entered.
+        """
+        # Replay-safe: a workflow that records through the global provider records once, not
+        # on every replay (Forge's own instruments record in activities).
+        metrics.set_meter_provider(ReplaySafeMeterProvider(self.provider))
+        if temporal:
+            runtime = Runtime(telemetry=TelemetryConfig(metrics=self.buffer))
+            Runtime.set_default(runtime, error_if_already_set=False)
+
     def serve(self, port: int, home: Path, kind: str) -> int:
         """Serve /metrics on `port` (0: one the system chooses); record and return the port.
 
@@ -113,15 +127,11 @@ class ProcessMetrics:
         self.provider.shutdown()
 
 
-def install_metrics(
-    service: str, *, extra_readers: Sequence[MetricReader] = (), temporal: bool = True
-) -> ProcessMetrics:
-    """Build this process's provider, make it the global one, and route Temporal's metrics to it.
+def build_metrics(service: str, *, extra_readers: Sequence[MetricReader] = ()) -> ProcessMetrics:
+    """This process's provider, not yet installed: Prometheus text plus `extra_readers`.
 
-    Call before the process opens its first Temporal client: the runtime carrying the metric
-    buffer becomes the default one (unless `temporal` is False: the buffer is then unused and
-    `temporal_bridge` must not be entered). `extra_readers` adds readers beside Prometheus (an
-    OTLP exporter's, or a test's InMemoryMetricReader).
+    `extra_readers` adds readers beside Prometheus (an OTLP exporter's, or a test's
+    InMemoryMetricReader). `ProcessMetrics.install` makes it the process's.
     """
     registry = CollectorRegistry(auto_describe=True)
     prometheus = PrometheusMetricReader(registry=registry)
@@ -130,15 +140,8 @@ def install_metrics(
         resource=Resource.create({"service.name": service}),
         views=_VIEWS,
     )
-    # Replay-safe: a workflow that records through the global provider records once, not on
-    # every replay (Forge's own instruments record in activities).
-    metrics.set_meter_provider(ReplaySafeMeterProvider(provider))
     # Seconds, as Prometheus names durations (Core's default is milliseconds).
     buffer = MetricBuffer(_BUFFER_SIZE, MetricBufferDurationFormat.SECONDS)
-    if temporal:
-        Runtime.set_default(
-            Runtime(telemetry=TelemetryConfig(metrics=buffer)), error_if_already_set=False
-        )
     return ProcessMetrics(provider, registry, buffer)
 
 

@@ -5,12 +5,20 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 
+from schemas.error_codes import ErrorCode
+from schemas.errors import ForgeError
 from workers.settings import Settings
 from workers.settings_metrics import LogFormat
 from workers.telemetry.logs import configure_logging
-from workers.telemetry.metrics import install_metrics
+from workers.telemetry.metrics import build_metrics
 
-__all__ = ["observed"]
+__all__ = ["MetricsPortError", "observed"]
+
+
+class MetricsPortError(ForgeError):
+    """FORGE_METRICS_PORT names a port this process cannot listen on."""
+
+    code = ErrorCode.SETTINGS_INVALID
 
 
 @contextlib.asynccontextmanager
@@ -28,9 +36,17 @@ async def observed(
     if settings.metrics_port is None:
         yield None
         return
-    process = install_metrics(f"forge-{kind}")
+    process = build_metrics(f"forge-{kind}")
     try:
-        port = process.serve(settings.metrics_port, settings.home, kind)
+        try:
+            port = process.serve(settings.metrics_port, settings.home, kind)
+        except OSError as exc:
+            raise MetricsPortError(
+                f"FORGE_METRICS_PORT={settings.metrics_port}: cannot serve /metrics there "
+                f"({exc.strerror or exc})",
+                hint="choose a free port, or 0 for one the system picks",
+            ) from None
+        process.install()  # once the port is taken: a refused one changes nothing
         async with process.temporal_bridge():
             yield f"http://localhost:{port}/metrics"
     finally:
