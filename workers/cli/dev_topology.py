@@ -116,7 +116,7 @@ def _processes_table(record: TopologyRecord) -> Table:
 
 def _status_table(state: TopologyStatus) -> Table:
     table = Table(title="Forge dev topology", title_justify="left")
-    for column in ("process", "pid", "port", "health", "probe"):
+    for column in ("process", "pid", "port", "metrics", "health", "probe"):
         table.add_column(column)
     for p in state.processes:
         health = "[green]healthy[/]" if p.healthy else "[red]down[/]"
@@ -126,6 +126,7 @@ def _status_table(state: TopologyStatus) -> Table:
             p.name,
             str(p.pid) if p.pid is not None else "-",
             str(p.port) if p.port is not None else "-",
+            str(p.metrics_port) if p.metrics_port is not None else "-",
             health,
             escape(p.probe),
         )
