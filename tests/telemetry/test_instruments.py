@@ -13,6 +13,7 @@ from tests.guard.corpus import CREDENTIALS, generator, secret
 from tests.telemetry.readings import Readings
 from tests.workflows.engine import engine
 from tests.workflows.plans import code_step, plan, write_json
+from workers.process import logmask
 from workers.telemetry.logs import JsonLineFormatter
 
 OK = write_json("output/a.json")
@@ -63,8 +64,11 @@ def test_a_planted_secret_never_appears_in_a_metric_or_a_log_line(name, readings
     assert hidden not in exported
     points = readings.reader.get_metrics_data()
     assert points is not None and hidden not in points.to_json()
+    logmask.install()  # as every Forge process does: the record is masked as it is made
     record = logging.getLogger("forge.test").makeRecord(
         "forge.test", logging.WARNING, __file__, 1, "got %s", (sample,), None
     )
     line = JsonLineFormatter().format(record)
     assert hidden not in line and '"level": "WARNING"' in line
+    # What the guard masked on its way to the log is counted, by where it was going.
+    assert readings.grew("forge.guard.findings", **{"forge.guard.sink": "log"}) >= 1
