@@ -1,8 +1,18 @@
 """Model tokens and cost, and gate waits, recorded by real runs (Messages server, decided gate)."""
 
-import pytest
+import json
+from ipaddress import ip_address
 
+import pytest
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from activities.net.outbound import OutboundClient
+from activities.webhooks.send import WebhookActivities
+from activities.webhooks.signing import webhook_secret
 from schemas.scope import Scope
+from schemas.webhooks import WebhookSendInput
+from tests.api.receiver import Receiver
 from tests.telemetry.readings import Readings
 from tests.workflows.engine import engine
 from tests.workflows.model_env import model_engine
@@ -51,3 +61,18 @@ async def test_a_decided_gate_records_its_wait_by_decision(
     approved = {"forge.tenant": "default", "forge.outcome": "approve"}
     assert readings.grew("forge.gate.wait", **approved) == 1  # one observation
     assert readings.grew("forge.steps", **{"forge.outcome": "completed"}) == 3
+
+
+def test_each_webhook_delivery_attempt_is_counted_by_outcome(readings: Readings):
+    key = b"k" * 32
+    body = json.dumps({"type": "run.completed.v1", "data": {}})
+    with Receiver(fail_first=1, secret=webhook_secret(key, "wh-1")) as receiver:
+        send = WebhookActivities(OutboundClient(), [ip_address("127.0.0.1")], key).send
+        inp = WebhookSendInput(webhook_id="wh-1", url=receiver.url, delivery_id="msg_1", body=body)
+        with pytest.raises(ApplicationError):  # the receiver answers 500 first: retried
+            ActivityEnvironment().run(send, inp)
+        ActivityEnvironment().run(send, inp)
+    assert [d.answered for d in receiver.deliveries] == [500, 200]
+    assert readings.grew("forge.webhook.delivery.attempts", **{"forge.outcome": "delivered"}) == 1
+    failed = {"forge.outcome": "WEBHOOK_UNAVAILABLE"}
+    assert readings.grew("forge.webhook.delivery.attempts", **failed) == 1
