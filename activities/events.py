@@ -22,7 +22,7 @@ class EventActivities:
         """
         batches = [*((b.stream_id, b.events) for b in inp.earlier), (inp.stream_id, inp.events)]
         stored = self._events.append_batches(batches)
-        for draft in inp.events:
+        for draft in inp.events if telemetry_metrics.enabled() else ():
             if draft.type == GATE_DECIDED:
                 self._gate_waited(inp.stream_id, draft)
         return AppendEventsResult(event_ids=[e.event_id for e in stored])

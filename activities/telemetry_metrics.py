@@ -9,6 +9,7 @@ never records here: these are called from activities and worker services.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from opentelemetry.util.types import AttributeValue
@@ -18,6 +19,8 @@ from compiler.ladder.secrets.mask import mask_text
 
 __all__ = [
     "CATALOGUE",
+    "enable",
+    "enabled",
     "MODEL",
     "OUTCOME",
     "gate_decided",
@@ -81,13 +84,38 @@ CATALOGUE: tuple[str, ...] = (
 )
 
 
+_enabled = False
+
+
+def enable() -> None:
+    """Record from now on: the process installed a MeterProvider (workers/telemetry/metrics.py).
+
+    Until then every function here returns at once: no masking, no instrument call, no read.
+    """
+    global _enabled
+    _enabled = True
+
+
+def enabled() -> bool:
+    """Whether this process records Forge's metrics."""
+    return _enabled
+
+
+@functools.lru_cache(maxsize=4096)
+def _masked(value: str) -> str:
+    # Label values are few (bounded): each is masked once, then found in the cache.
+    return mask_text(value)[0]
+
+
 def _labels(values: Mapping[str, str | None]) -> dict[str, AttributeValue]:
     # Masked one by one: a label is short, and a credential in one must not survive whole.
-    return {key: mask_text(value)[0] for key, value in values.items() if value is not None}
+    return {key: _masked(value) for key, value in values.items() if value is not None}
 
 
 def step_attempt(tenant: str, outcome: str, failure_class: str | None, seconds: float) -> None:
     """One step attempt ended: `completed` or `failed` (with its failure class)."""
+    if not _enabled:
+        return
     labels = _labels({TENANT: tenant, OUTCOME: outcome, FAILURE_CLASS: failure_class})
     _steps.add(1, labels)
     _step_duration.record(seconds, _labels({TENANT: tenant, OUTCOME: outcome}))
@@ -95,6 +123,8 @@ def step_attempt(tenant: str, outcome: str, failure_class: str | None, seconds: 
 
 def sandbox_started(seconds: float) -> None:
     """A sandbox's step process reported itself running `seconds` after the launch."""
+    if not _enabled:
+        return
     _sandbox_start.record(seconds)
 
 
@@ -102,6 +132,8 @@ def model_called(
     tenant: str, model: str, input_tokens: int, output_tokens: int, cost_usd: float | None
 ) -> None:
     """A model call was answered: its tokens, and its cost when priced."""
+    if not _enabled:
+        return
     for direction, tokens in (("input", input_tokens), ("output", output_tokens)):
         _tokens.add(tokens, _labels({TENANT: tenant, MODEL: model, _DIRECTION: direction}))
     if cost_usd:
@@ -110,20 +142,28 @@ def model_called(
 
 def gate_decided(tenant: str, outcome: str, seconds: float) -> None:
     """A gate was decided (`outcome`: approve, reject, ...) `seconds` after it opened."""
+    if not _enabled:
+        return
     _gate_wait.record(max(seconds, 0.0), _labels({TENANT: tenant, OUTCOME: outcome}))
 
 
 def quota_refused(tenant: str, quota: str) -> None:
     """A submission of `tenant` was refused at `quota`."""
+    if not _enabled:
+        return
     _quota_refusals.add(1, _labels({TENANT: tenant, _QUOTA: quota}))
 
 
 def webhook_attempt(outcome: str) -> None:
     """One webhook delivery attempt: `delivered`, or the error code it failed with."""
+    if not _enabled:
+        return
     _webhook_attempts.add(1, _labels({OUTCOME: outcome}))
 
 
 def guard_findings(sink: str, count: int) -> None:
     """The guard masked `count` credentials in text bound for `sink` (log, event, ...)."""
+    if not _enabled:
+        return
     if count:
         _guard_findings.add(count, _labels({_SOURCE: sink}))

@@ -72,3 +72,18 @@ def test_a_planted_secret_never_appears_in_a_metric_or_a_log_line(name, readings
     assert hidden not in line and '"level": "WARNING"' in line
     # What the guard masked on its way to the log is counted, by where it was going.
     assert readings.grew("forge.guard.findings", **{"forge.guard.sink": "log"}) >= 1
+
+
+def test_with_no_provider_installed_recording_does_nothing(monkeypatch, readings: Readings):
+    # FORGE_METRICS_PORT unset: nothing masks, nothing reaches an instrument.
+    def no_masking(value: str) -> str:
+        raise AssertionError(f"masked {value!r} with telemetry off")
+
+    monkeypatch.setattr(telemetry_metrics, "_enabled", False)
+    monkeypatch.setattr(telemetry_metrics, "_masked", no_masking)
+    telemetry_metrics.step_attempt("default", "completed", None, 1.0)
+    telemetry_metrics.quota_refused("acme", "concurrent_runs")
+    telemetry_metrics.model_called("default", "m", 1, 1, 0.1)
+    assert not telemetry_metrics.enabled()
+    assert readings.grew("forge.steps") == 0 and readings.grew("forge.quota.refusals") == 0
+    assert readings.grew("forge.model.tokens") == 0

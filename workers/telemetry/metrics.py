@@ -33,6 +33,8 @@ from temporalio.runtime import (
     TelemetryConfig,
 )
 
+from activities import telemetry_metrics
+
 __all__ = [
     "ProcessMetrics",
     "build_metrics",
@@ -95,6 +97,7 @@ class ProcessMetrics:
         # Replay-safe: a workflow that records through the global provider records once, not
         # on every replay (Forge's own instruments record in activities).
         metrics.set_meter_provider(ReplaySafeMeterProvider(self.provider))
+        telemetry_metrics.enable()
         if temporal:
             runtime = Runtime(telemetry=TelemetryConfig(metrics=self.buffer))
             Runtime.set_default(runtime, error_if_already_set=False)
