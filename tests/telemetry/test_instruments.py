@@ -2,7 +2,9 @@
 
 import logging
 import random
+import re
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +89,10 @@ def test_with_no_provider_installed_recording_does_nothing(monkeypatch, readings
     assert not telemetry_metrics.enabled()
     assert readings.grew("forge.steps") == 0 and readings.grew("forge.quota.refusals") == 0
     assert readings.grew("forge.model.tokens") == 0
+
+
+def test_the_docs_catalogue_lists_every_instrument_and_no_other():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "observability.md").read_text()
+    section = page.split("## Metrics and logs", 1)[1].split("\n## ", 1)[0]
+    listed = re.findall(r"^\| `(forge\.[a-z_.]+)` \|", section, re.M)
+    assert listed == list(telemetry_metrics.CATALOGUE)
