@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
+from activities.telemetry import RUN_ID, STEP_ID, TENANT
 from workers.settings import ENV_VARS, Settings, SettingsError
 from workers.telemetry.logs import JsonLineFormatter, configure_logging
 from workers.telemetry.observe import MetricsPortError, observed
@@ -100,3 +101,11 @@ async def test_a_taken_port_is_one_error_naming_the_variable(tmp_path: Path) -> 
     assert not (tmp_path / "home" / "metrics").exists() or not any(
         (tmp_path / "home" / "metrics").iterdir()
     )
+
+
+def test_a_json_line_names_what_the_current_span_says() -> None:
+    tracer = TracerProvider().get_tracer("test")
+    attributes = {RUN_ID: "run-7-abc", STEP_ID: "totals", TENANT: "acme"}
+    with tracer.start_as_current_span("step", attributes=attributes):
+        line = json.loads(JsonLineFormatter().format(_record("inside")))
+    assert (line["run"], line["step"], line["tenant"]) == ("run-7-abc", "totals", "acme")

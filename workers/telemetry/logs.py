@@ -1,8 +1,9 @@
 """A process's log lines: text (the default) or JSON lines carrying the trace they belong to.
 
 A JSON line holds time, level, logger and message, the current OpenTelemetry span's trace_id and
-span_id when there is one, and the run, step and tenant where known: the Temporal SDK's activity
-and workflow loggers name the run (its workflow id), and Forge code passes
+span_id when there is one, and the run, step and tenant where known: from the current span's
+forge.run_id, forge.step_id and forge.tenant attributes, from the Temporal SDK's activity and
+workflow loggers (the run's workflow id), and from Forge code's
 `extra={"forge_run": ..., "forge_step": ..., "forge_tenant": ...}`. The message was masked when
 the record was made (workers/process/logmask.py); the formatter masks once more what it adds.
 """
@@ -12,11 +13,13 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from opentelemetry import trace
 
+from activities.telemetry import RUN_ID, STEP_ID, TENANT
 from compiler.ladder.secrets.mask import mask_text
 from workers.process import logmask
 from workers.settings_metrics import LogFormat
@@ -26,6 +29,8 @@ __all__ = ["JsonLineFormatter", "configure_logging"]
 _TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # Record attributes Forge code sets through `extra`, and the JSON key each becomes.
 _FORGE_EXTRAS = (("forge_run", "run"), ("forge_step", "step"), ("forge_tenant", "tenant"))
+# Span attributes (activities/telemetry.py) and the JSON key each becomes.
+_SPAN_ATTRIBUTES = ((RUN_ID, "run"), (STEP_ID, "step"), (TENANT, "tenant"))
 # The Temporal SDK's loggers put the activity's or workflow's details on the record.
 _TEMPORAL_EXTRAS = ("temporal_activity", "temporal_workflow")
 
@@ -45,10 +50,17 @@ class JsonLineFormatter(logging.Formatter):
             "logger": record.name,
             "message": _masked(record.getMessage()),
         }
-        context = trace.get_current_span().get_span_context()
+        span = trace.get_current_span()
+        context = span.get_span_context()
         if context.is_valid:
             line["trace_id"] = trace.format_trace_id(context.trace_id)
             line["span_id"] = trace.format_span_id(context.span_id)
+        # A recording SDK span holds its attributes: Forge's spans name run, step and tenant.
+        attributes = getattr(span, "attributes", None)
+        if isinstance(attributes, Mapping):
+            for attribute, key in _SPAN_ATTRIBUTES:
+                if attributes.get(attribute) is not None:
+                    line[key] = _masked(attributes[attribute])
         for extra in _TEMPORAL_EXTRAS:
             details = getattr(record, extra, None)
             if isinstance(details, dict) and details.get("workflow_id"):
