@@ -20,6 +20,7 @@ from typing import Literal
 import temporalio.activity
 import temporalio.workflow
 
+from activities import telemetry_metrics
 from compiler.ladder.secrets.mask import Masked, clip
 from schemas.guard import OutputSink
 from schemas.scope import Scope
@@ -73,6 +74,7 @@ def note(sink: OutputSink, source: str | None, found: Sequence[Masked]) -> None:
     global _dropped
     if not found:
         return
+    telemetry_metrics.guard_findings(sink, len(found))
     workflow_id = _workflow_id()
     noted = Noted(
         sink,

@@ -34,6 +34,7 @@ from workers.settings_env import (
     check_endpoint,
     check_owner_url,
 )
+from workers.settings_metrics import METRICS_ENV_VARS, METRICS_PARSERS, LogFormat
 from workers.settings_temporal import (
     TEMPORAL_ENV_VARS,
     TEMPORAL_PARSERS,
@@ -83,8 +84,9 @@ ENV_VARS: Mapping[str, str] = {
     "step_runtime": "FORGE_STEP_RUNTIME",
     **TEMPORAL_ENV_VARS,
     **WORKER_ENV_VARS,
+    **METRICS_ENV_VARS,
 }
-_PARSERS = {**PARSERS, **TEMPORAL_PARSERS, **WORKER_PARSERS}
+_PARSERS = {**PARSERS, **TEMPORAL_PARSERS, **WORKER_PARSERS, **METRICS_PARSERS}
 
 
 def process_environment() -> dict[str, str]:
@@ -180,6 +182,11 @@ class Settings(BaseModel):
     worker_workflow_slots: int = Field(default=100, ge=2, le=MAX_SLOTS)
     worker_pollers: int = Field(default=5, ge=2, le=MAX_SLOTS)
     worker_target_cpu: float | None = Field(default=None, gt=0, le=1)
+    # Metrics and logs (workers/settings_metrics.py, docs/observability.md): the port a worker
+    # serves /metrics on (0: one the system chooses, recorded for `forge dev status`; unset:
+    # none), and the log line format (`forge worker --log-format` overrides it).
+    metrics_port: int | None = Field(default=None, ge=0, le=65535)
+    log_format: LogFormat = "text"
 
     @model_validator(mode="before")
     @classmethod

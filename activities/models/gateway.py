@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 
+from activities import telemetry_metrics
 from activities.cancellation import interruptible
 from activities.models.base import ModelError, Provider
 from activities.models.masking import finding_draft, masked
@@ -247,6 +248,9 @@ class ModelGateway:
             if answered is None:
                 raise
             return self._replay(scope, answered, digest)
+        telemetry_metrics.model_called(
+            scope.scope.tenant, request.model, usage.input_tokens, usage.output_tokens, cost
+        )
         return ModelCallResult(
             response=response,
             model_call_id=event_id,

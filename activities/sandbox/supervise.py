@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from activities import telemetry_metrics
+
 __all__ = ["Outcome", "supervise"]
 
 HEARTBEAT_INTERVAL_S = 1.0
@@ -182,6 +184,7 @@ class _Watch:
             doc = json.loads(line)
             if self.child_pid is None and "child-pid" in doc:
                 self.child_pid = int(doc["child-pid"])
+                telemetry_metrics.sandbox_started(time.monotonic() - self.started)
                 try:
                     self.child_fd = os.pidfd_open(self.child_pid)
                 except ProcessLookupError:

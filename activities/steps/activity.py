@@ -1,10 +1,13 @@
 """step__execute and step__usage: the Temporal side of a step; the harness does the work."""
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from temporalio import activity
+from temporalio.exceptions import ApplicationError
 
+from activities import telemetry_metrics
 from activities.errors import step_failure
 from activities.harness.attempt import StepServices
 from activities.harness.codeact_session import ModelServices
@@ -67,5 +70,17 @@ class StepActivities:
     @activity.defn(name=names.STEP_EXECUTE)
     def execute(self, inp: StepExecuteInput) -> StepExecuteResult:
         """One attempt through the harness (activities/harness/lifecycle.py)."""
-        plan = self._plans.get(inp.scope, inp.compiled_ref)
-        return execute_attempt(inp, plan, activity.info().attempt, self._services, self._runs_dir)
+        started = time.monotonic()
+        try:
+            plan = self._plans.get(inp.scope, inp.compiled_ref)
+            result = execute_attempt(
+                inp, plan, activity.info().attempt, self._services, self._runs_dir
+            )
+        except ApplicationError as failed:
+            # A failed attempt's type is its failure class (activities/errors.py): bounded.
+            seconds = time.monotonic() - started
+            telemetry_metrics.step_attempt(inp.scope.tenant, "failed", failed.type, seconds)
+            raise
+        seconds = time.monotonic() - started
+        telemetry_metrics.step_attempt(inp.scope.tenant, "completed", None, seconds)
+        return result

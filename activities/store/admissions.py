@@ -22,6 +22,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import Engine, delete, func, insert, select, update
 from sqlalchemy.engine import Connection
 
+from activities import telemetry_metrics
 from activities.store.engine import lock_key
 from activities.store.migrate import open_migrated
 from activities.store.records import utc
@@ -56,9 +57,17 @@ class QuotaExceeded(ForgeError, RuntimeError):
     code = ErrorCode.QUOTA_EXCEEDED
     message_is_complete = True
 
-    def __init__(self, message: str, *, retry_after_s: int, hint: str) -> None:
+    def __init__(
+        self, message: str, *, retry_after_s: int, hint: str, quota: str = "tokens_per_day"
+    ) -> None:
         super().__init__(message, hint=hint)
         self.retry_after_s = retry_after_s
+        self.quota = quota  # which one refused: a bounded metric label
+
+    def counted(self, tenant_id: str) -> QuotaExceeded:
+        """This refusal, counted in forge.quota.refusals (where a refusal is final)."""
+        telemetry_metrics.quota_refused(tenant_id, self.quota)
+        return self
 
 
 @dataclass(frozen=True)
@@ -114,7 +123,10 @@ class AdmissionStore:
             limits = _limits(conn, tenant_id)
             if not limits.any:
                 return None
-            left = _headroom(conn, tenant_id, limits, now)
+            try:
+                left = _headroom(conn, tenant_id, limits, now)
+            except QuotaExceeded as refused:
+                raise refused.counted(tenant_id) from None
             ceiling = requested_tokens
             if left is not None:
                 ceiling = left if requested_tokens is None else min(requested_tokens, left)
@@ -200,7 +212,7 @@ class AdmissionStore:
                 return False
             left = limits.max_tokens_per_day - _tokens_today(conn, tenant_id, now)
             if tokens > left:
-                raise _no_tokens(
+                refused = _no_tokens(
                     f"run {run_id} cannot get {tokens:,} more tokens: tenant {tenant_id!r} has "
                     f"{max(left, 0):,} of its {limits.max_tokens_per_day:,} tokens left today "
                     "(UTC), until",
@@ -208,6 +220,7 @@ class AdmissionStore:
                     f"ask for at most {max(left, 0):,}, or raise the quota: forge tenants "
                     f"update {tenant_id} --max-tokens-per-day N",
                 )
+                raise refused.counted(tenant_id)
             conn.execute(
                 update(run_admissions)
                 .where(_A.tenant_id == tenant_id, _A.run_id == run_id)
@@ -277,7 +290,9 @@ def _headroom(conn: Connection, tenant_id: str, limits: Limits, now: datetime) -
             f"forge tenants update {tenant_id} --max-runs N",
             "the operator raises its max_concurrent_runs",
         )
-        raise QuotaExceeded(why, retry_after_s=CONCURRENCY_RETRY_S, hint="").spell(
+        raise QuotaExceeded(
+            why, retry_after_s=CONCURRENCY_RETRY_S, hint="", quota="concurrent_runs"
+        ).spell(
             Spelled(literal(why)),
             Spelled(
                 "retry when one of its runs ends ({0}), or raise the quota: {1}", (see, raise_)

@@ -12,6 +12,7 @@ from collections.abc import Collection
 
 from temporalio import activity
 
+from activities import telemetry_metrics
 from activities.errors import to_application_error
 from activities.masked_output import clipped
 from activities.net.outbound import OutboundClient
@@ -46,8 +47,10 @@ class WebhookActivities:
         try:
             status = self._post(inp)
         except ForgeError as exc:
+            telemetry_metrics.webhook_attempt(str(exc.code))
             exc.details = [{"attempt": attempt, **_status_of(exc)}]
             raise to_application_error(exc) from None
+        telemetry_metrics.webhook_attempt("delivered")
         return WebhookSendResult(status=status, attempts=attempt)
 
     def _post(self, inp: WebhookSendInput) -> int:

@@ -20,6 +20,7 @@ NOT_RUN = {
     "forge dev": "starts and stops the embedded dev server the test session uses",
     "forge packs check my-packs/": "the reader's own pack directory (a copy with a typo)",
     "forge worker": "runs until interrupted",
+    "FORGE_METRICS_PORT=": "a worker or topology serving /metrics: tests/telemetry/ starts them",
     "forge api": "serves until interrupted (tests/workers/test_cli_access.py starts it)",
     "curl": "docs/api.md's session: tests/docs/test_api_transcript.py runs it live, in order",
     "FORGE_WEBHOOK_SECRET=": "docs/api.md's receiver: tests/docs/test_api_transcript.py runs it",

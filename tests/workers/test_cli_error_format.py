@@ -73,6 +73,7 @@ CASES: list[tuple[str, Args, ErrorCode, str]] = [
         "nothing changed",
     ),
     ("recipes-show-unknown", ["recipes", "show", "nosuch"], ErrorCode.RECIPE_NOT_FOUND, "nosuch"),
+    ("worker-log-format-unknown", ["worker", "--log-format", "xml"], U, "--log-format json"),
     (
         "recipes-import-no-skill",
         lambda tmp: ["recipes", "import", str(tmp)],

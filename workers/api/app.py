@@ -38,6 +38,7 @@ from workers.process import logmask
 from workers.process.guard_recorder import recording
 from workers.services import runs
 from workers.settings import Settings
+from workers.telemetry.observe import observed
 
 __all__ = ["ROUTERS", "create_app"]
 
@@ -67,14 +68,17 @@ def create_app(settings: Settings, client: Client | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         logmask.install()
         mask_text("warm up")  # compile the credential rules before the first request
-        connected = client or await runs.connect(settings)
-        ctx = ApiContext.build(settings, connected)
-        app.state.forge = ctx
-        try:
-            async with recording(ctx.services.events):
-                yield
-        finally:
-            ctx.close()
+        # /metrics on its own port (FORGE_METRICS_PORT), not this one: metrics span tenants,
+        # this port serves each tenant its own (docs/observability.md).
+        async with observed(settings, "api"):
+            connected = client or await runs.connect(settings)
+            ctx = ApiContext.build(settings, connected)
+            app.state.forge = ctx
+            try:
+                async with recording(ctx.services.events):
+                    yield
+            finally:
+                ctx.close()
 
     app = FastAPI(
         title="Forge",

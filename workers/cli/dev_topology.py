@@ -116,16 +116,21 @@ def _processes_table(record: TopologyRecord) -> Table:
 
 def _status_table(state: TopologyStatus) -> Table:
     table = Table(title="Forge dev topology", title_justify="left")
-    for column in ("process", "pid", "port", "health", "probe"):
+    # The metrics column only when a process serves /metrics (FORGE_METRICS_PORT set).
+    metrics = any(p.metrics_port is not None for p in state.processes)
+    columns = ("process", "pid", "port", "metrics", "health", "probe")
+    for column in columns if metrics else tuple(c for c in columns if c != "metrics"):
         table.add_column(column)
     for p in state.processes:
         health = "[green]healthy[/]" if p.healthy else "[red]down[/]"
         if p.alive and not p.healthy:
             health = "[yellow]not answering[/]"
+        served = [str(p.metrics_port) if p.metrics_port is not None else "-"] if metrics else []
         table.add_row(
             p.name,
             str(p.pid) if p.pid is not None else "-",
             str(p.port) if p.port is not None else "-",
+            *served,
             health,
             escape(p.probe),
         )

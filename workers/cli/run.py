@@ -293,29 +293,51 @@ def _version_note(s: Settings) -> str:
     return f", build {version.build_id} of deployment {version.deployment_name}"
 
 
-def worker_cmd() -> None:
+def worker_cmd(
+    log_format: Annotated[
+        str | None,
+        typer.Option(
+            "--log-format",
+            metavar="json|text",
+            help="Log lines as text (the default) or JSON lines with trace and span ids "
+            "(FORGE_LOG_FORMAT).",
+        ),
+    ] = None,
+) -> None:
     """Run a worker for the task queue until interrupted (Ctrl-C)."""
     from workers.process.worker import Services
+    from workers.telemetry.observe import MetricsPortError, observed
 
     s = settings()
+    if log_format is not None and log_format not in ("json", "text"):
+        fail(
+            f"--log-format {log_format!r} is not a log format",
+            "use --log-format json or --log-format text",
+            code=ErrorCode.USAGE_INVALID,
+        )
     _require_sandbox(s)  # before anything connects: a worker that cannot sandbox never polls
 
     async def go() -> None:
-        client = await temporal_client(s)
-        services = Services.from_settings(s)
-        with concurrent.futures.ThreadPoolExecutor(max_workers=s.worker_activity_slots) as pool:
-            worker = _worker(client, s, services, pool, sandbox_checked=True)
-            queues = ", ".join(f"[bold]{q}[/]" for q in worker.task_queues)
-            out.print(
-                f"worker polling {queues} (namespace {s.namespace}{_version_note(s)}); "
-                "Ctrl-C to stop"
-            )
-            await worker.run()
+        async with observed(s, "worker", log_format) as endpoint:
+            if endpoint is not None:
+                out.print(f"metrics at [bold]{endpoint}[/]")
+            client = await temporal_client(s)
+            services = Services.from_settings(s)
+            with concurrent.futures.ThreadPoolExecutor(max_workers=s.worker_activity_slots) as pool:
+                worker = _worker(client, s, services, pool, sandbox_checked=True)
+                queues = ", ".join(f"[bold]{q}[/]" for q in worker.task_queues)
+                out.print(
+                    f"worker polling {queues} (namespace {s.namespace}{_version_note(s)}); "
+                    "Ctrl-C to stop"
+                )
+                await worker.run()
 
     try:
         run_async(go())
     except KeyboardInterrupt:
         out.print("worker stopped")
+    except MetricsPortError as exc:
+        fail_error(exc)
 
 
 def resume_cmd(

@@ -165,6 +165,10 @@ class Topology:
             record = await self._start_s3(record, logs)
         child_env = {**process_environment(), **record.environment}
         child_env["PYTHONUNBUFFERED"] = "1"  # logs show each line as it is written
+        if child_env.get(ENV_VARS["metrics_port"], "").strip():
+            # One port for N processes on one host would collide: each takes a free one, and
+            # records it for `forge dev status` (docs/observability.md).
+            child_env[ENV_VARS["metrics_port"]] = "0"
         if shape.api:
             port = free_port()
             argv = [sys.executable, "-m", "workers.cli", "api", "--host", HOST, "--port", str(port)]

@@ -27,6 +27,7 @@ from workers.process.procs import POLL, PROBE_TIMEOUT, log_tail
 from workers.process.topology import api_answers
 from workers.process.topology_record import ProcessRecord, TopologyRecord, shown
 from workers.settings import ENV_VARS, Settings
+from workers.telemetry.metrics import recorded_metrics_port
 
 __all__ = ["ProcessHealth", "TopologyStatus", "polling_pids", "topology_status", "wait_healthy"]
 
@@ -44,6 +45,8 @@ class ProcessHealth(BaseModel):
     healthy: bool
     probe: str  # what was checked, and what it found
     log: Path
+    # Where the process serves /metrics (FORGE_METRICS_PORT), as it recorded it; None: nowhere.
+    metrics_port: int | None = None
 
 
 class TopologyStatus(BaseModel):
@@ -156,6 +159,7 @@ async def _probe(home: Path, process: ProcessRecord, pids: set[int], queue: str)
         healthy=healthy,
         probe=probe,
         log=process.log,
+        metrics_port=recorded_metrics_port(home, process.pid) if owned else None,
     )
 
 

@@ -62,7 +62,10 @@ async def precheck(client: Client, store: AdmissionStore, tenant: str) -> None:
         await asyncio.to_thread(store.check, tenant, datetime.now(UTC))
     except QuotaExceeded:
         await reconcile(client, store, tenant)
-        await asyncio.to_thread(store.check, tenant, datetime.now(UTC))
+        try:
+            await asyncio.to_thread(store.check, tenant, datetime.now(UTC))
+        except QuotaExceeded as refused:
+            raise refused.counted(tenant) from None
 
 
 @asynccontextmanager

@@ -1,0 +1,1 @@
+"""Process-level OpenTelemetry setup of Forge entry points, one concern per module."""
