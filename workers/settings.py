@@ -34,6 +34,12 @@ from workers.settings_env import (
     check_endpoint,
     check_owner_url,
 )
+from workers.settings_telemetry import (
+    TELEMETRY_ENV_VARS,
+    TELEMETRY_PARSERS,
+    OtlpProtocol,
+    TelemetryMode,
+)
 from workers.settings_temporal import (
     TEMPORAL_ENV_VARS,
     TEMPORAL_PARSERS,
@@ -83,8 +89,9 @@ ENV_VARS: Mapping[str, str] = {
     "step_runtime": "FORGE_STEP_RUNTIME",
     **TEMPORAL_ENV_VARS,
     **WORKER_ENV_VARS,
+    **TELEMETRY_ENV_VARS,
 }
-_PARSERS = {**PARSERS, **TEMPORAL_PARSERS, **WORKER_PARSERS}
+_PARSERS = {**PARSERS, **TEMPORAL_PARSERS, **WORKER_PARSERS, **TELEMETRY_PARSERS}
 
 
 def process_environment() -> dict[str, str]:
@@ -180,6 +187,15 @@ class Settings(BaseModel):
     worker_workflow_slots: int = Field(default=100, ge=2, le=MAX_SLOTS)
     worker_pollers: int = Field(default=5, ge=2, le=MAX_SLOTS)
     worker_target_cpu: float | None = Field(default=None, gt=0, le=1)
+    # Telemetry (workers/settings_telemetry.py, docs/observability.md): off installs nothing;
+    # console prints spans; otlp exports to otel_endpoint (unset: the SDK's localhost default).
+    telemetry: TelemetryMode = "off"
+    otel_endpoint: str | None = None
+    otel_protocol: OtlpProtocol = "http/protobuf"
+    otel_service_name: str | None = None
+    otel_resource_attributes: tuple[tuple[str, str], ...] = ()
+    otel_traces_sampler: str = "parentbased_always_on"
+    otel_traces_sampler_arg: float = Field(default=1.0, ge=0, le=1)
 
     @model_validator(mode="before")
     @classmethod
