@@ -1,0 +1,40 @@
+"""A tracer provider installed for one test, read through the SDK's in-memory exporter."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.util._once import Once
+
+from workers.settings import Settings
+from workers.telemetry import tracing
+
+
+def uninstall() -> None:
+    """Put the process back as FORGE_TELEMETRY=off left it: no provider, the API's no-op.
+
+    The OpenTelemetry API lets a process set its provider once; its own test helpers reset
+    these same globals between tests.
+    """
+    if tracing._provider is not None:
+        tracing._provider.shutdown()
+    tracing._provider = None
+    trace._TRACER_PROVIDER = None
+    trace._TRACER_PROVIDER_SET_ONCE = Once()
+
+
+@pytest.fixture
+def spans(tmp_path: Path) -> Iterator[InMemorySpanExporter]:
+    """Telemetry on (the console exporter, captured) and every ended span kept in memory."""
+    exporter = InMemorySpanExporter()
+    settings = Settings(home=tmp_path / "otel-home", telemetry="console")
+    tracing.install(settings, "worker", processors=[SimpleSpanProcessor(exporter)])
+    try:
+        yield exporter
+    finally:
+        uninstall()
