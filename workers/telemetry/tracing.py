@@ -148,12 +148,16 @@ def run_span(
     """The root span of run `run_id`'s trace, current while the run's workflow is started.
 
     Temporal carries the current span in the workflow's headers, so the workflow and every
-    activity join this trace, on any worker, after any kill or continue-as-new. Yields the
-    run's trace id, or None when no provider is installed (nothing is recorded).
+    activity join this trace, on any worker, after any kill or continue-as-new. The span links
+    to `links`, or else to the span current here (the API request that asked for the run).
+    Yields the run's trace id, or None when no provider is installed (nothing is recorded).
     """
     if _provider is None:
         yield None
         return
+    asked = trace.get_current_span().get_span_context()
+    if not links and asked.is_valid:
+        links = (trace.Link(asked),)
     trace_id = run_trace_id(run_id)
     token = _next_trace_id.set(trace_id)
     try:
