@@ -30,7 +30,6 @@ from workers.services import runs
 from workers.settings import Settings
 from workers.telemetry import tracing
 
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
