@@ -14,6 +14,7 @@ from typing import Any
 from opentelemetry import trace
 from temporalio import activity, workflow
 from temporalio.api.common.v1 import Payload
+from temporalio.contrib.opentelemetry._otel_interceptor import _context_to_headers
 from temporalio.converter import default
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import (
@@ -21,16 +22,22 @@ from temporalio.worker import (
     ExecuteActivityInput,
     ExecuteWorkflowInput,
     Interceptor,
+    StartChildWorkflowInput,
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
+    WorkflowOutboundInterceptor,
 )
 
 from activities import telemetry as names
 from schemas.errors import ForgeError
 from workers.process.tenant_guard import TENANT_HEADER
+from workers.telemetry import tracing
 from workflows.policies import TENANT_ATTRIBUTE
 
-__all__ = ["RunAttributes", "failure_class"]
+__all__ = ["SCHEDULED_SPAN", "RunAttributes", "failure_class"]
+
+# The root span of a scheduled run's trace (docs/observability.md).
+SCHEDULED_SPAN = "forge.run.scheduled"
 
 # The workflow whose id is the run id (workers/services/runs.py starts it under it).
 _RUN_WORKFLOW = "CompiledRunWorkflow"
@@ -91,6 +98,9 @@ def _activity_attributes(input: ExecuteActivityInput) -> dict[str, str | int]:
 
 
 class _WorkflowAttributes(WorkflowInboundInterceptor):
+    def init(self, outbound: WorkflowOutboundInterceptor) -> None:
+        super().init(_ScheduledRunTrace(outbound))
+
     async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
         span = trace.get_current_span()
         if span.is_recording():
@@ -101,3 +111,41 @@ class _WorkflowAttributes(WorkflowInboundInterceptor):
             if info.workflow_type == _RUN_WORKFLOW:
                 span.set_attribute(names.RUN_ID, info.workflow_id)
         return await super().execute_workflow(input)
+
+
+class _ScheduledRunTrace(WorkflowOutboundInterceptor):
+    """A scheduled run (a child of its schedule's firing) starts in its own run's trace.
+
+    Its trace id is derived from its run id, as a submitted run's is, so the run is one trace
+    and the API names it; its root, forge.run.scheduled, links to the firing that started it.
+    The root's parent is the run's derived root context: a workflow's own span ids come from
+    its deterministic random, never from the run id.
+    """
+
+    async def start_child_workflow(self, input: StartChildWorkflowInput) -> Any:
+        if input.workflow != _RUN_WORKFLOW or input.id is None:
+            return await super().start_child_workflow(input)
+        firing = trace.get_current_span().get_span_context()
+        root = trace.NonRecordingSpan(
+            trace.SpanContext(
+                trace_id=tracing.run_trace_id(input.id),
+                span_id=tracing.run_root_span_id(input.id),
+                is_remote=True,
+                trace_flags=trace.TraceFlags(trace.TraceFlags.SAMPLED),
+            )
+        )
+        attributes: dict[str, str] = {names.RUN_ID: input.id}
+        tenant = workflow.info().typed_search_attributes.get(TENANT_ATTRIBUTE)
+        if tenant is not None:
+            attributes[names.TENANT] = tenant
+        with names.tracer().start_as_current_span(
+            SCHEDULED_SPAN,
+            context=trace.set_span_in_context(root),
+            kind=trace.SpanKind.PRODUCER,
+            attributes=attributes,
+            links=[trace.Link(firing)] if firing.is_valid else [],
+        ):
+            # The SDK's interceptor (outside this one) put the firing's context in the headers:
+            # the run's replaces it, in the SDK's own header.
+            input.headers = _context_to_headers(input.headers)
+            return await super().start_child_workflow(input)

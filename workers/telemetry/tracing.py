@@ -33,6 +33,7 @@ __all__ = [
     "format_trace_id",
     "install",
     "installed",
+    "run_root_span_id",
     "run_span",
     "run_trace_id",
 ]
@@ -51,6 +52,12 @@ def run_trace_id(run_id: str) -> int:
     """The trace id of run `run_id`: the first 16 bytes of sha256("forge-run:" + run_id)."""
     digest = hashlib.sha256(f"forge-run:{run_id}".encode()).digest()
     return int.from_bytes(digest[:16], "big") or 1  # the all-zero id is invalid
+
+
+def run_root_span_id(run_id: str) -> int:
+    """The span id a run's trace is rooted at when a workflow starts it (a scheduled run)."""
+    digest = hashlib.sha256(f"forge-run:{run_id}".encode()).digest()
+    return int.from_bytes(digest[16:24], "big") or 1  # the all-zero id is invalid
 
 
 def format_trace_id(trace_id: int) -> str:
