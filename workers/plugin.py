@@ -17,7 +17,6 @@ from activities.errors import ForgeFailureConverter
 from schemas.errors import RunFailure
 from workers.process.tenant_guard import TenantGuard
 from workers.telemetry import tracing
-from workers.telemetry.run_attributes import RunAttributes
 from workflows.operations import OPERATIONS, Operation
 from workflows.run import CompiledRunWorkflow
 from workflows.scheduled_capsule import ScheduledCapsuleWorkflow
@@ -153,6 +152,10 @@ class ForgePlugin(SimplePlugin):
         config = super().configure_worker(config)
         # RunAttributes after the SDK's tracing interceptor (a client's come first): inside its
         # spans, so it names them.
-        added = [TenantGuard(), RunAttributes()] if self._traced else [TenantGuard()]
+        added: list[Any] = [TenantGuard()]
+        if self._traced:
+            from workers.telemetry.run_attributes import RunAttributes  # loads the SDK: on only
+
+            added.append(RunAttributes())
         config["interceptors"] = [*config.get("interceptors", []), *added]
         return config

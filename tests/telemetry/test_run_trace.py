@@ -104,3 +104,23 @@ async def test_telemetry_off_installs_nothing(temporal_env, task_queue, tmp_path
     assert plugin.interceptors is None
     with tracing.run_span("r", "t", SUBMIT_SPAN) as trace_id:
         assert trace_id is None
+
+
+def test_telemetry_off_loads_no_sdk() -> None:
+    """Off, a process that builds a worker, submits runs and serves the API never imports the
+    OpenTelemetry SDK or the Temporal SDK's OpenTelemetry support."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = (
+        "import sys, workers.plugin, workers.services.runs, workers.cli.run, workers.api.app\n"
+        "workers.plugin.ForgePlugin()\n"
+        "print(sorted(m for m in sys.modules if m.startswith("
+        "('opentelemetry.sdk', 'temporalio.contrib.opentelemetry'))))\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert shown.stdout.strip() == "[]", shown.stdout
