@@ -109,7 +109,10 @@ def _tracing_interceptors() -> list[Any]:
     # The SDK's OpenTelemetry support loads only when a process records (telemetry on).
     from temporalio.contrib.opentelemetry import OpenTelemetryInterceptor
 
-    return [OpenTelemetryInterceptor(add_temporal_spans=True)]
+    from workers.telemetry.run_attributes import RunClientAttributes
+
+    # The SDK's first, so its StartWorkflow span is current when ours names it.
+    return [OpenTelemetryInterceptor(add_temporal_spans=True), RunClientAttributes()]
 
 
 class ForgePlugin(SimplePlugin):

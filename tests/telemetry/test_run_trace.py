@@ -55,6 +55,11 @@ async def test_a_frozen_code_run_is_one_trace_derived_from_its_run_id(
     derived = tracing.run_trace_id(run_id)
     assert {s.context.trace_id for s in finished} == {derived}
     in_trace = [s for s in spans.get_finished_spans() if s.context.trace_id == derived]
+    # Every span of the trace names the run and its tenant.
+    assert all(s.attributes.get(names.RUN_ID) == run_id for s in in_trace), [
+        s.name for s in in_trace if s.attributes.get(names.RUN_ID) != run_id
+    ]
+    assert all(s.attributes.get(names.TENANT) == scope.tenant for s in in_trace)
     # The submission is the root; the workflow starts under it and runs under the start.
     (root,) = [s for s in in_trace if s.parent is None]
     assert root.name == SUBMIT_SPAN

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import temporalio.client
 from opentelemetry import trace
 from temporalio import activity, workflow
 from temporalio.api.common.v1 import Payload
-from temporalio.contrib.opentelemetry._otel_interceptor import _context_to_headers
 from temporalio.converter import default
 from temporalio.exceptions import ApplicationError
 from temporalio.worker import (
@@ -34,7 +34,7 @@ from workers.process.tenant_guard import TENANT_HEADER
 from workers.telemetry import tracing
 from workflows.policies import TENANT_ATTRIBUTE
 
-__all__ = ["SCHEDULED_SPAN", "RunAttributes", "failure_class"]
+__all__ = ["SCHEDULED_SPAN", "RunAttributes", "RunClientAttributes", "failure_class"]
 
 # The root span of a scheduled run's trace (docs/observability.md).
 SCHEDULED_SPAN = "forge.run.scheduled"
@@ -99,7 +99,7 @@ def _activity_attributes(input: ExecuteActivityInput) -> dict[str, str | int]:
 
 class _WorkflowAttributes(WorkflowInboundInterceptor):
     def init(self, outbound: WorkflowOutboundInterceptor) -> None:
-        super().init(_ScheduledRunTrace(outbound))
+        super().init(_RunOutbound(outbound))
 
     async def execute_workflow(self, input: ExecuteWorkflowInput) -> Any:
         span = trace.get_current_span()
@@ -113,15 +113,27 @@ class _WorkflowAttributes(WorkflowInboundInterceptor):
         return await super().execute_workflow(input)
 
 
-class _ScheduledRunTrace(WorkflowOutboundInterceptor):
-    """A scheduled run (a child of its schedule's firing) starts in its own run's trace.
+class RunClientAttributes(temporalio.client.Interceptor):
+    """The client interceptor: forge.run_id and forge.tenant on the SDK's StartWorkflow span."""
 
-    Its trace id is derived from its run id, as a submitted run's is, so the run is one trace
-    and the API names it; its root, forge.run.scheduled, links to the firing that started it.
-    The root's parent is the run's derived root context: a workflow's own span ids come from
-    its deterministic random, never from the run id.
-    """
+    def intercept_client(
+        self, next: temporalio.client.OutboundInterceptor
+    ) -> temporalio.client.OutboundInterceptor:
+        return _ClientAttributes(next)
 
+
+class _ClientAttributes(temporalio.client.OutboundInterceptor):
+    async def start_workflow(self, input: temporalio.client.StartWorkflowInput) -> Any:
+        span = trace.get_current_span()
+        if span.is_recording() and input.workflow == _RUN_WORKFLOW:
+            span.set_attribute(names.RUN_ID, input.id)
+            tenant = (input.memo or {}).get("tenant")
+            if isinstance(tenant, str):
+                span.set_attribute(names.TENANT, tenant)
+        return await super().start_workflow(input)
+
+
+class _RunOutbound(WorkflowOutboundInterceptor):
     async def start_child_workflow(self, input: StartChildWorkflowInput) -> Any:
         if input.workflow != _RUN_WORKFLOW or input.id is None:
             return await super().start_child_workflow(input)
@@ -145,7 +157,7 @@ class _ScheduledRunTrace(WorkflowOutboundInterceptor):
             attributes=attributes,
             links=[trace.Link(firing)] if firing.is_valid else [],
         ):
-            # The SDK's interceptor (outside this one) put the firing's context in the headers:
-            # the run's replaces it, in the SDK's own header.
-            input.headers = _context_to_headers(input.headers)
+            # The SDK's interceptor runs inside this one (a later worker interceptor wraps the
+            # outbound calls outside the earlier ones): its StartChildWorkflow span, and the
+            # context it puts in the child's headers, are this span's.
             return await super().start_child_workflow(input)

@@ -43,6 +43,9 @@ Role = Literal["worker", "api", "cli"]
 # The OTLP/HTTP path of traces under OTEL_EXPORTER_OTLP_ENDPOINT (the specification's rule).
 _TRACES_PATH = "/v1/traces"
 
+# What a span takes from its parent span (_Inherit).
+_INHERITED = (names.RUN_ID, names.TENANT, names.STEP_ID)
+
 _provider: ReplaySafeTracerProvider | None = None
 # The trace id the next root span takes (run_span sets it around its span's start).
 _next_trace_id: ContextVar[int | None] = ContextVar("forge_next_trace_id", default=None)
@@ -87,9 +90,25 @@ def install(
         return _provider
     # The SDK loads only in a process that records: off costs no import.
     from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import Span, SpanProcessor
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
     from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
     from temporalio.contrib.opentelemetry import create_tracer_provider
+
+    class _Inherit(SpanProcessor):
+        """A span started inside a run's span (in the same process) names the same run.
+
+        The SDK's StartActivity spans, and the spans recorded inside an activity, are children
+        of a span that carries forge.run_id, forge.tenant and forge.step_id: they take them.
+        """
+
+        def on_start(self, span: Span, parent_context: otel_context.Context | None = None) -> None:
+            parent = trace.get_current_span(parent_context)
+            given = getattr(parent, "attributes", None) or {}
+            own = span.attributes or {}
+            inherited = {k: given[k] for k in _INHERITED if k in given and k not in own}
+            if inherited:
+                span.set_attributes(inherited)
 
     class _RunIdGenerator(RandomIdGenerator):
         """Random ids, except a run's root span: run_span derived its trace id."""
@@ -107,6 +126,7 @@ def install(
     provider = create_tracer_provider(
         sampler=_sampler(settings), resource=resource, id_generator=_RunIdGenerator()
     )
+    provider.add_span_processor(_Inherit())
     provider.add_span_processor(BatchSpanProcessor(_exporter(settings)))
     for processor in processors:
         provider.add_span_processor(processor)
