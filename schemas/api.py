@@ -91,6 +91,12 @@ class RunRequest(FrozenModel):
         return self
 
 
+_TRACE_ID = (
+    "the run's OpenTelemetry trace id (32 hex digits, derived from the run id) when the API "
+    "records telemetry (FORGE_TELEMETRY); also in the Forge-Trace-Id header"
+)
+
+
 class RunAccepted(FrozenModel):
     """A run that was started: follow it at `GET /v1/runs/{run_id}`."""
 
@@ -98,6 +104,7 @@ class RunAccepted(FrozenModel):
     status: Literal["running"] = "running"
     plan_hash: str | None = None
     steps: int | None = Field(default=None, description="compiled steps (plan runs)")
+    trace_id: str | None = Field(default=None, description=_TRACE_ID)
 
 
 class RunSummary(FrozenModel):
@@ -136,6 +143,7 @@ class RunDetail(FrozenModel):
     steps: dict[str, StepStatus] | None = Field(
         default=None, description="source=events only: step_key -> its last state in the log"
     )
+    trace_id: str | None = Field(default=None, description=_TRACE_ID)
 
 
 class EventPage(FrozenModel):

@@ -16,6 +16,7 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 from activities.errors import ForgeFailureConverter
 from schemas.errors import RunFailure
 from workers.process.tenant_guard import TenantGuard
+from workers.telemetry import tracing
 from workflows.operations import OPERATIONS, Operation
 from workflows.run import CompiledRunWorkflow
 from workflows.scheduled_capsule import ScheduledCapsuleWorkflow
@@ -29,6 +30,10 @@ PASSTHROUGH_MODULES = (
     "schemas",  # frozen pydantic models only: no I/O, no clock
     "rfc8785",  # pure canonical-JSON encoding
 )
+
+# ... and, with telemetry on, the OpenTelemetry API the SDK's workflow interceptor records with:
+# its context and the replay-safe provider are the host's (the SDK's OpenTelemetryPlugin's rule).
+TRACED_PASSTHROUGH = ("opentelemetry",)
 
 WORKFLOWS: tuple[type, ...] = (
     CompiledRunWorkflow,
@@ -100,10 +105,26 @@ def activity_definition_name(fn: Callable[..., object]) -> str:
     return definition.name
 
 
+def _tracing_interceptors() -> list[Any]:
+    # The SDK's OpenTelemetry support loads only when a process records (telemetry on).
+    from temporalio.contrib.opentelemetry import OpenTelemetryInterceptor
+
+    from workers.telemetry.run_attributes import RunClientAttributes
+
+    # The SDK's first, so its StartWorkflow span is current when ours names it.
+    return [OpenTelemetryInterceptor(add_temporal_spans=True), RunClientAttributes()]
+
+
 class ForgePlugin(SimplePlugin):
     """Pydantic payloads, Forge's workflows, sandbox passthrough and failure types."""
 
     def __init__(self) -> None:
+        # Telemetry on (the process installed a tracer provider, workers/telemetry/tracing.py):
+        # the Temporal SDK's OpenTelemetry support, for the client and every worker of it, so
+        # the workflow and each activity attempt are spans of the run's trace. Off: nothing.
+        traced = tracing.installed()
+        passthrough = (*PASSTHROUGH_MODULES, *TRACED_PASSTHROUGH) if traced else PASSTHROUGH_MODULES
+        self._traced = traced
         super().__init__(
             "forge",
             data_converter=dataclasses.replace(
@@ -112,9 +133,7 @@ class ForgePlugin(SimplePlugin):
             workflows=list(WORKFLOWS),
             activities=registered,  # a worker's activities, from the operations table
             workflow_runner=SandboxedWorkflowRunner(
-                restrictions=SandboxRestrictions.default.with_passthrough_modules(
-                    *PASSTHROUGH_MODULES
-                )
+                restrictions=SandboxRestrictions.default.with_passthrough_modules(*passthrough)
             ),
             # A payload that fails validation inside workflow code fails the same way on
             # every replay: fail the workflow instead of retrying its task forever. A RunFailure
@@ -122,6 +141,9 @@ class ForgePlugin(SimplePlugin):
             # workflow too, and the failure converter turns it into its ApplicationError. Any
             # other ForgeError fails the task only (retried: a redeploy can still finish it).
             workflow_failure_exception_types=[pydantic.ValidationError, RunFailure],
+            # Temporal spans (StartWorkflow, RunWorkflow, StartActivity, RunActivity) on: they
+            # are the trace's shape (docs/observability.md).
+            interceptors=_tracing_interceptors() if traced else None,
         )
 
     def configure_worker(self, config: WorkerConfig) -> WorkerConfig:
@@ -131,5 +153,12 @@ class ForgePlugin(SimplePlugin):
         client, and the guard is a worker's alone (workers/process/tenant_guard.py).
         """
         config = super().configure_worker(config)
-        config["interceptors"] = [*config.get("interceptors", []), TenantGuard()]
+        # RunAttributes after the SDK's tracing interceptor (a client's come first): inside its
+        # spans, so it names them.
+        added: list[Any] = [TenantGuard()]
+        if self._traced:
+            from workers.telemetry.run_attributes import RunAttributes  # loads the SDK: on only
+
+            added.append(RunAttributes())
+        config["interceptors"] = [*config.get("interceptors", []), *added]
         return config

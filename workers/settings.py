@@ -35,6 +35,12 @@ from workers.settings_env import (
     check_owner_url,
 )
 from workers.settings_metrics import METRICS_ENV_VARS, METRICS_PARSERS, LogFormat
+from workers.settings_telemetry import (
+    TELEMETRY_ENV_VARS,
+    TELEMETRY_PARSERS,
+    OtlpProtocol,
+    TelemetryMode,
+)
 from workers.settings_temporal import (
     TEMPORAL_ENV_VARS,
     TEMPORAL_PARSERS,
@@ -85,8 +91,15 @@ ENV_VARS: Mapping[str, str] = {
     **TEMPORAL_ENV_VARS,
     **WORKER_ENV_VARS,
     **METRICS_ENV_VARS,
+    **TELEMETRY_ENV_VARS,
 }
-_PARSERS = {**PARSERS, **TEMPORAL_PARSERS, **WORKER_PARSERS, **METRICS_PARSERS}
+_PARSERS = {
+    **PARSERS,
+    **TEMPORAL_PARSERS,
+    **WORKER_PARSERS,
+    **METRICS_PARSERS,
+    **TELEMETRY_PARSERS,
+}
 
 
 def process_environment() -> dict[str, str]:
@@ -187,6 +200,15 @@ class Settings(BaseModel):
     # none), and the log line format (`forge worker --log-format` overrides it).
     metrics_port: int | None = Field(default=None, ge=0, le=65535)
     log_format: LogFormat = "text"
+    # Telemetry (workers/settings_telemetry.py, docs/observability.md): off installs nothing;
+    # console prints spans; otlp exports to otel_endpoint (unset: the SDK's localhost default).
+    telemetry: TelemetryMode = "off"
+    otel_endpoint: str | None = None
+    otel_protocol: OtlpProtocol = "http/protobuf"
+    otel_service_name: str | None = None
+    otel_resource_attributes: tuple[tuple[str, str], ...] = ()
+    otel_traces_sampler: str = "parentbased_always_on"
+    otel_traces_sampler_arg: float = Field(default=1.0, ge=0, le=1)
 
     @model_validator(mode="before")
     @classmethod

@@ -30,6 +30,8 @@ NOT_RUN = {
     "forge webhooks": "random ids and secrets: tests/workers/test_cli_webhooks.py runs each verb",
     "forge run": "a live run (ids and timings differ; tests/workers/test_cli_run.py runs it)",
     "forge resume": "a live run",
+    "FORGE_TELEMETRY=otlp OTEL_EXPORTER_OTLP_ENDPOINT=": "a live run exporting its spans to a "
+    "receiver (tests/telemetry/test_cli_trace.py runs one and checks the trace line)",
     "forge deploy": "builds polling a live server: tests/workers/test_rolling_upgrade.py runs it",
     "FORGE_BUILD_ID=": "starts a worker: tests/workers/test_rolling_upgrade.py starts two builds",
     "temporal workflow describe": "a run id from the reader's own run, on a live server",

@@ -1,12 +1,47 @@
-"""Metrics fixtures: this test process's MeterProvider, read in memory and as /metrics text."""
+"""Telemetry fixtures: a tracer provider installed for one test and read through the SDK's
+in-memory exporter; this test process's MeterProvider, read in memory and as /metrics text."""
+
+from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from opentelemetry import trace
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.util._once import Once
 
 from tests.telemetry.readings import Readings
+from workers.settings import Settings
+from workers.telemetry import tracing
 from workers.telemetry.metrics import ProcessMetrics, build_metrics
+
+
+def uninstall() -> None:
+    """Put the process back as FORGE_TELEMETRY=off left it: no provider, the API's no-op.
+
+    The OpenTelemetry API lets a process set its provider once; its own test helpers reset
+    these same globals between tests.
+    """
+    if tracing._provider is not None:
+        tracing._provider.shutdown()
+    tracing._provider = None
+    trace._TRACER_PROVIDER = None
+    trace._TRACER_PROVIDER_SET_ONCE = Once()
+
+
+@pytest.fixture
+def spans(tmp_path: Path) -> Iterator[InMemorySpanExporter]:
+    """Telemetry on (the console exporter, captured) and every ended span kept in memory."""
+    exporter = InMemorySpanExporter()
+    settings = Settings(home=tmp_path / "otel-home", telemetry="console")
+    tracing.install(settings, "worker", processors=[SimpleSpanProcessor(exporter)])
+    try:
+        yield exporter
+    finally:
+        uninstall()
 
 
 @pytest.fixture(scope="session")

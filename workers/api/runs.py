@@ -27,9 +27,11 @@ from workers.api.context import ApiContext
 from workers.api.idempotency import IdempotencyKey, once
 from workers.api.inputs import materialized, param_strings
 from workers.api.problems import problem_responses
+from workers.api.tracing import TRACE_ID_HEADER, run_trace_id
 from workers.services import quotas, run_reads, runs
 from workers.services.access import Principal
 from workers.services.capsule_runs import input_policy
+from workers.telemetry import tracing
 
 __all__ = ["router", "tenant_run"]
 
@@ -88,6 +90,7 @@ def _prepare(ctx: ApiContext, who: Principal, body: RunRequest) -> tuple[RunInpu
                 run_id=run.run_id,
                 plan_hash=plan.compiled.plan_hash,
                 steps=len(plan.compiled.steps),
+                trace_id=run_trace_id(run.run_id),
             )
             return run, accepted
         assert body.objective is not None
@@ -101,7 +104,7 @@ def _prepare(ctx: ApiContext, who: Principal, body: RunRequest) -> tuple[RunInpu
             max_cost=body.max_cost_usd,
             params=param_strings(body.params),
         )
-        return run, RunAccepted(run_id=run.run_id)
+        return run, RunAccepted(run_id=run.run_id, trace_id=run_trace_id(run.run_id))
 
 
 @router.post(
@@ -124,7 +127,13 @@ async def start_run(
         await runs.start_run(ctx.client, ctx.settings, run, ctx.services.admissions)
         return 201, accepted
 
-    return await once(ctx, who, request, idempotency_key, body, act)
+    response = await once(ctx, who, request, idempotency_key, body, act)
+    # The accepted run (a replayed answer too, whose body once() kept) names its trace.
+    if response.status_code == 201 and tracing.installed():
+        accepted = RunAccepted.model_validate_json(bytes(response.body))
+        if accepted.trace_id is not None:
+            response.headers[TRACE_ID_HEADER] = accepted.trace_id
+    return response
 
 
 @router.get(
@@ -214,7 +223,13 @@ async def get_run(
     if view is None and result is None and status != "RUNNING":
         error = await run_reads.failure(ctx.client, run_id)
     return RunDetail(
-        run_id=run_id, status=shown, workflow_status=status, view=view, result=result, error=error
+        run_id=run_id,
+        status=shown,
+        workflow_status=status,
+        view=view,
+        result=result,
+        error=error,
+        trace_id=run_trace_id(run_id),
     )
 
 
@@ -225,7 +240,12 @@ async def _from_events(ctx: ApiContext, who: Principal, run_id: str) -> RunDetai
     )
     status, steps = logged_state(events)
     return RunDetail(
-        run_id=run_id, status=status, workflow_status="RUNNING", source="events", steps=steps
+        run_id=run_id,
+        status=status,
+        workflow_status="RUNNING",
+        source="events",
+        steps=steps,
+        trace_id=run_trace_id(run_id),
     )
 
 

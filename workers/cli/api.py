@@ -17,8 +17,10 @@ def api_cmd(
     import uvicorn  # noqa: PLC0415 - the server loads only for this verb
 
     from workers.api.app import create_app  # noqa: PLC0415 - FastAPI loads only for this verb
+    from workers.telemetry import tracing  # noqa: PLC0415 - the SDK loads only when on
 
     s = settings()
+    tracing.install(s, "api")  # FORGE_TELEMETRY off: nothing
     run_async(temporal_client(s))  # exits 2 with one line when Temporal cannot be reached
     out.print(
         f"Forge API on http://{host}:{port} · OpenAPI at /openapi.json · docs at /docs · "

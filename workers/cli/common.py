@@ -241,6 +241,11 @@ async def temporal_client(s: Settings, *, read_only: bool = False) -> Client:
         from workers.services.run_reads import connect_reader as connect
     else:
         from workers.services.runs import connect
+        from workers.telemetry import tracing
+
+        # A verb that submits runs (or serves them in process, `forge run`) records them; the
+        # worker and API verbs installed theirs first, under their own role.
+        tracing.install(s, "cli")
     try:
         return await connect(s)
     except DevServerError as exc:

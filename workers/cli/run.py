@@ -225,6 +225,7 @@ async def run_started(
             f"started [bold]{run.run_id}[/] on task queue {s.task_queue}. "
             f"Follow it with `forge watch {run.run_id}`."
         )
+        _print_trace(run.run_id)
         workflows = TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
         if not await queues.polled(client, s.task_queue, workflows):
             out.print(
@@ -244,7 +245,16 @@ async def run_started(
                 run = run.model_copy(update={"model_wait_s": queues.UNSERVED_WAIT_S})
                 _unserved_note(missing, s, run.model_wait_s)
             handle = await runs.start_run(client, s, run, services.admissions)
+            _print_trace(run.run_id)
             return await follow(handle, s, services)
+
+
+def _print_trace(run_id: str) -> None:
+    """The run's trace id, for finding it in a tracing backend (telemetry on only)."""
+    from workers.telemetry import tracing
+
+    if tracing.installed():
+        out.print(f"trace {tracing.format_trace_id(tracing.run_trace_id(run_id))}")
 
 
 def _require_sandbox(s: Settings) -> None:
@@ -316,6 +326,9 @@ def worker_cmd(
             code=ErrorCode.USAGE_INVALID,
         )
     _require_sandbox(s)  # before anything connects: a worker that cannot sandbox never polls
+    from workers.telemetry import tracing
+
+    tracing.install(s, "worker")  # FORGE_TELEMETRY off: nothing
 
     async def go() -> None:
         async with observed(s, "worker", log_format) as endpoint:

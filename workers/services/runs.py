@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.trace import Link
 from temporalio.client import (
     Client,
     WorkflowHandle,
@@ -33,6 +34,7 @@ from workers.plugin import ForgePlugin
 from workers.services.run_reads import tenant_attribute_fix
 from workers.services.temporal_connect import open_client
 from workers.settings import Settings
+from workers.telemetry import tracing
 from workflows.policies import TENANT_ATTRIBUTE, tenant_attributes, tenant_priority
 from workflows.run import CompiledRunWorkflow
 
@@ -40,6 +42,10 @@ if TYPE_CHECKING:
     from activities.store.admissions import AdmissionStore
     from activities.store.artifacts import ArtifactStore
     from compiler.plan.context import CompileContext
+
+
+# The root span of every run's trace (docs/observability.md).
+SUBMIT_SPAN = "forge.run.submit"
 
 
 class PlanFileError(ForgeError, ValueError):
@@ -290,9 +296,18 @@ async def connect(settings: Settings) -> Client:
 
 
 async def start_run(
-    client: Client, settings: Settings, run: RunInput, admissions: AdmissionStore | None = None
+    client: Client,
+    settings: Settings,
+    run: RunInput,
+    admissions: AdmissionStore | None = None,
+    *,
+    links: Sequence[Link] = (),
 ) -> WorkflowHandle[CompiledRunWorkflow, RunResult]:
     """Start the run's workflow; a run id is used once, ever.
+
+    With telemetry on, the workflow starts inside the root span of the run's trace (its id
+    derived from the run id: workers/telemetry/tracing.py), linked to `links` (the API request
+    or schedule firing that asked for the run).
 
     Its streams and events are keyed by it: a second run under the same id would read the
     first one's records. It is admitted under its tenant's quotas first (`admissions`: the
@@ -313,7 +328,10 @@ async def start_run(
             "make it with new_run_id(tenant)"
         )
     async with quotas.admitted(client, settings.database_url, run, admissions) as run:
-        with tenant_attribute_registered(settings.namespace):
+        with (
+            tenant_attribute_registered(settings.namespace),
+            tracing.run_span(run.run_id, run.scope.tenant, SUBMIT_SPAN, links=links),
+        ):
             return await client.start_workflow(
                 CompiledRunWorkflow.run,
                 run,

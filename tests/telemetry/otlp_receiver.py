@@ -1,0 +1,116 @@
+"""A real OTLP/HTTP trace receiver for tests: a loopback HTTP server decoding what arrives.
+
+It answers POST /v1/traces as an OpenTelemetry Collector does, decoding each body as an
+ExportTraceServiceRequest with opentelemetry-proto (not Forge's code), and keeps every span with
+its resource's service.name and its attributes as plain values.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+__all__ = ["ReceivedSpan", "Receiver"]
+
+
+@dataclass(frozen=True)
+class ReceivedSpan:
+    service: str
+    name: str
+    trace_id: str  # 32 hex digits
+    span_id: str
+    parent_span_id: str  # "" for a root
+    attributes: dict[str, Any]
+    links: tuple[str, ...]  # the linked spans' ids
+
+
+def _value(value: AnyValue) -> Any:
+    kind = value.WhichOneof("value")
+    return None if kind is None else getattr(value, kind)
+
+
+@dataclass
+class Receiver:
+    spans: list[ReceivedSpan] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                receiver.paths.append(self.path)
+                if self.path != "/v1/traces":
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                request = ExportTraceServiceRequest()
+                request.ParseFromString(body)
+                receiver._keep(request)
+                answer = ExportTraceServiceResponse().SerializeToString()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-protobuf")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *_args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def _keep(self, request: ExportTraceServiceRequest) -> None:
+        found = []
+        for resource_spans in request.resource_spans:
+            resource = {a.key: _value(a.value) for a in resource_spans.resource.attributes}
+            for scope_spans in resource_spans.scope_spans:
+                for span in scope_spans.spans:
+                    found.append(
+                        ReceivedSpan(
+                            service=str(resource.get("service.name")),
+                            name=span.name,
+                            trace_id=span.trace_id.hex(),
+                            span_id=span.span_id.hex(),
+                            parent_span_id=span.parent_span_id.hex(),
+                            attributes={a.key: _value(a.value) for a in span.attributes},
+                            links=tuple(link.span_id.hex() for link in span.links),
+                        )
+                    )
+        with self._lock:
+            self.spans.extend(found)
+
+    def received(self) -> list[ReceivedSpan]:
+        with self._lock:
+            return list(self.spans)
+
+    def __enter__(self) -> Receiver:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        _type: type[BaseException] | None,
+        _exc: BaseException | None,
+        _tb: TracebackType | None,
+    ) -> None:
+        self._server.shutdown()
+        self._server.server_close()
