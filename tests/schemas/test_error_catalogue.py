@@ -50,6 +50,7 @@ NOT_CODES = {
     "TEMPORAL_": "Temporal's own environment variable names (workers/settings_temporal.py)",
     "XDG_": "the XDG base directory variables (workers/settings_temporal.py)",
     "AWS_": "the AWS SDK's environment variable names (workers/process/locals3.py)",
+    "OTEL_": "OpenTelemetry's standard environment variable names (workers/settings_telemetry.py)",
     "PG_VERSION": "a PostgreSQL data directory's version file (workers/process/localpg.py)",
     "RLIMIT_": "resource limit names of the `resource` module (activities/sandbox/limits.py)",
     "FILL_ENUM": "an imprinting token kind",

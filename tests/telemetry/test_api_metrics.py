@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 
 from tests.telemetry.test_metrics_endpoint import ROOT, _recorded_port, _scrape
-from workers.telemetry.metrics import recorded_metrics_port
+from workers.telemetry.ports import recorded_metrics_port
 
 
 def _free_port() -> int:

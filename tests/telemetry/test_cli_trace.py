@@ -43,7 +43,11 @@ async def test_forge_run_prints_the_trace_its_spans_carry(cli, monkeypatch, tmp_
     (root,) = [s for s in spans if s.name == SUBMIT_SPAN]
     assert root.service == "forge-cli" and root.attributes[names.RUN_ID] == run_id
     steps = [s for s in spans if s.attributes.get(names.STEP_ID) == "a"]
-    assert [s.attributes[names.ATTEMPT] for s in steps] == [1]
+    # The step's attempt (the SDK's activity span) and its sandbox process inside it.
+    attempts = [s for s in steps if s.name.startswith("RunActivity:")]
+    assert [s.attributes[names.ATTEMPT] for s in attempts] == [1]
+    (sandbox,) = [s for s in steps if s.name == "sandbox.run"]
+    assert sandbox.parent_span_id in {s.span_id for s in spans}
 
 
 async def test_forge_run_prints_no_trace_with_telemetry_off(cli, tmp_path):

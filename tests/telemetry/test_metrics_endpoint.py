@@ -18,7 +18,7 @@ from tests.workflows.plans import code_step, plan, write_json
 from workers.process.worker import Services
 from workers.services import runs
 from workers.settings import Settings
-from workers.telemetry.metrics import recorded_metrics_port
+from workers.telemetry.ports import recorded_metrics_port
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -27,7 +27,7 @@ from workers.process.procs import POLL, PROBE_TIMEOUT, log_tail
 from workers.process.topology import api_answers
 from workers.process.topology_record import ProcessRecord, TopologyRecord, shown
 from workers.settings import ENV_VARS, Settings
-from workers.telemetry.metrics import recorded_metrics_port
+from workers.telemetry.ports import recorded_metrics_port
 
 __all__ = ["ProcessHealth", "TopologyStatus", "polling_pids", "topology_status", "wait_healthy"]
 

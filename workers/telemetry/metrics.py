@@ -34,12 +34,11 @@ from temporalio.runtime import (
 )
 
 from activities import telemetry_metrics
+from workers.telemetry.ports import metrics_port_file
 
 __all__ = [
     "ProcessMetrics",
     "build_metrics",
-    "metrics_port_file",
-    "recorded_metrics_port",
 ]
 
 _log = logging.getLogger(__name__)
@@ -146,18 +145,3 @@ def build_metrics(service: str, *, extra_readers: Sequence[MetricReader] = ()) -
     # Seconds, as Prometheus names durations (Core's default is milliseconds).
     buffer = MetricBuffer(_BUFFER_SIZE, MetricBufferDurationFormat.SECONDS)
     return ProcessMetrics(provider, registry, buffer)
-
-
-def metrics_port_file(home: Path, pid: int) -> Path:
-    """Where the process `pid` of FORGE_HOME `home` records the port its /metrics listens on."""
-    return home / "metrics" / f"{pid}.json"
-
-
-def recorded_metrics_port(home: Path, pid: int) -> int | None:
-    """The /metrics port process `pid` recorded, or None (no endpoint, or not started yet)."""
-    try:
-        data = json.loads(metrics_port_file(home, pid).read_text())
-    except (FileNotFoundError, ValueError):
-        return None
-    port = data.get("port") if isinstance(data, dict) else None
-    return port if isinstance(port, int) else None

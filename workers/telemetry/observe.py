@@ -10,7 +10,6 @@ from schemas.errors import ForgeError
 from workers.settings import Settings
 from workers.settings_metrics import LogFormat
 from workers.telemetry.logs import configure_logging
-from workers.telemetry.metrics import build_metrics
 
 __all__ = ["MetricsPortError", "observed"]
 
@@ -36,6 +35,9 @@ async def observed(
     if settings.metrics_port is None:
         yield None
         return
+    # Only here: with no endpoint the OpenTelemetry SDK is never loaded.
+    from workers.telemetry.metrics import build_metrics
+
     process = build_metrics(f"forge-{kind}")
     try:
         try:
