@@ -247,19 +247,10 @@ async def _result_while_alive(
 
 def test_the_worker_refuses_to_start_without_its_step_runtime(installed) -> None:
     missing = installed.base / "no-runtime"
-    done = subprocess.run(
-        installed.argv(installed.env(FORGE_STEP_RUNTIME=str(missing)), "worker"),
-        cwd=installed.base,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 2, done.stdout + done.stderr
-    [line] = done.stderr.strip().splitlines()
+    argv = installed.argv(installed.env(FORGE_STEP_RUNTIME=str(missing)), "worker")
+    line = _refused_start(argv, installed.base)
     assert "SANDBOX_UNAVAILABLE" in line and str(missing / "forge-runtime.json") in line
     assert "FORGE_STEP_RUNTIME" in line and DOCS in line
-    assert "worker polling" not in done.stdout
 
 
 def test_the_worker_refuses_to_start_where_no_user_namespace_can_be_made(installed) -> None:
@@ -275,16 +266,15 @@ def test_the_worker_refuses_to_start_where_no_user_namespace_can_be_made(install
     inner = ["unshare", "--user", f"--map-user={installed.uid}", f"--map-group={installed.gid}"]
     script = 'echo 1 > /proc/sys/user/max_user_namespaces && exec "$@"'
     argv = ["unshare", "--user", "--map-root-user", "sh", "-c", script, "sh", *inner]
-    done = subprocess.run(
-        [*argv, "env", "-i", *pairs, installed.forge, "worker"],
-        cwd=installed.base,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 2, done.stdout + done.stderr
-    [line] = done.stderr.strip().splitlines()
+    line = _refused_start([*argv, "env", "-i", *pairs, installed.forge, "worker"], installed.base)
     assert "SANDBOX_UNAVAILABLE" in line and "sandbox check failed" in line
     assert "namespace" in line and DOCS in line
+
+
+def _refused_start(argv: list[str], cwd: Path) -> str:
+    """The one line a worker started with argv refused to start with (exit 2, never polling)."""
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    [line] = done.stderr.strip().splitlines()
     assert "worker polling" not in done.stdout
+    return line
