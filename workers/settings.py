@@ -39,6 +39,7 @@ from workers.settings_telemetry import (
     TELEMETRY_ENV_VARS,
     TELEMETRY_PARSERS,
     OtlpProtocol,
+    TelemetryContent,
     TelemetryMode,
 )
 from workers.settings_temporal import (
@@ -209,6 +210,9 @@ class Settings(BaseModel):
     otel_resource_attributes: tuple[tuple[str, str], ...] = ()
     otel_traces_sampler: str = "parentbased_always_on"
     otel_traces_sampler_arg: float = Field(default=1.0, ge=0, le=1)
+    # Model-call spans carry the prompt and response (GenAI conventions), masked then cut:
+    # off (the default) records none (activities/telemetry_content.py).
+    telemetry_content: TelemetryContent = "off"
 
     @model_validator(mode="before")
     @classmethod

@@ -15,12 +15,16 @@ from workers.settings_env import SettingsError
 __all__ = [
     "SAMPLERS",
     "TELEMETRY_ENV_VARS",
+    "TelemetryContent",
     "TELEMETRY_PARSERS",
     "TelemetryMode",
     "OtlpProtocol",
 ]
 
 TelemetryMode = Literal["off", "console", "otlp"]
+# Whether model-call spans carry the prompt and the response: never unmasked (docs/observability.md,
+# "What never leaves").
+TelemetryContent = Literal["off", "masked"]
 OtlpProtocol = Literal["http/protobuf", "grpc"]
 
 # Settings field -> variable (merged into workers.settings.ENV_VARS).
@@ -32,6 +36,7 @@ TELEMETRY_ENV_VARS: Mapping[str, str] = {
     "otel_resource_attributes": "OTEL_RESOURCE_ATTRIBUTES",
     "otel_traces_sampler": "OTEL_TRACES_SAMPLER",
     "otel_traces_sampler_arg": "OTEL_TRACES_SAMPLER_ARG",
+    "telemetry_content": "FORGE_TELEMETRY_CONTENT",
 }
 
 # The OpenTelemetry specification's built-in samplers (its names, its default).
@@ -112,6 +117,18 @@ def _parse_sampler_arg(variable: str, raw: str) -> float:
     return value
 
 
+def _parse_content(variable: str, raw: str) -> str:
+    value = raw.strip().lower()
+    if value not in ("off", "masked"):
+        raise SettingsError(
+            variable,
+            raw,
+            "off (the default: no prompt or response text on spans) or masked (the guard masks "
+            "them, then they are cut)",
+        )
+    return value
+
+
 TELEMETRY_PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "telemetry": _parse_mode,
     "otel_endpoint": _parse_endpoint,
@@ -120,4 +137,5 @@ TELEMETRY_PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "otel_resource_attributes": _parse_resource_attributes,
     "otel_traces_sampler": _parse_sampler,
     "otel_traces_sampler_arg": _parse_sampler_arg,
+    "telemetry_content": _parse_content,
 }

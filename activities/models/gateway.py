@@ -19,6 +19,7 @@ from activities.models.prompts import PromptStore
 from activities.store.artifacts import ArtifactStore
 from activities.store.errors import ConflictError
 from activities.store.events import EventStore
+from activities.telemetry_content import note_model_input, note_model_output
 from activities.telemetry_spans import model_span, note_failure, note_model_response
 from compiler.budget import cost_of
 from compiler.hashing import canonical_json
@@ -81,6 +82,9 @@ class ModelGateway:
     prompt hash in `scope.stream_id` is answered from the stored response, without a provider
     call or a new event, so a retried activity never pays twice. `scope.attempt` is the step's
     attempt (as the usage ledger counts it), not Temporal's activity attempt.
+
+    `record_content` (FORGE_TELEMETRY_CONTENT=masked): each call's span carries its prompt and
+    response, masked then cut (activities/telemetry_content.py); off, none.
     """
 
     def __init__(
@@ -91,8 +95,10 @@ class ModelGateway:
         providers: Mapping[str, Provider],
         *,
         fallback: Provider | None = None,
+        record_content: bool = False,
     ) -> None:
         self._events = events
+        self._record_content = record_content
         self._artifacts = artifacts
         self._prices = prices
         self._providers = dict(providers)
@@ -163,6 +169,8 @@ class ModelGateway:
         _refuse_reused_key(stream, event_id, digest, scope)
         prefix = request.model.split(":", 1)[0] if ":" in request.model else "unknown"
         with model_span(_api_name(request.model), prefix, request.consumer, scope) as span:
+            if self._record_content:
+                note_model_input(span, request)  # masked above, and again with each part's cut
             try:
                 provider = self.provider_for(request.model)
                 started = time.monotonic()
@@ -172,6 +180,8 @@ class ModelGateway:
                 self._record_failure(request, scope, digest, exc, stream)
                 raise
             note_model_response(span, response)
+            if self._record_content:
+                note_model_output(span, response)
         latency_ms = max(0, round((time.monotonic() - started) * 1000))
         answer = response
         response, got = masked(response, "/response")  # nor is one recorded

@@ -7,10 +7,10 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.util._once import Once
 from temporalio.contrib.opentelemetry import ReplaySafeTracerProvider, create_tracer_provider
 
 from tests.models.test_gateway import stores
+from tests.otel_globals import reset_tracer_provider
 from tests.sandbox.bridge.conftest import artifacts, store
 
 _EXPORTER = InMemorySpanExporter()
@@ -49,10 +49,8 @@ def spans() -> Iterator[InMemorySpanExporter]:
     finally:
         _enable(provider, False)
         _EXPORTER.clear()
-        # Off and no longer the process's provider either: a later test that installs its own
-        # (workers/telemetry/tracing.py, as `forge run` does) must not find this one set once.
-        trace._TRACER_PROVIDER = None  # noqa: SLF001 (OpenTelemetry's own test helpers do this)
-        trace._TRACER_PROVIDER_SET_ONCE = Once()  # noqa: SLF001
+        # Off and no longer the process's provider either (this provider is no Forge install).
+        reset_tracer_provider()
 
 
 def by_name(exporter: InMemorySpanExporter, prefix: str) -> list[ReadableSpan]:

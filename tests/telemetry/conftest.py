@@ -7,12 +7,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from opentelemetry import trace
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.util._once import Once
 
+from tests.otel_globals import reset_tracer_provider
 from tests.telemetry.readings import Readings
 from workers.settings import Settings
 from workers.telemetry import tracing
@@ -20,16 +19,8 @@ from workers.telemetry.metrics import ProcessMetrics, build_metrics
 
 
 def uninstall() -> None:
-    """Put the process back as FORGE_TELEMETRY=off left it: no provider, the API's no-op.
-
-    The OpenTelemetry API lets a process set its provider once; its own test helpers reset
-    these same globals between tests.
-    """
-    if tracing._provider is not None:
-        tracing._provider.shutdown()
-    tracing._provider = None
-    trace._TRACER_PROVIDER = None
-    trace._TRACER_PROVIDER_SET_ONCE = Once()
+    """Put the process back as FORGE_TELEMETRY=off left it: no provider, the API's no-op."""
+    reset_tracer_provider()
 
 
 @pytest.fixture

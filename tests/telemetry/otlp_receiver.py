@@ -2,7 +2,8 @@
 
 It answers POST /v1/traces as an OpenTelemetry Collector does, decoding each body as an
 ExportTraceServiceRequest with opentelemetry-proto (not Forge's code), and keeps every span with
-its resource's service.name and its attributes as plain values.
+its resource's service.name and its attributes as plain values, and every body as it arrived
+(decompressed): the bytes that left the exporting process.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class ReceivedSpan:
     parent_span_id: str  # "" for a root
     attributes: dict[str, Any]
     links: tuple[str, ...]  # the linked spans' ids
+    status_message: str = ""
+    events: tuple[tuple[str, dict[str, Any]], ...] = ()  # (name, attributes) of each event
 
 
 def _value(value: AnyValue) -> Any:
@@ -43,6 +46,7 @@ def _value(value: AnyValue) -> Any:
 class Receiver:
     spans: list[ReceivedSpan] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
+    bodies: list[bytes] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -54,6 +58,7 @@ class Receiver:
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
                 receiver.paths.append(self.path)
+                receiver.bodies.append(body)
                 if self.path != "/v1/traces":
                     self.send_response(404)
                     self.end_headers()
@@ -93,6 +98,11 @@ class Receiver:
                             parent_span_id=span.parent_span_id.hex(),
                             attributes={a.key: _value(a.value) for a in span.attributes},
                             links=tuple(link.span_id.hex() for link in span.links),
+                            status_message=span.status.message,
+                            events=tuple(
+                                (e.name, {a.key: _value(a.value) for a in e.attributes})
+                                for e in span.events
+                            ),
                         )
                     )
         with self._lock:

@@ -113,6 +113,7 @@ def model_services(settings: Settings, services: Services) -> ModelServices | No
         load_prices(settings.packs_path),
         providers,
         fallback=fallback,
+        record_content=settings.telemetry_content == "masked",
     )
     packs = load_context_packs(settings.packs_path)
     evaluator = Evaluator(gateway, packs["evaluator"], services.events, services.artifacts)

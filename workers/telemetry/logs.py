@@ -6,6 +6,9 @@ forge.run_id, forge.step_id and forge.tenant attributes, from the Temporal SDK's
 workflow loggers (the run's workflow id), and from Forge code's
 `extra={"forge_run": ..., "forge_step": ..., "forge_tenant": ...}`. The message was masked when
 the record was made (workers/process/logmask.py); the formatter masks once more what it adds.
+A text line is masked whole once formatted (its message, traceback and stack), so a record
+made without the masking factory (`logging.makeLogRecord`) is masked too. No other extra is
+written: an `extra=` field outside the three named never reaches a line.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from compiler.ladder.secrets.mask import mask_text
 from workers.process import logmask
 from workers.settings_metrics import LogFormat
 
-__all__ = ["JsonLineFormatter", "configure_logging"]
+__all__ = ["JsonLineFormatter", "TextLineFormatter", "configure_logging"]
 
 _TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 # Record attributes Forge code sets through `extra`, and the JSON key each becomes.
@@ -70,10 +73,22 @@ class JsonLineFormatter(logging.Formatter):
             if value is not None:
                 line[key] = _masked(value)
         if record.exc_info and not record.exc_text:
-            record.exc_text = self.formatException(record.exc_info)
+            # Kept on the record for every other handler: masked before it is kept.
+            record.exc_text = _masked(self.formatException(record.exc_info))
         if record.exc_text:
             line["exception"] = _masked(record.exc_text)
         return json.dumps(line, ensure_ascii=False)
+
+
+class TextLineFormatter(logging.Formatter):
+    """The text line (time, level, logger, message, traceback), masked whole."""
+
+    def __init__(self) -> None:
+        super().__init__(_TEXT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as text, every credential in it masked."""
+        return _masked(super().format(record))
 
 
 def configure_logging(
@@ -85,7 +100,7 @@ def configure_logging(
     """
     logmask.install()
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonLineFormatter() if log_format == "json" else logging.Formatter(_TEXT))
+    handler.setFormatter(JsonLineFormatter() if log_format == "json" else TextLineFormatter())
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

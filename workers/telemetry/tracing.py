@@ -95,6 +95,8 @@ def install(
     from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
     from temporalio.contrib.opentelemetry import create_tracer_provider
 
+    from workers.telemetry.masking import MaskingSpanProcessor
+
     class _Inherit(SpanProcessor):
         """A span started inside a run's span (in the same process) names the same run.
 
@@ -127,9 +129,11 @@ def install(
         sampler=_sampler(settings), resource=resource, id_generator=_RunIdGenerator()
     )
     provider.add_span_processor(_Inherit())
-    provider.add_span_processor(BatchSpanProcessor(_exporter(settings)))
-    for processor in processors:
-        provider.add_span_processor(processor)
+    # Every exporting processor sees each span masked (workers/telemetry/masking.py), a test's
+    # too: what it reads is what would leave the process.
+    exporting = (BatchSpanProcessor(_exporter(settings)), *processors)
+    for processor in exporting:
+        provider.add_span_processor(MaskingSpanProcessor(processor))
     trace.set_tracer_provider(provider)
     _provider = provider
     return provider
