@@ -55,64 +55,65 @@ def _value(value: AttributeValue, key: str) -> AttributeValue:
     return value
 
 
-def _attributes(attributes: Attributes) -> Attributes:
-    """The attributes with their values masked; the same object when nothing was masked."""
+def _attributes(attributes: Attributes) -> Attributes | None:
+    """The attributes with their values masked, or None when nothing was masked."""
     if not attributes:
-        return attributes
+        return None
     masked = {key: _value(value, key) for key, value in attributes.items()}
     if all(masked[key] == value for key, value in attributes.items()):
-        return attributes
+        return None
     fresh = BoundedAttributes(maxlen=None, attributes=masked, immutable=True)
     if isinstance(attributes, BoundedAttributes):
         fresh.dropped = attributes.dropped  # the exporter reports what the SDK dropped
     return fresh
 
 
-def _event(event: Event) -> Event:
+def _event(event: Event) -> Event | None:
     name, attributes = _text(event.name), _attributes(event.attributes)
-    if name == event.name and attributes is event.attributes:
-        return event
-    return Event(name, attributes, event.timestamp)
+    if name == event.name and attributes is None:
+        return None
+    return Event(name, event.attributes if attributes is None else attributes, event.timestamp)
 
 
-def _link(link: Link) -> Link:
+def _link(link: Link) -> Link | None:
     attributes = _attributes(link.attributes)
-    return link if attributes is link.attributes else Link(link.context, attributes)
+    return None if attributes is None else Link(link.context, attributes)
 
 
-def _status(status: Status) -> Status:
+def _status(status: Status) -> Status | None:
     if not status.description:
-        return status
+        return None
     description = _text(status.description)
-    return status if description == status.description else Status(status.status_code, description)
+    return None if description == status.description else Status(status.status_code, description)
 
 
 def masked_span(span: ReadableSpan) -> ReadableSpan:
     """`span` with every credential in its texts masked (`span` itself when it held none)."""
+    # The SDK's properties return fresh views: what changed is told by None, not by identity.
     name = _text(span.name)
     attributes = _attributes(span.attributes)
     events = [_event(e) for e in span.events]
     links = [_link(link) for link in span.links]
     status = _status(span.status)
-    unchanged = (
-        name == span.name
-        and attributes is span.attributes
-        and all(new is old for new, old in zip(events, span.events, strict=True))
-        and all(new is old for new, old in zip(links, span.links, strict=True))
-        and status is span.status
+    changed = (
+        name != span.name
+        or attributes is not None
+        or status is not None
+        or any(e is not None for e in events)
+        or any(link is not None for link in links)
     )
-    if unchanged:
+    if not changed:
         return span
     return ReadableSpan(
         name=name,
         context=span.context,
         parent=span.parent,
         resource=span.resource,
-        attributes=attributes,
-        events=events,
-        links=links,
+        attributes=span.attributes if attributes is None else attributes,
+        events=[new or old for new, old in zip(events, span.events, strict=True)],
+        links=[new or old for new, old in zip(links, span.links, strict=True)],
         kind=span.kind,
-        status=status,
+        status=status or span.status,
         start_time=span.start_time,
         end_time=span.end_time,
         instrumentation_scope=span.instrumentation_scope,
