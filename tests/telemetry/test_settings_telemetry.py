@@ -33,7 +33,8 @@ def test_off_by_default_and_each_variable_read(tmp_path: Path) -> None:
         OTEL_TRACES_SAMPLER="parentbased_traceidratio",
         OTEL_TRACES_SAMPLER_ARG="0.25",
     )
-    assert on.telemetry == "otlp"
+    assert on.telemetry == "otlp" and off.telemetry_content == "off"
+    assert _env(tmp_path, FORGE_TELEMETRY_CONTENT=" Masked ").telemetry_content == "masked"
     assert on.otel_endpoint == "http://collector:4318"
     assert on.otel_protocol == "grpc"
     assert on.otel_service_name == "billing-workers"
@@ -53,6 +54,7 @@ def test_off_by_default_and_each_variable_read(tmp_path: Path) -> None:
         ("OTEL_RESOURCE_ATTRIBUTES", "team", "comma-separated key=value pairs"),
         ("OTEL_TRACES_SAMPLER", "sometimes", "one of always_on, always_off"),
         ("OTEL_TRACES_SAMPLER_ARG", "1.5", "0 to 1"),
+        ("FORGE_TELEMETRY_CONTENT", "on", "off (the default: no prompt or response"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_the_variable(
