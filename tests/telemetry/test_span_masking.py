@@ -1,4 +1,4 @@
-"""Every exported span passes the guard's masking, whoever recorded it (workers/telemetry/masking.py).
+"""Every exported span passes the guard's masking, whoever recorded it (telemetry/masking.py).
 
 A library's span and the Temporal SDK's own RunActivity span (its status and `exception` event
 carry a failed activity's message and stack trace) are exported through `tracing.install`'s
@@ -53,7 +53,7 @@ def _leaks(exporter: InMemorySpanExporter) -> dict[str, str]:
 def test_a_librarys_span_is_masked_in_every_text_it_carries(spans: InMemorySpanExporter):
     tracer = trace.get_tracer("some.library")
     linked = trace.SpanContext(0x1F, 0x2F, is_remote=True)
-    for name, sample in SAMPLES.items():
+    for sample in SAMPLES.values():
         with tracer.start_as_current_span(
             f"call {sample}",
             attributes={"db.statement": sample, "tags": ["ok", sample], "n": 3},

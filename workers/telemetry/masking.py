@@ -51,7 +51,7 @@ def _value(value: AttributeValue, key: str) -> AttributeValue:
         return _text(value, key)
     if isinstance(value, Sequence) and any(isinstance(v, str) for v in value):
         masked = [_text(v, key) if isinstance(v, str) else v for v in value]
-        return value if masked == list(value) else tuple(masked)  # type: ignore[return-value]
+        return value if masked == list(value) else tuple(masked)
     return value
 
 
