@@ -59,8 +59,13 @@ def _attributes(attributes: Attributes) -> Attributes | None:
     """The attributes with their values masked, or None when nothing was masked."""
     if not attributes:
         return None
-    masked = {key: _value(value, key) for key, value in attributes.items()}
-    if all(masked[key] == value for key, value in attributes.items()):
+    masked: dict[str, AttributeValue] = {}
+    changed = False
+    for key, value in list(attributes.items()):  # one pass over the SDK's locked mapping
+        new = _value(value, key)
+        changed = changed or (new is not value and new != value)
+        masked[key] = new
+    if not changed:
         return None
     fresh = BoundedAttributes(maxlen=None, attributes=masked, immutable=True)
     if isinstance(attributes, BoundedAttributes):
