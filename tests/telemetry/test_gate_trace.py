@@ -1,0 +1,114 @@
+"""A gated run decided over HTTP is one trace: the submission, the workflow, the steps before the
+gate, the gate's opening and decision, and the steps after it, whichever request decided it."""
+
+from __future__ import annotations
+
+from opentelemetry.sdk.trace import ReadableSpan
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from activities import telemetry as names
+from schemas import names as activity_names
+from tests.api.server import running_api
+from tests.api.test_gates import open_gate
+from tests.api.test_runs import finished
+from tests.workflows.test_gates import gated_plan
+from workers.services.runs import SUBMIT_SPAN
+from workers.telemetry import tracing
+from workers.telemetry.run_attributes import MESSAGE_NAME, UPDATE_SPAN
+from workflows.gate_spans import GATE_DECIDED_EVENT, GATE_OPENED_EVENT, GATE_SPAN
+
+CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c"
+CALLER_SPAN = "b7ad6b7169203331"
+
+
+def _ancestors(span: ReadableSpan, by_id: dict[int, ReadableSpan]) -> list[str]:
+    """The names of `span`'s parents, nearest first, as far as they were recorded."""
+    names_up: list[str] = []
+    while span.parent is not None and span.parent.span_id in by_id:
+        span = by_id[span.parent.span_id]
+        names_up.append(span.name)
+    return names_up
+
+
+async def test_a_gated_run_decided_over_http_is_one_trace(
+    spans: InMemorySpanExporter, temporal_env, task_queue, tmp_path
+):
+    url = f"sqlite:///{tmp_path / 'forge.db'}"
+    async with running_api(temporal_env, task_queue, tmp_path / "home", url) as api:
+        async with api.client(role="operator") as ops, api.client(role="approver") as approver:
+            started = await ops.post(
+                "/v1/runs",
+                json={"plan": gated_plan()},
+                headers={"traceparent": f"00-{CALLER_TRACE}-{CALLER_SPAN}-01"},
+            )
+            assert started.status_code == 201, started.text
+            run_id = started.json()["run_id"]
+            gate = await open_gate(approver, run_id)
+            body = {"decision": "approve", "contract_hash": gate["contract_hash"], "comment": "ok"}
+            decided = await approver.post(f"/v1/gates/{gate['gate']}/decision", json=body)
+            assert decided.status_code == 200, decided.text
+            assert (await finished(approver, run_id))["status"] == "completed"
+    tracing._provider.force_flush()  # type: ignore[union-attr]
+    done = spans.get_finished_spans()
+    by_id = {s.context.span_id: s for s in done}
+    derived = tracing.run_trace_id(run_id)
+    in_trace = [s for s in done if s.context.trace_id == derived]
+    assert all(s.attributes.get(names.RUN_ID) == run_id for s in in_trace), [
+        s.name for s in in_trace if s.attributes.get(names.RUN_ID) != run_id
+    ]
+    assert all(s.attributes.get(names.TENANT) == "acme" for s in in_trace)
+
+    # The submission is the root, linked to the request (the caller's child) that asked for it.
+    (root,) = [s for s in in_trace if s.parent is None]
+    assert root.name == SUBMIT_SPAN
+    (request,) = [s for s in done if s.name == "POST /v1/runs" and s.kind == SpanKind.SERVER]
+    assert tracing.format_trace_id(request.context.trace_id) == CALLER_TRACE
+    (link,) = root.links
+    assert "POST /v1/runs" in [
+        by_id[link.context.span_id].name,
+        *_ancestors(by_id[link.context.span_id], by_id),
+    ]
+    (workflow,) = [s for s in in_trace if s.name == "RunWorkflow:CompiledRunWorkflow"]
+    assert _ancestors(workflow, by_id) == ["StartWorkflow:CompiledRunWorkflow", SUBMIT_SPAN]
+
+    # The gate: opened by the workflow, decided while it handled the decision's update.
+    gates = [s for s in in_trace if s.name == GATE_SPAN]
+    events = [(e.name, s) for s in gates for e in s.events]
+    assert [name for name, _ in events] == [GATE_OPENED_EVENT, GATE_DECIDED_EVENT]
+    opened, decision = (s for _, s in events)
+    assert _ancestors(opened, by_id)[0] == workflow.name
+    assert _ancestors(decision, by_id)[:2] == [UPDATE_SPAN, workflow.name]
+    (handled,) = [s for s in in_trace if s.name == UPDATE_SPAN]
+    assert handled.attributes[MESSAGE_NAME] == "decide_gate"
+    # ... which links to the decision request's own trace, the request span its ancestor.
+    (asked,) = handled.links
+    decider = by_id[asked.context.span_id]
+    assert decider.name == "HandleUpdate:decide_gate"
+    assert "POST /v1/gates/{gate}/decision" in _ancestors(decider, by_id)
+    assert decider.context.trace_id != derived
+    # The decision's event write is the run's too, under its handling.
+    (wrote,) = [
+        s
+        for s in in_trace
+        if _ancestors(s, by_id)[:1] == [UPDATE_SPAN] and s.name.startswith("StartActivity:")
+    ]
+    assert wrote.name == f"StartActivity:{activity_names.EVENTS_APPEND}"
+
+    # Every step ran in the trace, under the workflow: the gated one and the one after it too.
+    steps = {
+        s.attributes[names.STEP_ID]: s
+        for s in in_trace
+        if s.name == f"RunActivity:{activity_names.STEP_EXECUTE}"
+    }
+    assert set(steps) == {"prepare", "ship", "after"}
+    for step in steps.values():
+        assert _ancestors(step, by_id)[1] == workflow.name
+    assert decision.start_time < steps["ship"].start_time < steps["after"].start_time
+    # Nothing of the run strayed into a request's trace.
+    strays = [
+        s.name
+        for s in done
+        if s.attributes.get(names.RUN_ID) == run_id and s.context.trace_id != derived
+    ]
+    assert strays == []
