@@ -77,7 +77,8 @@ def read_catalogue(page: Path = PAGE) -> Catalogue:
                     doc.described = True
                     for row in rows:
                         keys = set(_TICKED.findall(row[0]))
-                        (doc.conditional if row[2].startswith("only") else doc.required).update(keys)
+                        into = doc.conditional if row[2].startswith("only") else doc.required
+                        into.update(keys)
             elif header == ["Span", "Attributes", "Only where they apply"]:
                 for row in rows:
                     (name,) = _TICKED.findall(row[0])
