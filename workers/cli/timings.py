@@ -94,14 +94,11 @@ def timings_cmd(
         return
     out.print(f"{len(rows)} step attempt(s) of {escape(run_id)}, slowest first")
     table = Table(box=box.SIMPLE_HEAD)
-    for column, justify in (
-        ("step", "left"),
-        ("attempt", "right"),
-        ("outcome", "left"),
-        ("started", "left"),
-        ("duration", "right"),
-    ):
-        table.add_column(column, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    table.add_column("step", overflow="fold")
+    table.add_column("attempt", justify="right")
+    table.add_column("outcome", overflow="fold")
+    table.add_column("started")
+    table.add_column("duration", justify="right")
     for a in rows:
         outcome = a.outcome + (f" ({a.failure_class})" if a.failure_class else "")
         duration = "" if a.duration_s is None else f"{a.duration_s:.1f}s"
