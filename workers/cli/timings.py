@@ -18,13 +18,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from schemas.error_codes import ErrorCode
-from schemas.event_catalogue import STEP_COMPLETED, STEP_FAILED, STEP_STARTED
 from workers.cli.common import fail, out
 
 if TYPE_CHECKING:
     from schemas.events import Event
 
 __all__ = ["Attempt", "attempts", "timings_cmd"]
+
+# The verb's modules (pydantic's event catalogue, the store) load when it runs: `forge --help`
+# and every other verb import this module (tests/workers/test_cli_imports.py).
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,8 @@ class Attempt:
 
 def attempts(found: list[Event]) -> list[Attempt]:
     """Every step attempt in `found` (a run's step events), slowest first, running ones last."""
+    from schemas.event_catalogue import STEP_COMPLETED, STEP_FAILED, STEP_STARTED
+
     ends: dict[tuple[str, int], Event] = {}
     for e in found:
         if e.type in (STEP_COMPLETED, STEP_FAILED):
@@ -74,6 +78,7 @@ def timings_cmd(
     ] = False,
 ) -> None:
     """A run's step attempts with their durations, slowest first, and the run's trace id."""
+    from schemas.event_catalogue import STEP_COMPLETED, STEP_FAILED, STEP_STARTED
     from workers.cli.events import read_events
     from workers.telemetry.tracing import format_trace_id, run_trace_id
 
