@@ -12,11 +12,13 @@ from tests.api.server import running_api
 from tests.api.test_gates import open_gate
 from tests.api.test_runs import finished
 from tests.telemetry.trace_shape import ancestors, run_trace
-from tests.workflows.test_gates import gated_plan
+from tests.workflows.engine import engine
+from tests.workflows.test_gates import decision, gated_plan, pending_gate
 from workers.services.runs import SUBMIT_SPAN
 from workers.telemetry import tracing
-from workers.telemetry.run_attributes import MESSAGE_NAME, UPDATE_SPAN
+from workers.telemetry.run_attributes import MESSAGE_NAME, SIGNAL_SPAN, UPDATE_SPAN
 from workflows.gate_spans import GATE_DECIDED_EVENT, GATE_OPENED_EVENT, GATE_SPAN
+from workflows.run import CompiledRunWorkflow
 
 CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c"
 CALLER_SPAN = "b7ad6b7169203331"
@@ -94,3 +96,25 @@ async def test_a_gated_run_decided_over_http_is_one_trace(
     for step in steps.values():
         assert ancestors(step, by_id)[1] == workflow.name
     assert decision.start_time < steps["ship"].start_time < steps["after"].start_time
+
+
+async def test_a_gate_decided_by_signal_is_recorded_in_the_runs_trace(
+    spans: InMemorySpanExporter, temporal_env, task_queue, tmp_path
+):
+    async with engine(temporal_env, tmp_path / "home", task_queue) as eng:
+        handle = await eng.start(gated_plan())
+        await handle.signal(
+            CompiledRunWorkflow.decide_gate_signal, decision(await pending_gate(handle))
+        )
+        assert (await handle.result()).status == "completed"
+    in_trace, by_id = run_trace(spans, handle.id)
+    (decided,) = [s for s in in_trace for e in s.events if e.name == GATE_DECIDED_EVENT]
+    assert ancestors(decided, by_id)[:2] == [SIGNAL_SPAN, "RunWorkflow:CompiledRunWorkflow"]
+    (handled,) = [s for s in in_trace if s.name == SIGNAL_SPAN]
+    assert handled.attributes[MESSAGE_NAME] == "decide_gate"
+    assert handled.attributes[names.RUN_ID] == handle.id
+    # The signal's own span (the sender's trace) is linked, not the parent.
+    (asked,) = handled.links
+    assert by_id[asked.context.span_id].name == "HandleSignal:decide_gate"
+    assert asked.context.trace_id != tracing.run_trace_id(handle.id)
+    assert not [s for s in in_trace if s.name == UPDATE_SPAN]
