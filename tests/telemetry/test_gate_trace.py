@@ -14,6 +14,7 @@ from tests.api.test_runs import finished
 from tests.telemetry.trace_shape import ancestors, run_trace
 from tests.workflows.engine import engine
 from tests.workflows.test_gates import decision, gated_plan, pending_gate
+from tests.workflows.test_gates_durability import idle, phase
 from workers.services.runs import SUBMIT_SPAN
 from workers.telemetry import tracing
 from workers.telemetry.run_attributes import MESSAGE_NAME, SIGNAL_SPAN, UPDATE_SPAN
@@ -118,3 +119,26 @@ async def test_a_gate_decided_by_signal_is_recorded_in_the_runs_trace(
     assert by_id[asked.context.span_id].name == "HandleSignal:decide_gate"
     assert asked.context.trace_id != tracing.run_trace_id(handle.id)
     assert not [s for s in in_trace if s.name == UPDATE_SPAN]
+
+
+async def test_a_decision_on_another_worker_joins_the_same_workflow_span(
+    spans: InMemorySpanExporter, temporal_env, task_queue, tmp_path
+):
+    """The worker that takes the run over replays it: the workflow span it finds (its id drawn
+    from the workflow's own random) is the one the gate opened under on the first worker."""
+    home = tmp_path / "home"
+    async with phase("first worker"), engine(temporal_env, home, task_queue) as eng:
+        handle = await eng.start(gated_plan())
+        gate = await pending_gate(handle)
+        await idle(handle)
+    async with phase("second worker"), engine(temporal_env, home, task_queue) as eng:
+        handle = eng.client.get_workflow_handle_for(CompiledRunWorkflow.run, handle.id)
+        await handle.execute_update(CompiledRunWorkflow.decide_gate, decision(gate))
+        assert (await handle.result()).status == "completed"
+    in_trace, by_id = run_trace(spans, handle.id)
+    gates = {e.name: s for s in in_trace if s.name == GATE_SPAN for e in s.events}
+    assert set(gates) == {GATE_OPENED_EVENT, GATE_DECIDED_EVENT}
+    (workflow,) = [s for s in in_trace if s.name == "RunWorkflow:CompiledRunWorkflow"]
+    assert gates[GATE_OPENED_EVENT].parent.span_id == workflow.context.span_id
+    update = by_id[gates[GATE_DECIDED_EVENT].parent.span_id]
+    assert update.name == UPDATE_SPAN and update.parent.span_id == workflow.context.span_id
