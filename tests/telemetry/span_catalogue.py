@@ -11,8 +11,14 @@ gate's events are rows of an `| Event | Attributes |` table.
 from __future__ import annotations
 
 import re
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from opentelemetry.sdk.trace import ReadableSpan
+
+from schemas.names import ACTIVITIES
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "observability.md"
 _TICKED = re.compile(r"`([^`]+)`")
@@ -91,3 +97,46 @@ def read_catalogue(page: Path = PAGE) -> Catalogue:
                     (event,) = _TICKED.findall(row[0])
                     events[event] = {k for k in _TICKED.findall(row[1]) if _KEY.match(k)}
     return Catalogue(spans, events)
+
+
+def catalogued_name(span: ReadableSpan) -> str:
+    """The span's name as the catalogue lists it: a model, tool or activity as a placeholder."""
+    attrs = span.attributes or {}
+    if span.name == f"chat {attrs.get('gen_ai.request.model')}":
+        return "chat {model}"
+    if span.name == f"execute_tool {attrs.get('gen_ai.tool.name')}":
+        return "execute_tool {tool}"
+    kind, _, activity = span.name.partition(":")
+    if kind in ("StartActivity", "RunActivity") and activity in ACTIVITIES:
+        return f"{kind}:{{activity}}"
+    return span.name
+
+
+def by_catalogued_name(spans: Iterable[ReadableSpan]) -> dict[str, list[ReadableSpan]]:
+    found: dict[str, list[ReadableSpan]] = defaultdict(list)
+    for span in spans:
+        found[catalogued_name(span)].append(span)
+    return found
+
+
+def recorded_problems(recorded: dict[str, list[ReadableSpan]], catalogue: Catalogue) -> list[str]:
+    """What `recorded` (spans by catalogued name) has that the catalogue does not say: a span
+    it does not list, a span without an attribute listed for every span of its name, or an
+    attribute it does not list for that span."""
+    problems = [f"{name}: recorded, not in the catalogue" for name in recorded]
+    problems = [
+        p for p, name in zip(problems, recorded, strict=True) if name not in catalogue.spans
+    ]
+    for name, found in sorted(recorded.items()):
+        doc = catalogue.spans.get(name)
+        if doc is None:
+            continue
+        for span in found:
+            missing = doc.required - set(span.attributes or {})
+            if missing:
+                problems.append(f"{span.name}: lacks {sorted(missing)}")
+        seen = set().union(*(set(s.attributes or {}) for s in found))
+        extra = seen - doc.required - doc.conditional
+        if extra:
+            problems.append(f"{name}: records {sorted(extra)}, not in the catalogue")
+    return problems

@@ -42,6 +42,7 @@ from workers.telemetry import tracing
 from workflows.policies import TENANT_ATTRIBUTE
 
 __all__ = [
+    "CHILD_SPAN",
     "MESSAGE_NAME",
     "SCHEDULED_SPAN",
     "SIGNAL_SPAN",
@@ -51,8 +52,10 @@ __all__ = [
     "failure_class",
 ]
 
-# The root span of a scheduled run's trace (docs/observability.md).
+# The root span of a scheduled run's trace, and of a sub-recipe's child run's
+# (docs/observability.md).
 SCHEDULED_SPAN = "forge.run.scheduled"
+CHILD_SPAN = "forge.run.child"
 # A run's handling of an update or a signal, in the run's trace (its name in MESSAGE_NAME).
 UPDATE_SPAN = "forge.run.update"
 SIGNAL_SPAN = "forge.run.signal"
@@ -205,8 +208,10 @@ class _RunOutbound(WorkflowOutboundInterceptor):
         tenant = workflow.info().typed_search_attributes.get(TENANT_ATTRIBUTE)
         if tenant is not None:
             attributes[names.TENANT] = tenant
+        # A run started by a schedule's firing, or by a run's `uses:` step (a child run).
+        parent_is_run = workflow.info().workflow_type == _RUN_WORKFLOW
         with names.tracer().start_as_current_span(
-            SCHEDULED_SPAN,
+            CHILD_SPAN if parent_is_run else SCHEDULED_SPAN,
             context=trace.set_span_in_context(root),
             kind=trace.SpanKind.PRODUCER,
             attributes=attributes,
