@@ -5,9 +5,9 @@ per workflow and a RunActivity span per activity attempt; this interceptor runs 
 names whose work the span is: forge.tenant and forge.run_id everywhere they apply, forge.step_id
 for a step's activities, forge.attempt on every attempt and forge.failure_class on an attempt
 that failed. A message to a run (a gate decision, a budget extension) carries its caller's trace
-in its headers: its handling is recorded under the run's workflow span instead (MESSAGE_SPANS),
-linked to the caller's, so the run stays one trace. A worker without a tracer provider never
-installs any of it.
+in its headers: its handling is recorded under the run's workflow span instead (UPDATE_SPAN,
+SIGNAL_SPAN), linked to the caller's, so the run stays one trace. A worker without a tracer
+provider never installs any of it.
 """
 
 from __future__ import annotations
@@ -167,6 +167,7 @@ class _WorkflowAttributes(WorkflowInboundInterceptor):
             kind=trace.SpanKind.SERVER,
             attributes=attributes,
             links=[trace.Link(asked)] if asked.is_valid and asked.trace_id != run.trace_id else [],
+            record_exception=False,  # the SDK's HandleUpdate/HandleSignal span records it
         ):
             yield
 
