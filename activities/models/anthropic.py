@@ -233,8 +233,16 @@ class AnthropicProvider:
         self.base_url = base_url or DEFAULT_BASE_URL
         self.default_timeout_s = default_timeout_s
         # An explicit base_url keeps the SDK from reading ANTHROPIC_BASE_URL on its own:
-        # configuration is read once, in workers/.
-        self._client = anthropic.Anthropic(api_key=api_key, base_url=self.base_url, max_retries=0)
+        # configuration is read once, in workers/. The same for its OpenTelemetry tracing: a
+        # given option keeps it from reading ANTHROPIC_OPEN_TELEMETRY*, whose content mode would
+        # put prompts and answers in a trace unmasked. The call's span is Forge's own (`chat`,
+        # activities/telemetry_spans.py), and no trace context is sent to the provider.
+        self._client = anthropic.Anthropic(
+            api_key=api_key,
+            base_url=self.base_url,
+            max_retries=0,
+            open_telemetry={"traces": {"enabled": False}, "propagation": False},
+        )
 
     def close(self) -> None:
         """Close the HTTP connection pool."""

@@ -51,6 +51,7 @@ NOT_RUN = {
     "forge events list --run": "a run id from the reader's own run",
     "forge events list --type": "events of the reader's own runs",
     "forge events verify --tenant": "the event log of the reader's own runs",
+    "forge events timings": "a run's attempts and their timings: test_slow_step_walk.py runs it",
     "forge sandbox exec": "timings and limits of the reader's machine",
     "forge doctor": "the dev server's port and the reader's paths: test_cli_doctor.py runs it",
     "FORGE_TEMPORAL_ADDRESS=127.0.0.1:7233 forge doctor": "as forge doctor (test_cli_doctor.py)",

@@ -27,3 +27,21 @@ def test_a_failed_call_is_an_error_span_whose_message_is_masked(stores, spans):
     assert dict(answered.attributes or {})["gen_ai.usage.input_tokens"] == 1000 + 300 + 50
     exported = "".join(s.to_json() for s in spans.get_finished_spans())
     assert STRIPE not in exported and "Summarize the invoices" not in exported
+
+
+def test_the_anthropic_sdks_own_spans_stay_off_whatever_its_variables_say(
+    stores, spans, monkeypatch
+):
+    """The model call's span is Forge's `chat`, masked; the SDK's own tracing is off, so its
+    ANTHROPIC_OPEN_TELEMETRY* variables (read by no Settings) cannot add prompt text to a trace."""
+    monkeypatch.setenv("ANTHROPIC_OPEN_TELEMETRY", "true")
+    monkeypatch.setenv("ANTHROPIC_OPEN_TELEMETRY_TRACES_CONTENT_MODE", "content")
+    with Serving(reply("the invoices sum to 12")) as (server, provider):
+        gateway(stores, {"anthropic": provider}).call(make_request(), make_scope())
+    # Nor does the provider get the trace's context.
+    (sent,) = server.headers
+    assert "traceparent" not in sent
+    names = [s.name for s in spans.get_finished_spans()]
+    assert names == [f"chat {OPUS.split(':', 1)[1]}"]
+    exported = "".join(s.to_json() for s in spans.get_finished_spans())
+    assert "Summarize the invoices" not in exported and "sum to 12" not in exported

@@ -4,6 +4,7 @@ in-memory exporter; this test process's MeterProvider, read in memory and as /me
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,16 +24,24 @@ def uninstall() -> None:
     reset_tracer_provider()
 
 
-@pytest.fixture
-def spans(tmp_path: Path) -> Iterator[InMemorySpanExporter]:
-    """Telemetry on (the console exporter, captured) and every ended span kept in memory."""
+@contextmanager
+def installed_exporter(home: Path) -> Iterator[InMemorySpanExporter]:
+    """Telemetry on as a Forge process installs it (the console exporter, captured), and every
+    ended span kept in memory; uninstalled after."""
     exporter = InMemorySpanExporter()
-    settings = Settings(home=tmp_path / "otel-home", telemetry="console")
+    settings = Settings(home=home, telemetry="console")
     tracing.install(settings, "worker", processors=[SimpleSpanProcessor(exporter)])
     try:
         yield exporter
     finally:
         uninstall()
+
+
+@pytest.fixture
+def spans(tmp_path: Path) -> Iterator[InMemorySpanExporter]:
+    """Telemetry on (the console exporter, captured) and every ended span kept in memory."""
+    with installed_exporter(tmp_path / "otel-home") as exporter:
+        yield exporter
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from activities import telemetry as names
 from schemas.schedules import ScheduledRunResult
+from tests.telemetry.span_catalogue import by_catalogued_name, read_catalogue, recorded_problems
 from tests.workflows.engine import engine
 from tests.workflows.test_capsules import SCOPE
 from tests.workflows.test_schedules import capsule, finished, request, results, roots, sales
@@ -69,3 +70,7 @@ async def test_a_scheduled_runs_trace_links_to_its_firing(
         and s.attributes.get(names.STEP_ID) == "count"
     ]
     assert step and {s.context.trace_id for s in step} == {derived}
+    # Every span of the run's trace is in the span catalogue, with the attributes it lists (the
+    # firing's schedule__prepare names the run it prepares, in the firing's own trace).
+    in_trace = [s for s in done if s.context.trace_id == derived]
+    assert recorded_problems(by_catalogued_name(in_trace), read_catalogue()) == []

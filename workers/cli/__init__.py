@@ -32,6 +32,7 @@ from workers.cli.schemas import schemas_app
 from workers.cli.skills import skills_app
 from workers.cli.status import cancel_cmd, runs_cmd, status_cmd, watch_cmd
 from workers.cli.tenant_settings import tenants_show, tenants_update
+from workers.cli.timings import timings_cmd
 from workers.cli.webhooks import webhooks_app
 
 app = typer.Typer(
@@ -64,6 +65,7 @@ app.add_typer(budget_app, name="budget")
 app.add_typer(capsule_app, name="capsule")
 app.add_typer(deploy_app, name="deploy")
 app.add_typer(dev_app, name="dev")
+events_app.command("timings")(timings_cmd)
 app.add_typer(events_app, name="events")
 app.add_typer(guard_app, name="guard")
 app.add_typer(keys_app, name="keys")

@@ -87,6 +87,10 @@ def list_cmd(
         str | None, typer.Option("--type", help="Only events of this type, e.g. run.started.v1.")
     ] = None,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
+    step: Annotated[
+        str | None,
+        typer.Option("--step", help="Only events about this step of the run (needs --run)."),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many.")] = 100,
     as_json: Annotated[
         bool, typer.Option("--json", help='Print {"events": [...]}: each event whole, as stored.')
@@ -98,11 +102,22 @@ def list_cmd(
     """List events in tenant chain order (a table that fits 80 columns; --wide, --json)."""
     from activities.store.records import stored_envelope
 
+    if step is not None and run is None:
+        fail(
+            f"--step {step} names a step of no run",
+            "give the run too: forge events list --run RUN --step STEP",
+            code=ErrorCode.USAGE_INVALID,
+        )
     with _open() as store:
         found = _guard(
-            lambda: store.list_events(run_id=run, type=type_, tenant_id=tenant, limit=limit),
+            # A step's events are a part of its run's, cut to --limit once they are picked.
+            lambda: store.list_events(
+                run_id=run, type=type_, tenant_id=tenant, limit=limit if step is None else 10**6
+            ),
             "cannot read events",
         )
+    if step is not None:
+        found = [e for e in found if _about_step(e, step)][:limit]
     if as_json:
         typer.echo(json.dumps({"events": [stored_envelope(e) for e in found]}, indent=2))
         return
@@ -110,6 +125,15 @@ def list_cmd(
         out.print("No events match.")
         return
     out.print(_wide_table(found) if wide else _events_table(found))
+
+
+def read_events(run_id: str, types: tuple[str, ...]) -> list[Event]:
+    """The run's events of these types, in chain order (store errors exit 2)."""
+    with _open() as store:
+        return _guard(
+            lambda: store.list_events(run_id=run_id, types=types, limit=1_000_000),
+            "cannot read events",
+        )
 
 
 @events_app.command("types")
@@ -178,6 +202,11 @@ def _events_table(found: list[Event]) -> Table:
             cells.append(escape(e.run_id or "-"))
         table.add_row(*cells)
     return table
+
+
+def _about_step(e: Event, step: str) -> bool:
+    """Whether `e` is about step `step` of its run: on the step's stream, or naming it."""
+    return _short_stream(e) == f"step:{step}" or e.payload.get("step_key") == step
 
 
 def _short_stream(e: Event) -> str:

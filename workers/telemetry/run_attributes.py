@@ -4,11 +4,16 @@ The SDK's OpenTelemetry interceptor (temporalio.contrib.opentelemetry) makes a R
 per workflow and a RunActivity span per activity attempt; this interceptor runs inside it and
 names whose work the span is: forge.tenant and forge.run_id everywhere they apply, forge.step_id
 for a step's activities, forge.attempt on every attempt and forge.failure_class on an attempt
-that failed. It adds attributes only: a worker without a tracer provider never installs it.
+that failed. A message to a run (a gate decision, a budget extension) carries its caller's trace
+in its headers: its handling is recorded under the run's workflow span instead (UPDATE_SPAN,
+SIGNAL_SPAN), linked to the caller's, so the run stays one trace. A worker without a tracer
+provider never installs any of it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import temporalio.client
@@ -21,6 +26,8 @@ from temporalio.worker import (
     ActivityInboundInterceptor,
     ExecuteActivityInput,
     ExecuteWorkflowInput,
+    HandleSignalInput,
+    HandleUpdateInput,
     Interceptor,
     StartChildWorkflowInput,
     WorkflowInboundInterceptor,
@@ -34,10 +41,25 @@ from workers.process.tenant_guard import TENANT_HEADER
 from workers.telemetry import tracing
 from workflows.policies import TENANT_ATTRIBUTE
 
-__all__ = ["SCHEDULED_SPAN", "RunAttributes", "RunClientAttributes", "failure_class"]
+__all__ = [
+    "CHILD_SPAN",
+    "MESSAGE_NAME",
+    "SCHEDULED_SPAN",
+    "SIGNAL_SPAN",
+    "UPDATE_SPAN",
+    "RunAttributes",
+    "RunClientAttributes",
+    "failure_class",
+]
 
-# The root span of a scheduled run's trace (docs/observability.md).
+# The root span of a scheduled run's trace, and of a sub-recipe's child run's
+# (docs/observability.md).
 SCHEDULED_SPAN = "forge.run.scheduled"
+CHILD_SPAN = "forge.run.child"
+# A run's handling of an update or a signal, in the run's trace (its name in MESSAGE_NAME).
+UPDATE_SPAN = "forge.run.update"
+SIGNAL_SPAN = "forge.run.signal"
+MESSAGE_NAME = "forge.message.name"
 
 # The workflow whose id is the run id (workers/services/runs.py starts it under it).
 _RUN_WORKFLOW = "CompiledRunWorkflow"
@@ -98,6 +120,11 @@ def _activity_attributes(input: ExecuteActivityInput) -> dict[str, str | int]:
 
 
 class _WorkflowAttributes(WorkflowInboundInterceptor):
+    # The run workflow's own span (RunWorkflow:CompiledRunWorkflow), once it started here: the
+    # parent of its messages' handling. Its id comes from the workflow's random, so a worker
+    # replaying the run finds the same one.
+    _run_span: trace.SpanContext | None = None
+
     def init(self, outbound: WorkflowOutboundInterceptor) -> None:
         super().init(_RunOutbound(outbound))
 
@@ -110,7 +137,39 @@ class _WorkflowAttributes(WorkflowInboundInterceptor):
                 span.set_attribute(names.TENANT, tenant)
             if info.workflow_type == _RUN_WORKFLOW:
                 span.set_attribute(names.RUN_ID, info.workflow_id)
+                self._run_span = span.get_span_context()
         return await super().execute_workflow(input)
+
+    async def handle_update_handler(self, input: HandleUpdateInput) -> Any:
+        with self._in_run_trace(UPDATE_SPAN, input.update):
+            return await super().handle_update_handler(input)
+
+    async def handle_signal(self, input: HandleSignalInput) -> None:
+        with self._in_run_trace(SIGNAL_SPAN, input.signal):
+            await super().handle_signal(input)
+
+    @contextmanager
+    def _in_run_trace(self, span_name: str, message: str) -> Iterator[None]:
+        """The handling of `message` under the run's span, linked to the caller's (current)."""
+        run = self._run_span
+        if run is None:
+            yield
+            return
+        asked = trace.get_current_span().get_span_context()
+        attributes: dict[str, str] = {names.RUN_ID: workflow.info().workflow_id}
+        tenant = workflow.info().typed_search_attributes.get(TENANT_ATTRIBUTE)
+        if tenant is not None:
+            attributes[names.TENANT] = tenant
+        attributes[MESSAGE_NAME] = message
+        with names.tracer().start_as_current_span(
+            span_name,
+            context=trace.set_span_in_context(trace.NonRecordingSpan(run)),
+            kind=trace.SpanKind.SERVER,
+            attributes=attributes,
+            links=[trace.Link(asked)] if asked.is_valid and asked.trace_id != run.trace_id else [],
+            record_exception=False,  # the SDK's HandleUpdate/HandleSignal span records it
+        ):
+            yield
 
 
 class RunClientAttributes(temporalio.client.Interceptor):
@@ -150,8 +209,10 @@ class _RunOutbound(WorkflowOutboundInterceptor):
         tenant = workflow.info().typed_search_attributes.get(TENANT_ATTRIBUTE)
         if tenant is not None:
             attributes[names.TENANT] = tenant
+        # A run started by a schedule's firing, or by a run's `uses:` step (a child run).
+        parent_is_run = workflow.info().workflow_type == _RUN_WORKFLOW
         with names.tracer().start_as_current_span(
-            SCHEDULED_SPAN,
+            CHILD_SPAN if parent_is_run else SCHEDULED_SPAN,
             context=trace.set_span_in_context(root),
             kind=trace.SpanKind.PRODUCER,
             attributes=attributes,
