@@ -199,6 +199,8 @@ class Settings(BaseModel):
     # serves /metrics on (0: one the system chooses, recorded for `forge dev status`; unset:
     # none), and the log line format (`forge worker --log-format` overrides it).
     metrics_port: int | None = Field(default=None, ge=0, le=65535)
+    # The IP address /metrics binds (FORGE_METRICS_ADDRESS): all IPv4 interfaces by default.
+    metrics_address: str = "0.0.0.0"
     log_format: LogFormat = "text"
     # Telemetry (workers/settings_telemetry.py, docs/observability.md): off installs nothing;
     # console prints spans; otlp exports to otel_endpoint (unset: the SDK's localhost default).
@@ -209,6 +211,8 @@ class Settings(BaseModel):
     otel_resource_attributes: tuple[tuple[str, str], ...] = ()
     otel_traces_sampler: str = "parentbased_always_on"
     otel_traces_sampler_arg: float = Field(default=1.0, ge=0, le=1)
+    # Milliseconds between OTLP metric exports with FORGE_TELEMETRY=otlp (the spec's default).
+    otel_metric_export_interval: int = Field(default=60_000, ge=1)
 
     @model_validator(mode="before")
     @classmethod
