@@ -9,6 +9,8 @@ service.name and its attributes as plain values.
 from __future__ import annotations
 
 import gzip
+import json
+import sys
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -165,3 +167,21 @@ class Receiver:
     ) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def main() -> None:
+    """`python -m tests.telemetry.otlp_receiver`: a receiver in a process of its own.
+
+    Prints its URL, then answers each line read from stdin with the counts received so far as
+    one JSON line; stops when stdin closes. The telemetry benchmark runs it so that decoding
+    what arrives costs the measured process nothing, as a real Collector would.
+    """
+    with Receiver() as receiver:
+        print(receiver.url, flush=True)
+        for _ in sys.stdin:
+            counts = {"spans": len(receiver.received()), "points": len(receiver.received_points())}
+            print(json.dumps(counts), flush=True)
+
+
+if __name__ == "__main__":
+    main()
