@@ -9,6 +9,7 @@ import httpx
 import pytest
 from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as Grpc
 from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as Http
+from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
 from workers.settings import Settings, SettingsError
@@ -82,9 +83,15 @@ def test_only_otlp_adds_a_periodic_otlp_reader_on_the_configured_protocol(tmp_pa
     )
     (reader,) = _otlp_readers(grpc)
     assert isinstance(reader._exporter, Grpc)
+    assert any(isinstance(r, PrometheusMetricReader) for r in grpc.readers)
     assert grpc.provider._sdk_config.resource.attributes["service.name"] == "forge-api"
+    # OTLP only (no /metrics served): no Prometheus reader aggregating what nobody reads.
+    pushed = metrics.build_metrics(
+        "forge-worker", settings=_env(tmp_path, FORGE_TELEMETRY="otlp"), prometheus=False
+    )
+    assert [type(r) for r in pushed.readers] == [PeriodicExportingMetricReader]
     # Shut down without a receiver: the last export fails and is logged, nothing raises.
-    for built in (http, grpc):
+    for built in (http, grpc, pushed):
         built.provider.shutdown(timeout_millis=1000)
 
 

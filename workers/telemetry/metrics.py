@@ -23,7 +23,7 @@ from wsgiref.simple_server import WSGIServer
 
 from opentelemetry import metrics
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
-from opentelemetry.sdk.metrics import Histogram, MeterProvider
+from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, Histogram, MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
 from opentelemetry.sdk.resources import Resource
@@ -146,17 +146,20 @@ def build_metrics(
     service: str,
     *,
     settings: Settings | None = None,
+    prometheus: bool = True,
     extra_readers: Sequence[MetricReader] = (),
 ) -> ProcessMetrics:
     """This process's provider, not yet installed: Prometheus text, OTLP, and `extra_readers`.
 
-    With `settings` saying FORGE_TELEMETRY=otlp, a periodic reader exports by OTLP every
-    OTEL_METRIC_EXPORT_INTERVAL ms, under the same service name and resource attributes as the
-    process's spans. `extra_readers` adds readers (a test's InMemoryMetricReader).
+    With `prometheus` (a /metrics endpoint will serve it), a reader keeps the Prometheus
+    registry. With `settings` saying FORGE_TELEMETRY=otlp, a periodic reader exports by OTLP
+    every OTEL_METRIC_EXPORT_INTERVAL ms, under the same service name and resource attributes
+    as the process's spans. `extra_readers` adds readers (a test's InMemoryMetricReader).
     `ProcessMetrics.install` makes it the process's.
     """
     registry = CollectorRegistry(auto_describe=True)
-    readers: list[MetricReader] = [PrometheusMetricReader(registry=registry)]
+    # Each reader aggregates every measurement on its own: one nobody reads is pure cost.
+    readers: list[MetricReader] = [PrometheusMetricReader(registry=registry)] if prometheus else []
     attributes: dict[str, str] = {"service.name": service}
     if settings is not None and settings.telemetry == "otlp":
         readers.append(
@@ -174,6 +177,8 @@ def build_metrics(
         metric_readers=readers,
         resource=Resource.create(attributes),
         views=_VIEWS,
+        # No exemplars: neither exposition uses them, and sampling one costs every measurement.
+        exemplar_filter=AlwaysOffExemplarFilter(),
     )
     # Seconds, as Prometheus names durations (Core's default is milliseconds).
     buffer = MetricBuffer(_BUFFER_SIZE, MetricBufferDurationFormat.SECONDS)

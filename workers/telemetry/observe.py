@@ -46,10 +46,11 @@ async def observed(
     # Only here: with neither an endpoint nor OTLP the OpenTelemetry SDK is never loaded.
     from workers.telemetry.metrics import build_metrics
 
-    process = build_metrics(f"forge-{kind}", settings=settings)
+    serving = settings.metrics_port is not None
+    process = build_metrics(f"forge-{kind}", settings=settings, prometheus=serving)
     try:
         endpoint = None
-        if settings.metrics_port is not None:
+        if serving:
             endpoint = _serve(process, settings, kind)
         process.install()  # once the port is taken: a refused one changes nothing
         async with process.temporal_bridge():
