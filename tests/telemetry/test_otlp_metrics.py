@@ -23,6 +23,7 @@ from tests.workflows.plans import code_step, plan, write_json
 from workers.process.worker import Services
 from workers.services import runs
 from workers.settings import Settings
+from workers.telemetry.ports import recorded_metrics_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -95,6 +96,7 @@ async def test_a_worker_exports_forge_and_temporal_metrics_by_otlp_and_flushes_a
         try:
             # Temporal's runtime metrics arrive while the worker runs (its periodic export).
             started = await _until_point(receiver, "w-busy", "temporal_worker_start")
+            assert recorded_metrics_port(home, busy.pid) is None  # pushed only, nothing served
             handle = await runs.start_run(client, settings, run)
             result = await asyncio.wait_for(handle.result(), timeout=180)
             assert result.status == "completed"
