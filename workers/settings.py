@@ -200,6 +200,8 @@ class Settings(BaseModel):
     # serves /metrics on (0: one the system chooses, recorded for `forge dev status`; unset:
     # none), and the log line format (`forge worker --log-format` overrides it).
     metrics_port: int | None = Field(default=None, ge=0, le=65535)
+    # The IP address /metrics binds (FORGE_METRICS_ADDRESS): all IPv4 interfaces by default.
+    metrics_address: str = "0.0.0.0"
     log_format: LogFormat = "text"
     # Telemetry (workers/settings_telemetry.py, docs/observability.md): off installs nothing;
     # console prints spans; otlp exports to otel_endpoint (unset: the SDK's localhost default).
@@ -213,6 +215,8 @@ class Settings(BaseModel):
     # Model-call spans carry the prompt and response (GenAI conventions), masked then cut:
     # off (the default) records none (activities/telemetry_content.py).
     telemetry_content: TelemetryContent = "off"
+    # Milliseconds between OTLP metric exports with FORGE_TELEMETRY=otlp (the spec's default).
+    otel_metric_export_interval: int = Field(default=60_000, ge=1)
 
     @model_validator(mode="before")
     @classmethod

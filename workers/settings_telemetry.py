@@ -37,6 +37,7 @@ TELEMETRY_ENV_VARS: Mapping[str, str] = {
     "otel_traces_sampler": "OTEL_TRACES_SAMPLER",
     "otel_traces_sampler_arg": "OTEL_TRACES_SAMPLER_ARG",
     "telemetry_content": "FORGE_TELEMETRY_CONTENT",
+    "otel_metric_export_interval": "OTEL_METRIC_EXPORT_INTERVAL",
 }
 
 # The OpenTelemetry specification's built-in samplers (its names, its default).
@@ -129,6 +130,22 @@ def _parse_content(variable: str, raw: str) -> str:
     return value
 
 
+def _parse_metric_export_interval(variable: str, raw: str) -> int:
+    # The specification's unit: milliseconds between two OTLP metric exports.
+    try:
+        value = int(raw.strip(), 10)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise SettingsError(
+            variable,
+            raw,
+            "milliseconds between OTLP metric exports, a whole number from 1, e.g. 60000 "
+            "(the default)",
+        )
+    return value
+
+
 TELEMETRY_PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "telemetry": _parse_mode,
     "otel_endpoint": _parse_endpoint,
@@ -138,4 +155,5 @@ TELEMETRY_PARSERS: Mapping[str, Callable[[str, str], Any]] = {
     "otel_traces_sampler": _parse_sampler,
     "otel_traces_sampler_arg": _parse_sampler_arg,
     "telemetry_content": _parse_content,
+    "otel_metric_export_interval": _parse_metric_export_interval,
 }

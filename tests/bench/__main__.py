@@ -36,6 +36,7 @@ from tests.bench import (
     bench_sandbox,
     bench_scale,
     bench_scale_sizing,
+    bench_telemetry,
     bench_tenancy,
 )
 from workers.process.runtime import tune_gc
@@ -45,6 +46,7 @@ BENCHES = (
     bench_receipts,
     bench_sandbox,
     bench_harness,
+    bench_telemetry,
     bench_ladder,
     bench_guard,
     bench_imprint,

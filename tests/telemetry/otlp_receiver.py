@@ -1,27 +1,34 @@
-"""A real OTLP/HTTP trace receiver for tests: a loopback HTTP server decoding what arrives.
+"""A real OTLP/HTTP receiver for tests: a loopback HTTP server decoding what arrives.
 
-It answers POST /v1/traces as an OpenTelemetry Collector does, decoding each body as an
-ExportTraceServiceRequest with opentelemetry-proto (not Forge's code), and keeps every span with
-its resource's service.name and its attributes as plain values, and every body as it arrived
+It answers POST /v1/traces and /v1/metrics as an OpenTelemetry Collector does, decoding each body
+as an ExportTraceServiceRequest or ExportMetricsServiceRequest with opentelemetry-proto (not
+Forge's code), and keeps every span and every metric data point with its resource's
+service.name and its attributes as plain values, and every body as it arrived
 (decompressed): the bytes that left the exporting process.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
+import sys
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
+)
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
-__all__ = ["ReceivedSpan", "Receiver"]
+__all__ = ["ReceivedPoint", "ReceivedSpan", "Receiver"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,17 @@ class ReceivedSpan:
     events: tuple[tuple[str, dict[str, Any]], ...] = ()  # (name, attributes) of each event
 
 
+@dataclass(frozen=True)
+class ReceivedPoint:
+    """One data point of one metric: a sum's or gauge's value, a histogram's count."""
+
+    service: str
+    scope: str  # the instrumentation scope: forge, temporalio
+    name: str  # the OpenTelemetry name, e.g. forge.steps
+    attributes: dict[str, Any]
+    value: float
+
+
 def _value(value: AnyValue) -> Any:
     kind = value.WhichOneof("value")
     return None if kind is None else getattr(value, kind)
@@ -45,6 +63,7 @@ def _value(value: AnyValue) -> Any:
 @dataclass
 class Receiver:
     spans: list[ReceivedSpan] = field(default_factory=list)
+    points: list[ReceivedPoint] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     bodies: list[bytes] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -59,14 +78,20 @@ class Receiver:
                     body = gzip.decompress(body)
                 receiver.paths.append(self.path)
                 receiver.bodies.append(body)
-                if self.path != "/v1/traces":
+                if self.path == "/v1/traces":
+                    traces = ExportTraceServiceRequest()
+                    traces.ParseFromString(body)
+                    receiver._keep(traces)
+                    answer = ExportTraceServiceResponse().SerializeToString()
+                elif self.path == "/v1/metrics":
+                    metrics = ExportMetricsServiceRequest()
+                    metrics.ParseFromString(body)
+                    receiver._keep_points(metrics)
+                    answer = ExportMetricsServiceResponse().SerializeToString()
+                else:
                     self.send_response(404)
                     self.end_headers()
                     return
-                request = ExportTraceServiceRequest()
-                request.ParseFromString(body)
-                receiver._keep(request)
-                answer = ExportTraceServiceResponse().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", str(len(answer)))
@@ -108,6 +133,34 @@ class Receiver:
         with self._lock:
             self.spans.extend(found)
 
+    def _keep_points(self, request: ExportMetricsServiceRequest) -> None:
+        found = []
+        for resource_metrics in request.resource_metrics:
+            resource = {a.key: _value(a.value) for a in resource_metrics.resource.attributes}
+            for scope_metrics in resource_metrics.scope_metrics:
+                for metric in scope_metrics.metrics:
+                    kind = metric.WhichOneof("data")
+                    for point in getattr(metric, kind).data_points if kind else ():
+                        if kind in ("histogram", "exponential_histogram"):
+                            value = float(point.count)
+                        else:
+                            value = float(getattr(point, point.WhichOneof("value")))
+                        found.append(
+                            ReceivedPoint(
+                                service=str(resource.get("service.name")),
+                                scope=scope_metrics.scope.name,
+                                name=metric.name,
+                                attributes={a.key: _value(a.value) for a in point.attributes},
+                                value=value,
+                            )
+                        )
+        with self._lock:
+            self.points.extend(found)
+
+    def received_points(self) -> list[ReceivedPoint]:
+        with self._lock:
+            return list(self.points)
+
     def received(self) -> list[ReceivedSpan]:
         with self._lock:
             return list(self.spans)
@@ -124,3 +177,21 @@ class Receiver:
     ) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+def main() -> None:
+    """`python -m tests.telemetry.otlp_receiver`: a receiver in a process of its own.
+
+    Prints its URL, then answers each line read from stdin with the counts received so far as
+    one JSON line; stops when stdin closes. The telemetry benchmark runs it so that decoding
+    what arrives costs the measured process nothing, as a real Collector would.
+    """
+    with Receiver() as receiver:
+        print(receiver.url, flush=True)
+        for _ in sys.stdin:
+            counts = {"spans": len(receiver.received()), "points": len(receiver.received_points())}
+            print(json.dumps(counts), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,9 +1,11 @@
-"""A process's MeterProvider: Prometheus text at /metrics, Temporal's runtime metrics bridged in.
+"""A process's MeterProvider: /metrics text, OTLP export, Temporal's runtime metrics bridged in.
 
 One provider per process (worker or API), installed as OpenTelemetry's global one, so the
 instruments of activities/telemetry_metrics.py record into it. Temporal's Core metrics reach it
-through the SDK's MetricBuffer, drained by the contrib's MetricsExporter. With FORGE_METRICS_PORT
-unset nothing is installed: every instrument stays the API's no-op (docs/observability.md).
+through the SDK's MetricBuffer, drained by the contrib's MetricsExporter. With FORGE_TELEMETRY=otlp
+a periodic reader also exports everything by OTLP (flushed when the provider shuts down). With
+FORGE_METRICS_PORT unset and no OTLP nothing is installed: every instrument stays the API's no-op
+(docs/observability.md, workers/telemetry/observe.py decides).
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ import threading
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 from wsgiref.simple_server import WSGIServer
 
 from opentelemetry import metrics
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
-from opentelemetry.sdk.metrics import Histogram, MeterProvider
-from opentelemetry.sdk.metrics.export import MetricReader
+from opentelemetry.sdk.metrics import AlwaysOffExemplarFilter, Histogram, MeterProvider
+from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.metrics.view import ExplicitBucketHistogramAggregation, View
 from opentelemetry.sdk.resources import Resource
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
@@ -35,6 +38,11 @@ from temporalio.runtime import (
 
 from activities import telemetry_metrics
 from workers.telemetry.ports import metrics_port_file
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.metrics.export import MetricExporter
+
+    from workers.settings import Settings
 
 __all__ = [
     "ProcessMetrics",
@@ -63,14 +71,18 @@ _VIEWS = (
 # Core drops updates past this many between drains (one a second): far above a busy worker's.
 _BUFFER_SIZE = 100_000
 
+# The OTLP/HTTP path of metrics under OTEL_EXPORTER_OTLP_ENDPOINT (the specification's rule).
+_METRICS_PATH = "/v1/metrics"
+
 
 @dataclass
 class ProcessMetrics:
-    """The installed provider, its Prometheus registry, and the endpoint serving it (if any)."""
+    """The installed provider, its readers and Prometheus registry, the endpoint serving it."""
 
     provider: MeterProvider
     registry: CollectorRegistry
     buffer: MetricBuffer
+    readers: tuple[MetricReader, ...] = ()
     port: int | None = None
     _server: WSGIServer | None = None
     _thread: threading.Thread | None = None
@@ -101,20 +113,21 @@ class ProcessMetrics:
             runtime = Runtime(telemetry=TelemetryConfig(metrics=self.buffer))
             Runtime.set_default(runtime, error_if_already_set=False)
 
-    def serve(self, port: int, home: Path, kind: str) -> int:
-        """Serve /metrics on `port` (0: one the system chooses); record and return the port.
+    def serve(self, port: int, home: Path, kind: str, address: str = "0.0.0.0") -> int:
+        """Serve /metrics on `address`:`port` (0: a port the system chooses); record the port.
 
         The port is written to FORGE_HOME/metrics/<pid>.json so `forge dev status` (and a
         scraper's discovery) find it; N workers on one host with port 0 never collide.
         """
-        self._server, self._thread = start_http_server(port, registry=self.registry)
+        self._server, self._thread = start_http_server(port, addr=address, registry=self.registry)
         self.port = int(self._server.server_port)
         self._record = metrics_port_file(home, os.getpid())
         self._record.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._record.with_suffix(".tmp")
         tmp.write_text(json.dumps({"pid": os.getpid(), "kind": kind, "port": self.port}))
         tmp.replace(self._record)
-        _log.info("%s serving Prometheus metrics at http://0.0.0.0:%d/metrics", kind, self.port)
+        host = f"[{address}]" if ":" in address else address
+        _log.info("%s serving Prometheus metrics at http://%s:%d/metrics", kind, host, self.port)
         return self.port
 
     def close(self) -> None:
@@ -129,19 +142,59 @@ class ProcessMetrics:
         self.provider.shutdown()
 
 
-def build_metrics(service: str, *, extra_readers: Sequence[MetricReader] = ()) -> ProcessMetrics:
-    """This process's provider, not yet installed: Prometheus text plus `extra_readers`.
+def build_metrics(
+    service: str,
+    *,
+    settings: Settings | None = None,
+    prometheus: bool = True,
+    extra_readers: Sequence[MetricReader] = (),
+) -> ProcessMetrics:
+    """This process's provider, not yet installed: Prometheus text, OTLP, and `extra_readers`.
 
-    `extra_readers` adds readers beside Prometheus (an OTLP exporter's, or a test's
-    InMemoryMetricReader). `ProcessMetrics.install` makes it the process's.
+    With `prometheus` (a /metrics endpoint will serve it), a reader keeps the Prometheus
+    registry. With `settings` saying FORGE_TELEMETRY=otlp, a periodic reader exports by OTLP
+    every OTEL_METRIC_EXPORT_INTERVAL ms, under the same service name and resource attributes
+    as the process's spans. `extra_readers` adds readers (a test's InMemoryMetricReader).
+    `ProcessMetrics.install` makes it the process's.
     """
     registry = CollectorRegistry(auto_describe=True)
-    prometheus = PrometheusMetricReader(registry=registry)
+    # Each reader aggregates every measurement on its own: one nobody reads is pure cost.
+    readers: list[MetricReader] = [PrometheusMetricReader(registry=registry)] if prometheus else []
+    attributes: dict[str, str] = {"service.name": service}
+    if settings is not None and settings.telemetry == "otlp":
+        readers.append(
+            PeriodicExportingMetricReader(
+                _otlp_exporter(settings),
+                export_interval_millis=settings.otel_metric_export_interval,
+            )
+        )
+        attributes = {
+            **dict(settings.otel_resource_attributes),
+            "service.name": settings.otel_service_name or service,
+        }
+    readers.extend(extra_readers)
     provider = MeterProvider(
-        metric_readers=[prometheus, *extra_readers],
-        resource=Resource.create({"service.name": service}),
+        metric_readers=readers,
+        resource=Resource.create(attributes),
         views=_VIEWS,
+        # No exemplars: neither exposition uses them, and sampling one costs every measurement.
+        exemplar_filter=AlwaysOffExemplarFilter(),
     )
     # Seconds, as Prometheus names durations (Core's default is milliseconds).
     buffer = MetricBuffer(_BUFFER_SIZE, MetricBufferDurationFormat.SECONDS)
-    return ProcessMetrics(provider, registry, buffer)
+    return ProcessMetrics(provider, registry, buffer, tuple(readers))
+
+
+def _otlp_exporter(settings: Settings) -> MetricExporter:
+    # The same endpoint and protocol as the process's spans (workers/telemetry/tracing.py).
+    if settings.otel_protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (
+            OTLPMetricExporter as GrpcExporter,
+        )
+
+        endpoint = settings.otel_endpoint or "http://localhost:4317"
+        return GrpcExporter(endpoint=endpoint, insecure=endpoint.startswith("http://"))
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+    base = settings.otel_endpoint or "http://localhost:4318"
+    return OTLPMetricExporter(endpoint=base + _METRICS_PATH)
