@@ -154,6 +154,7 @@ CASES: list[tuple[str, Args, ErrorCode, str]] = [
     ("errors-unknown-code", ["errors", "NO_SUCH_CODE"], U, "NO_SUCH_CODE"),
     ("events-list-limit-word", ["events", "list", "--limit", "many"], U, "--limit"),
     ("events-types-extra-argument", ["events", "types", "run"], U, "run"),
+    ("events-timings-no-run", ["events", "timings"], U, "RUN"),
     ("explain-no-file", ["explain", "nope.json", "s1"], ErrorCode.PLAN_FILE_INVALID, "nope.json"),
     ("explain-unknown-step", ["explain", str(PLAN), "no_such_step"], U, "no_such_step"),
     ("gates-bad-tenant", ["gates", "--tenant", "Bad!"], ErrorCode.TENANT_INVALID, "--tenant"),
