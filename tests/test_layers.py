@@ -149,7 +149,7 @@ def test_pure_layers_import_only_pure_libraries(layer: str) -> None:
 
 def test_compiler_calls_no_io_builtins() -> None:
     for path in _modules("compiler"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(_parse(path)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
                 assert node.func.id not in {"open", "input", "eval", "exec", "print"}, (
                     f"{path.relative_to(ROOT)}:{node.lineno} calls {node.func.id}()"
@@ -176,7 +176,7 @@ def test_environment_is_read_only_in_settings() -> None:
 def test_the_lazy_alias_is_one_import_inside_its_function() -> None:
     # What test_layers_only_import_downwards lets through is exactly one import statement, of
     # exactly one module, inside the alias function: not a module-level import, not a second one.
-    tree = ast.parse((ROOT / LAZY_ALIAS[0]).read_text(encoding="utf-8"))
+    tree = _parse(ROOT / LAZY_ALIAS[0])
     assert len(_alias_imports(tree)) == 1, f"{LAZY_ALIAS[0]}: the alias's import moved or went"
 
 
