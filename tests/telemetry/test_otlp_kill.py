@@ -33,7 +33,10 @@ from workers.telemetry import tracing
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _traced_worker(home: Path, address: str, task_queue: str, receiver: str) -> subprocess.Popen:
+def traced_worker(
+    home: Path, address: str, task_queue: str, receiver: str, **more: str
+) -> subprocess.Popen:
+    """A `forge worker` exporting by OTLP to `receiver`; `more` adds variables to its env."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "PYTHONPATH": str(ROOT),  # this checkout's code, whichever the venv has installed
@@ -43,6 +46,7 @@ def _traced_worker(home: Path, address: str, task_queue: str, receiver: str) -> 
         "FORGE_TELEMETRY": "otlp",
         "OTEL_EXPORTER_OTLP_ENDPOINT": receiver,
         "OTEL_RESOURCE_ATTRIBUTES": "deployment.environment=test",
+        **more,
     }
     forge = Path(sys.executable).parent / "forge"
     return subprocess.Popen(
@@ -90,7 +94,7 @@ async def test_a_killed_workers_retried_attempt_is_its_own_span_in_the_runs_trac
         )
         run = RunInput(run_id=runs.new_run_id(), source=PlanSource(plan_ref=ref))
         trace_id = tracing.format_trace_id(tracing.run_trace_id(run.run_id))
-        first = _traced_worker(home, address, task_queue, receiver.url)
+        first = traced_worker(home, address, task_queue, receiver.url)
         second = None
         try:
             tracing.install(settings, "cli")  # this process submits, as `forge run` does
@@ -101,7 +105,7 @@ async def test_a_killed_workers_retried_attempt_is_its_own_span_in_the_runs_trac
             os.kill(first.pid, signal.SIGKILL)
             first.wait()
             await _no_launcher_of(first.pid)
-            second = _traced_worker(home, address, task_queue, receiver.url)
+            second = traced_worker(home, address, task_queue, receiver.url)
             result = await asyncio.wait_for(handle.result(), timeout=180)
             assert result.status == "completed"
             assert result.steps["slow"].attempts >= 2

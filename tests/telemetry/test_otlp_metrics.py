@@ -11,45 +11,18 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 from schemas.run import RunInput
 from schemas.run_source import PlanSource
 from schemas.scope import Scope
 from tests.telemetry.otlp_receiver import ReceivedPoint, Receiver
+from tests.telemetry.test_otlp_kill import traced_worker
 from tests.workflows.engine import forge_client
 from tests.workflows.plans import code_step, plan, write_json
 from workers.process.worker import Services
 from workers.services import runs
 from workers.settings import Settings
 from workers.telemetry.ports import recorded_metrics_port
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _worker(
-    home: Path, address: str, task_queue: str, receiver: str, service: str, interval_ms: int
-) -> subprocess.Popen[bytes]:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "PYTHONPATH": str(ROOT),  # this checkout's code, whichever the venv has installed
-        "FORGE_HOME": str(home),
-        "FORGE_TEMPORAL_ADDRESS": address,
-        "FORGE_TASK_QUEUE": task_queue,
-        "FORGE_TELEMETRY": "otlp",
-        "OTEL_EXPORTER_OTLP_ENDPOINT": receiver,
-        "OTEL_SERVICE_NAME": service,
-        "OTEL_METRIC_EXPORT_INTERVAL": str(interval_ms),
-    }
-    return subprocess.Popen(
-        [sys.executable, "-m", "workers.cli", "worker"],
-        cwd=ROOT,
-        env=env,
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> int:
@@ -91,8 +64,22 @@ async def test_a_worker_exports_forge_and_temporal_metrics_by_otlp_and_flushes_a
     )
     run = RunInput(run_id=runs.new_run_id(), source=PlanSource(plan_ref=ref))
     with Receiver() as receiver:
-        busy = _worker(home, address, task_queue, receiver.url, "w-busy", 500)
-        idle = _worker(home, address, f"{task_queue}-idle", receiver.url, "w-idle", 3_600_000)
+        busy = traced_worker(
+            home,
+            address,
+            task_queue,
+            receiver.url,
+            OTEL_SERVICE_NAME="w-busy",
+            OTEL_METRIC_EXPORT_INTERVAL="500",
+        )
+        idle = traced_worker(
+            home,
+            address,
+            f"{task_queue}-idle",
+            receiver.url,
+            OTEL_SERVICE_NAME="w-idle",
+            OTEL_METRIC_EXPORT_INTERVAL="3600000",
+        )
         try:
             # Temporal's runtime metrics arrive while the worker runs (its periodic export).
             started = await _until_point(receiver, "w-busy", "temporal_worker_start")
